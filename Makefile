@@ -1,0 +1,36 @@
+# Everything a fresh machine needs: Python >= 3.11, pip and make. A pinned uv lives in .tools/.
+UV_VERSION := 0.13.9
+PYTHON ?= python3
+UV := .tools/bin/uv
+RUN := $(UV) run --frozen --no-sync
+
+.PHONY: setup run test lint fmt bench clean
+
+$(UV):
+	$(PYTHON) -m venv .tools
+	.tools/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+setup: $(UV)
+	$(UV) sync --frozen --all-extras --quiet
+
+# The main job. Exit 1 ("some tests failed") is a result, not a failure of the job; 2, 3, 4 fail it.
+run: setup
+	@$(RUN) sredrill test evals/ --agent py:examples.agents.echo_agent:agent; \
+	  code=$$?; if [ $$code -eq 0 ] || [ $$code -eq 1 ]; then exit 0; else exit $$code; fi
+
+lint: setup
+	$(RUN) ruff check src tests benchmarks evals examples
+	$(RUN) ruff format --check src tests benchmarks evals examples
+
+fmt: setup
+	$(RUN) ruff format src tests benchmarks evals examples
+	$(RUN) ruff check --fix src tests benchmarks evals examples
+
+test: lint
+	$(RUN) pytest
+
+bench: setup
+	$(RUN) python benchmarks/harness_overhead.py
+
+clean:
+	rm -rf .tools .venv .sredrill

@@ -1,0 +1,3 @@
+from sredrill.cli import main
+
+main()

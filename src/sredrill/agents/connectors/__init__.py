@@ -1,0 +1,1 @@
+"""Connectors: one module per agent transport."""

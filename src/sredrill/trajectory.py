@@ -1,0 +1,283 @@
+"""Trajectory steps and tool calls: what an agent did, in order.
+
+Every connector turns what its agent does into these steps, so matchers, metrics, grading and the UI read
+one shape whatever the agent's language or transport.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+
+__all__ = [
+    "AssistantStep",
+    "Recorder",
+    "ToolError",
+    "ToolSpec",
+    "Toolset",
+    "ResponseStep",
+    "Step",
+    "StepKind",
+    "ThinkingStep",
+    "TokenUsage",
+    "ToolCall",
+    "ToolCallStep",
+    "ToolResultStep",
+    "Trajectory",
+    "UserStep",
+    "is_subset",
+    "step_adapter",
+]
+
+StepKind = Literal["user", "assistant", "thinking", "tool_call", "tool_result", "response"]
+
+
+class _Step(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    t_ms: float | None = None
+    """Milliseconds since the agent run started, when known."""
+
+
+class UserStep(_Step):
+    kind: Literal["user"] = "user"
+    content: str
+    """The prompt (and context) the agent was given."""
+
+
+class AssistantStep(_Step):
+    kind: Literal["assistant"] = "assistant"
+    content: str
+    """Intermediate text the agent produced."""
+
+
+class ThinkingStep(_Step):
+    kind: Literal["thinking"] = "thinking"
+    content: str
+    """Reasoning the agent reported; a thinking step also separates investigation loops."""
+
+
+class ToolCallStep(_Step):
+    kind: Literal["tool_call"] = "tool_call"
+    call_id: str
+    """Pairs the call with its `tool_result` step."""
+    name: str
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ToolResultStep(_Step):
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    result: JsonValue = None
+    """What the tool returned (None when it failed)."""
+    error: str | None = None
+    """The tool's error message, when the call failed."""
+    size_bytes: int | None = None
+    """Size of the serialized result, when measured."""
+    latency_ms: float | None = None
+
+
+class ResponseStep(_Step):
+    kind: Literal["response"] = "response"
+    content: str
+    """The agent's final answer as text."""
+
+
+Step = Annotated[
+    UserStep | AssistantStep | ThinkingStep | ToolCallStep | ToolResultStep | ResponseStep,
+    Field(discriminator="kind"),
+]
+step_adapter: TypeAdapter[Step] = TypeAdapter(Step)
+
+
+class TokenUsage(BaseModel):
+    """Tokens an agent spent, as its model reported them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: int
+    completion: int
+    total: int
+
+
+def is_subset(expected: Any, actual: Any) -> bool:
+    """True when `expected` is a recursive subset of `actual` (dict keys, list items in order-free match)."""
+    if isinstance(expected, Mapping):
+        return isinstance(actual, Mapping) and all(
+            k in actual and is_subset(v, actual[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list) and isinstance(actual, list):
+        return all(any(is_subset(e, a) for a in actual) for e in expected)
+    return expected == actual
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call joined with its result: the unit matchers and metrics count."""
+
+    index: int
+    """Position of the call step in the trajectory."""
+    call_id: str
+    name: str
+    args: Mapping[str, Any]
+    result: Any
+    error: str | None
+    latency_ms: float | None
+    size_bytes: int | None
+    has_result: bool
+
+
+class Trajectory(Sequence[Step]):
+    """An immutable sequence of steps with the lookups tests need."""
+
+    __slots__ = ("_steps",)
+
+    def __init__(self, steps: Sequence[Step] = ()) -> None:
+        self._steps: tuple[Step, ...] = tuple(steps)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._steps[index]
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self._steps)
+
+    def __repr__(self) -> str:
+        return f"Trajectory({len(self._steps)} steps)"
+
+    def steps_of_type(self, kind: StepKind) -> list[Step]:
+        """Every step of one kind, in order."""
+        return [s for s in self._steps if s.kind == kind]
+
+    def tool_calls(self, name: str | None = None, args: Mapping[str, Any] | None = None) -> list[ToolCall]:
+        """Tool calls joined with their results; filtered by name and a partial (recursive subset) of args."""
+        results = {s.call_id: s for s in self._steps if isinstance(s, ToolResultStep)}
+        calls = []
+        for i, step in enumerate(self._steps):
+            if not isinstance(step, ToolCallStep):
+                continue
+            if name is not None and step.name != name:
+                continue
+            if args is not None and not is_subset(dict(args), step.args):
+                continue
+            res = results.get(step.call_id)
+            calls.append(
+                ToolCall(
+                    index=i,
+                    call_id=step.call_id,
+                    name=step.name,
+                    args=step.args,
+                    result=res.result if res else None,
+                    error=res.error if res else None,
+                    latency_ms=res.latency_ms if res else None,
+                    size_bytes=res.size_bytes if res else None,
+                    has_result=res is not None,
+                )
+            )
+        return calls
+
+    def first_tool_call(self, name: str | None = None, args: Mapping[str, Any] | None = None) -> ToolCall | None:
+        """The first matching tool call, or None."""
+        calls = self.tool_calls(name, args)
+        return calls[0] if calls else None
+
+    def dump(self) -> list[dict[str, Any]]:
+        """The steps as JSON-ready dicts."""
+        return [s.model_dump(mode="json") for s in self._steps]
+
+
+class ToolSpec(BaseModel):
+    """A tool an agent may call: its name, what it does, and a JSON Schema of its arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str
+    input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class ToolError(Exception):
+    """Raised by a toolset when a call is invalid (unknown tool, bad arguments); the agent sees the message.
+
+    Attributes:
+        code: a short machine code (`unknown_tool`, `bad_arguments`, …).
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(message)
+
+
+class Toolset(Protocol):
+    """The tools of one run (an RCA scenario's evidence, an environment's actions)."""
+
+    def specs(self) -> list[ToolSpec]:
+        """The tools, in the order agents should see them."""
+        ...
+
+    async def call(self, name: str, args: dict[str, Any]) -> JsonValue:
+        """Run one tool; raises ToolError for a call the agent can correct."""
+        ...
+
+
+class Recorder:
+    """Builds one agent run's trajectory as it happens; one per `agent.run()`, never shared."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self._t0 = time.perf_counter()
+        self._next_id = 0
+
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self._t0) * 1000
+
+    def add(self, step: Step) -> None:
+        """Append a step (its `t_ms` is filled in when missing)."""
+        if step.t_ms is None:
+            step = step.model_copy(update={"t_ms": round(self.elapsed_ms(), 3)})
+        self.steps.append(step)
+
+    def new_call_id(self) -> str:
+        self._next_id += 1
+        return f"call_{self._next_id}"
+
+    async def call_tool(self, toolset: Toolset, name: str, args: dict[str, Any]) -> JsonValue:
+        """Call a tool and record the call and its result (or error) on the trajectory.
+
+        Raises:
+            ToolError: the call was invalid; it is recorded before it propagates.
+        """
+        call_id = self.new_call_id()
+        self.add(ToolCallStep(call_id=call_id, name=name, args=args))
+        start = time.perf_counter()
+        try:
+            result = await toolset.call(name, args)
+        except ToolError as exc:
+            self.add(
+                ToolResultStep(
+                    call_id=call_id,
+                    name=name,
+                    error=f"{exc.code}: {exc.message}",
+                    latency_ms=round((time.perf_counter() - start) * 1000, 3),
+                )
+            )
+            raise
+        self.add(
+            ToolResultStep(
+                call_id=call_id,
+                name=name,
+                result=result,
+                size_bytes=len(json.dumps(result, separators=(",", ":"))),
+                latency_ms=round((time.perf_counter() - start) * 1000, 3),
+            )
+        )
+        return result

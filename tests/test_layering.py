@@ -1,0 +1,80 @@
+"""The import rule of DESIGN §1: a module imports only modules listed above it, so data flows one way."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "sredrill"
+
+# DESIGN §1's table, top to bottom. Modules on one row may not import each other's row-mates upward either:
+# the order inside a row is the order given here.
+LAYERS = [
+    "errors",
+    "trajectory",
+    "diagnosis",
+    "results",
+    "scenarios",
+    "evidence",
+    "grading",
+    "incidents",
+    "env",
+    "traces",
+    "agents",
+    "store",
+    "sdk",
+    "engine",
+    "server",
+    "cli",
+]
+# Package-level files that belong to no layer: the lazy public face and the entry point.
+EXEMPT = {"__init__", "__main__"}
+
+
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "sredrill" or len(parts) < 2:
+        return None
+    return parts[1]
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), str(path))
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    package = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                found.append((node.lineno, ".".join([*base, node.module or ""]).rstrip(".")))
+            elif node.module:
+                found.append((node.lineno, node.module))
+    return found
+
+
+def test_every_module_imports_only_upward_layers() -> None:
+    violations = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC)
+        own = rel.parts[0].removesuffix(".py")
+        if own in EXEMPT:
+            continue
+        assert own in LAYERS, f"{rel}: module {own!r} is not in DESIGN §1's table; add it to LAYERS"
+        for lineno, module in imports_of(path):
+            target = layer_of(module)
+            if target is None or target == own:
+                continue
+            if target not in LAYERS or LAYERS.index(target) > LAYERS.index(own):
+                violations.append(f"{rel}:{lineno}: {own} imports {module} (a layer below it)")
+    assert not violations, "upward imports break the one-way data flow:\n" + "\n".join(violations)
+
+
+def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:
+    bad = SRC / "errors.py"
+    tree = imports_of(bad)
+    assert all(layer_of(m) in (None, "errors") for _, m in tree)
+    assert layer_of("sredrill.engine.runner") == "engine"
+    assert LAYERS.index("engine") > LAYERS.index("sdk")

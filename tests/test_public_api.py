@@ -1,0 +1,41 @@
+"""The public API of DESIGN §1: `__all__` is sorted and complete, and `import sredrill` stays light."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import sredrill
+
+PACKAGES = ["sredrill", "sredrill.agents"]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_is_sorted_and_resolves(name: str) -> None:
+    module = importlib.import_module(name)
+    names = list(module.__all__)
+    assert names == sorted(names), f"{name}.__all__ is not sorted"
+    for attr in names:
+        assert getattr(module, attr) is not None
+
+
+def test_design_public_names_are_exported() -> None:
+    expected = {
+        "test", "describe", "expect", "judge", "evaluator",
+        "before_each", "after_each", "before_all", "after_all",
+        "Diagnosis", "RunResult", "Verdict", "run",
+    }  # fmt: skip
+    assert expected <= set(sredrill.__all__)
+
+
+def test_import_sredrill_loads_no_heavy_dependency() -> None:
+    code = (
+        "import sys, sredrill; from sredrill import test, expect, judge;"
+        "heavy = [m for m in ('fastapi', 'uvicorn', 'openai', 'opentelemetry', 'mcp', 'gymnasium', 'ray')"
+        " if m in sys.modules]; print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
