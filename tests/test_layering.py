@@ -41,7 +41,7 @@ def layer_of(module: str) -> str | None:
 def imports_of(path: Path) -> list[tuple[int, str]]:
     tree = ast.parse(path.read_text(), str(path))
     rel = path.relative_to(SRC.parent).with_suffix("")
-    package = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
+    package = list(rel.parts[:-1])
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -1,10 +1,251 @@
-"""The `sredrill` command line: parse, call one layer function, render (STYLE #21)."""
+"""The `sredrill` command line: parse, call one layer function, render (STYLE #21).
+
+stdout carries only the result; progress and errors go to stderr. Exit codes (DESIGN §8): 0 all passed,
+1 some failed, 2 usage or input error, 3 some errored (wins over 1), 4 internal error (a bug in sredrill).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Fire drills for AI SRE agents.")
+from sredrill.errors import InputError
+from sredrill.results import ExitCode
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Fire drills for AI SRE agents: benchmark, test and train agents that investigate incidents.",
+)
+runs_app = typer.Typer(no_args_is_help=True, help="Stored run history: list, show, compare.")
+app.add_typer(runs_app, name="runs")
+
+DbOpt = Annotated[str | None, typer.Option("--db", help="SQLite store (default .sredrill/sredrill.db).")]
+AgentOpt = Annotated[str | None, typer.Option("--agent", help="py:module:attr, cmd:COMMAND, …")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Tests run side by side.")]
+ReporterOpt = Annotated[str | None, typer.Option("--reporter", help="console, json or junit.")]
+OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Same as --reporter json.")]
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(ExitCode.USAGE_ERROR)
+
+
+def _guard(fn: Callable[[], int]) -> None:
+    """Run a command body: InputError → one `error:` line and exit 2; anything else is a bug → exit 4."""
+    try:
+        code = fn()
+    except InputError as exc:
+        _fail(exc.render())
+    except KeyboardInterrupt:
+        typer.echo("interrupted: finished results are stored; continue with --resume RUN", err=True)
+        raise typer.Exit(ExitCode.USAGE_ERROR) from None
+    except typer.Exit:
+        raise
+    except Exception:
+        traceback.print_exc()
+        typer.echo("error: internal error in sredrill (a bug); please report it with the traceback above", err=True)
+        raise typer.Exit(ExitCode.INTERNAL_ERROR) from None
+    raise typer.Exit(code)
+
+
+def _store(db: str | None, settings: Any = None):
+    from sredrill.store import Store
+
+    return Store(db or (settings.db if settings else ".sredrill/sredrill.db"))
+
+
+@app.command("test")
+def test_cmd(
+    paths: Annotated[list[str] | None, typer.Argument(help="Eval files or folders (*_eval.py, eval_*.py).")] = None,
+    agent: AgentOpt = None,
+    jobs: JobsOpt = None,
+    no_judge: Annotated[bool, typer.Option("--no-judge", help="Skip every judge (neutral verdicts).")] = False,
+    insights: Annotated[str, typer.Option("--insights", help="rules (default) or llm.")] = "rules",
+    repeat: Annotated[int, typer.Option("--repeat", help="Run each test N times (pass@k, pass^k).")] = 1,
+    retries: Annotated[int, typer.Option("--retries", help="Retry a failing test up to N times.")] = 0,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per test (overrides).")] = None,
+    grep: Annotated[str | None, typer.Option("--grep", "-g", help="Only tests whose id matches RE.")] = None,
+    label: Annotated[list[str] | None, typer.Option("--label", "-l", help="Only tests with this label.")] = None,
+    resume: Annotated[str | None, typer.Option("--resume", help="Continue an interrupted run.")] = None,
+    reporter: ReporterOpt = None,
+    output: OutputOpt = None,
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible agent endpoint.")] = None,
+    judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model")] = None,
+) -> None:
+    """Run SDK eval files against an agent."""
+
+    def body() -> int:
+        from sredrill.engine import RunOptions, load_settings, run_eval_files
+        from sredrill.engine.reporters import make_reporter
+        from sredrill.results import exit_code_for
+
+        if insights not in ("rules", "llm"):
+            raise InputError(f"--insights must be 'rules' or 'llm', got {insights!r}")
+        if repeat < 1 or retries < 0:
+            raise InputError("--repeat must be ≥ 1 and --retries ≥ 0")
+        if repeat > 1 and retries:
+            raise InputError("use --repeat or --retries, not both: repeats measure pass@k, retries forgive flakes")
+        settings = load_settings(
+            {
+                "agent": agent,
+                "jobs": jobs,
+                "timeout": timeout,
+                "db": db,
+                "base_url": base_url,
+                "judge_base_url": judge_base_url,
+                "judge_model": judge_model,
+                "skip_judge": True if no_judge else None,
+                "reporter": "json" if json_ else reporter,
+            }
+        )
+        store = _store(db, settings)
+        chosen, grep_, labels_ = list(paths or []), grep, list(label or [])
+        options = RunOptions(
+            jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout, insights=insights
+        )
+        if resume:
+            resume_id = store.resolve_run(resume)
+            config = store.get_run(resume_id).config
+            chosen = chosen or list(config.get("paths") or [])
+            grep_ = grep_ or config.get("grep")
+            labels_ = labels_ or list(config.get("labels") or [])
+        else:
+            resume_id = None
+        if not chosen:
+            raise InputError("no eval files given", hint="usage: sredrill test PATH… (files or folders)")
+        listener = make_reporter(settings.reporter, output=output, stdout=sys.stdout, stderr=sys.stderr)
+        report = asyncio.run(
+            run_eval_files(
+                chosen,
+                settings=settings,
+                options=options,
+                listener=listener,
+                store=store,
+                grep=grep_,
+                labels=labels_,
+                resume=resume_id,
+            )
+        )
+        return exit_code_for(report.summary)
+
+    _guard(body)
+
+
+@app.command("list")
+def list_cmd(
+    paths: Annotated[list[str], typer.Argument(help="Eval files or folders.")],
+    grep: Annotated[str | None, typer.Option("--grep", "-g")] = None,
+    label: Annotated[list[str] | None, typer.Option("--label", "-l")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Discover tests without running them."""
+
+    def body() -> int:
+        import json
+
+        from sredrill.engine import list_tests
+
+        plan = list_tests(paths, grep=grep, labels=list(label or []))
+        for err in plan.loaded.errors:
+            typer.echo(f"error: {err.render()}", err=True)
+        for warning in plan.loaded.warnings:
+            typer.echo(f"warning: {warning}", err=True)
+        if json_:
+            rows = [
+                {"id": t.id, "name": t.name, "file": t.file, "line": t.line, "labels": list(t.labels),
+                 "prompt": t.prompt, "timeout_s": t.timeout_s, "content_hash": t.content_hash}
+                for t in plan.tests
+            ]  # fmt: skip
+            typer.echo(json.dumps(rows, indent=2))
+        else:
+            for t in plan.tests:
+                labels = f"  [{', '.join(t.labels)}]" if t.labels else ""
+                typer.echo(f"{t.id}{labels}")
+            typer.echo(f"{len(plan.tests)} test(s) in {len(plan.loaded.files)} file(s)", err=True)
+        return ExitCode.USAGE_ERROR if plan.loaded.errors else ExitCode.OK
+
+    _guard(body)
+
+
+@runs_app.command("list")
+def runs_list(db: DbOpt = None, limit: Annotated[int, typer.Option("--limit")] = 20) -> None:
+    """Stored runs, newest first."""
+
+    def body() -> int:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("run", "kind", "agent", "started", "passed", "failed", "errored", "pass rate", "status")
+        for r in _store(db).list_runs(limit):
+            s = r.summary
+            rate = "—" if not s or s.pass_rate is None else f"{s.pass_rate:.0%}"
+            table.add_row(
+                r.run_id, r.kind, r.agent or "—", f"{r.started_at:%Y-%m-%d %H:%M:%S}",
+                *(str(x) for x in (r.counts.passed, r.counts.failed, r.counts.errored)),
+                rate, "finished" if r.finished else "interrupted",
+            )  # fmt: skip
+        Console(width=160).print(table)
+        return ExitCode.OK
+
+    _guard(body)
+
+
+@runs_app.command("show")
+def runs_show(
+    run: Annotated[str, typer.Argument(help="Run id, unique prefix, or 'latest'.")],
+    db: DbOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """A stored run's scoreboard and failures (or its RunReport with --json)."""
+
+    def body() -> int:
+        from sredrill.engine.reporters import make_reporter
+
+        store = _store(db)
+        report = store.report(store.resolve_run(run))
+        if json_:
+            typer.echo(report.model_dump_json(indent=2))
+        else:
+            make_reporter("console", output=None, stdout=sys.stdout, stderr=sys.stderr).on_run_end(report)
+        return ExitCode.OK
+
+    _guard(body)
+
+
+@runs_app.command("compare")
+def runs_compare(
+    a: Annotated[str, typer.Argument(help="Baseline run.")],
+    b: Annotated[str, typer.Argument(help="New run.")],
+    db: DbOpt = None,
+) -> None:
+    """Which tests changed status between two runs."""
+
+    def body() -> int:
+        store = _store(db)
+        cmp = store.compare(store.resolve_run(a), store.resolve_run(b))
+        for label, ids in (("fixed", cmp.fixed), ("broke", cmp.broke), ("added", cmp.added), ("removed", cmp.removed)):
+            for test_id in ids:
+                typer.echo(f"{label:8} {test_id}")
+        rate = lambda x: "—" if x is None else f"{x:.0%}"  # noqa: E731
+        typer.echo(f"pass rate {rate(cmp.pass_rate_a)} → {rate(cmp.pass_rate_b)}; "
+                   f"{len(cmp.fixed)} fixed, {len(cmp.broke)} broke")  # fmt: skip
+        return ExitCode.OK
+
+    _guard(body)
 
 
 def main() -> None:

@@ -1,0 +1,98 @@
+"""Configuration: `[tool.sredrill]` in pyproject.toml or sredrill.toml, then environment, then flags.
+
+Precedence is CLI > environment > file (DESIGN §7); the CLI passes its flags and gets the merged values.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from sredrill.errors import ConfigError, did_you_mean
+
+__all__ = ["Settings", "load_settings"]
+
+DEFAULT_DB = ".sredrill/sredrill.db"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    agent: str | None = None
+    jobs: int = 1
+    timeout: float | None = None
+    db: str = DEFAULT_DB
+    reporter: str = "console"
+    base_url: str | None = None
+    api_key: str | None = None
+    judge_base_url: str | None = None
+    judge_model: str | None = None
+    judge_api_key: str | None = None
+    skip_judge: bool = False
+
+
+_ENV = {
+    "agent": "SREDRILL_AGENT",
+    "jobs": "SREDRILL_JOBS",
+    "timeout": "SREDRILL_TIMEOUT",
+    "db": "SREDRILL_DB",
+    "base_url": "OPENAI_BASE_URL",
+    "api_key": "OPENAI_API_KEY",
+    "judge_base_url": "SREDRILL_JUDGE_BASE_URL",
+    "judge_model": "SREDRILL_JUDGE_MODEL",
+    "judge_api_key": "SREDRILL_JUDGE_API_KEY",
+    "skip_judge": "SREDRILL_SKIP_JUDGE",
+}
+_FILE_KEYS = {f.name for f in fields(Settings)} - {"api_key", "judge_api_key"}  # secrets stay out of files
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    kind = {"jobs": int, "timeout": float, "skip_judge": bool}.get(name, str)
+    try:
+        if kind is bool and isinstance(value, str):
+            return value.strip().lower() in {"1", "true", "yes", "on"}
+        return kind(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{name} must be {kind.__name__}, got {value!r}", path=source) from exc
+
+
+def _file_values(root: Path) -> tuple[dict[str, Any], str | None]:
+    for name, table in (("sredrill.toml", None), ("pyproject.toml", ("tool", "sredrill"))):
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"invalid TOML: {exc}", path=name) from exc
+        for key in table or ():
+            data = data.get(key, {})
+        if data:
+            return data, name
+    return {}, None
+
+
+def load_settings(flags: dict[str, Any], *, root: Path | None = None) -> Settings:
+    """Merge file, environment and flags (None = not given) into Settings."""
+    values, source = _file_values(root or Path.cwd())
+    merged: dict[str, Any] = {}
+    for key, value in values.items():
+        key = key.replace("-", "_")
+        if key not in _FILE_KEYS:
+            hint = did_you_mean(key, _FILE_KEYS)
+            raise ConfigError(
+                f"unknown setting {key!r}" + (f"; {hint}" if hint else ""), path=source, allowed=_FILE_KEYS
+            )
+        merged[key] = _coerce(key, value, source or "")
+    for key, var in _ENV.items():
+        if os.environ.get(var):
+            merged[key] = _coerce(key, os.environ[var], f"${var}")
+    for key, value in flags.items():
+        if value is not None:
+            merged[key] = value
+    settings = replace(Settings(), **merged)
+    if settings.jobs < 1:
+        raise ConfigError(f"jobs must be at least 1, got {settings.jobs}")
+    return settings

@@ -1,0 +1,109 @@
+"""Insights: why a test behaved as it did and what to change, from rules (always) or an LLM (`--insights llm`)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from sredrill.results import Insights, SignalKind, SignalRole, TestResult, TestStatus
+
+__all__ = ["run_insights", "test_insights"]
+
+
+def test_insights(result: TestResult, *, tools_offered: int = 0) -> Insights | None:
+    """Rule-based insight for one result; None for a clean pass with nothing to recommend."""
+    why: list[str] = []
+    recs: list[tuple[int, str]] = []  # (rank, text): lower rank first
+    m = result.metrics
+    if result.status == TestStatus.ERRORED and result.failure_reason:
+        why.append(f"the test errored: {result.failure_reason}")
+        reason = result.failure_reason.lower()
+        if "timed out" in reason:
+            recs.append((0, "the run hit its timeout: cut investigation rounds, or raise the test's timeout"))
+        elif "no agent" in reason:
+            recs.append((0, "configure an agent: sredrill test PATH --agent SPEC"))
+        elif "judge" in reason:
+            recs.append((0, "fix the judge endpoint (--judge-base-url, --judge-model) or run with --no-judge"))
+        else:
+            recs.append((1, "fix the error above first; errored tests are excluded from the pass rate"))
+    for s in result.signals:
+        if s.role == SignalRole.GATE and s.passed is False:
+            if s.kind == SignalKind.JUDGE:
+                why.append(f"judge rejected {s.name!r}: {s.reasoning or 'no reasoning'}")
+            else:
+                why.append(s.message or f"{s.name} failed")
+    if m is not None:
+        if m.ignored_tool_errors:
+            recs.append(
+                (1, f"handle tool errors: {m.ignored_tool_errors} tool error(s) were never retried or acknowledged")
+            )
+        if m.redundant_calls:
+            top = max(m.tool_histogram, key=m.tool_histogram.get) if m.tool_histogram else "a tool"
+            recs.append((2, f"avoid repeating identical calls: {m.redundant_calls} redundant call(s), most to {top}"))
+        if tools_offered and m.tool_calls == 0:
+            recs.append(
+                (1, f"the agent answered without calling any of its {tools_offered} tools: gather evidence first")
+            )
+    if not why and not recs:
+        return None
+    summary = f"{result.status.value}: " + (why[0] if why else "passed, with room to improve")
+    return Insights(source="rules", summary=summary, why=why, recommendations=[r for _, r in sorted(recs)])
+
+
+def run_insights(results: list[TestResult]) -> Insights | None:
+    """Roll per-test signals and recommendations up to the run: what fails most, what to change first."""
+    failing = Counter(s.name for r in results for s in r.signals if s.role == SignalRole.GATE and s.passed is False)
+    recs = Counter(rec for r in results if r.insights for rec in r.insights.recommendations)
+    redundant = Counter()
+    for r in results:
+        if r.metrics and r.metrics.redundant_calls:
+            for tool, n in r.metrics.tool_histogram.items():
+                redundant[tool] += n
+    errored = sum(r.status == TestStatus.ERRORED for r in results)
+    why = [f"{name!r} failed in {n} test(s)" for name, n in failing.most_common(3)]
+    if errored:
+        why.append(f"{errored} test(s) errored (excluded from the pass rate)")
+    if redundant:
+        tool, _ = redundant.most_common(1)[0]
+        why.append(f"across the suite the agent repeats identical calls, most to {tool}")
+    if not why:
+        return None
+    return Insights(
+        source="rules",
+        summary=why[0],
+        why=why,
+        recommendations=[rec for rec, _ in recs.most_common(5)],
+    )
+
+
+LLM_SYSTEM = (
+    "You analyse one test of an AI SRE agent. From its signals, metrics and trajectory, explain why it "
+    'behaved as it did and what to change. Reply with JSON: {"summary": str, "why": [str], "recommendations": [str]} '
+    "with recommendations ranked, most useful first."
+)
+
+
+def llm_prompt(result: TestResult, steps: list[dict] | None) -> str:
+    payload = {
+        "test": result.id,
+        "status": result.status.value,
+        "failure_reason": result.failure_reason,
+        "signals": [s.model_dump(mode="json", exclude_defaults=True) for s in result.signals],
+        "metrics": result.metrics.model_dump(mode="json") if result.metrics else None,
+        "trajectory": (steps or [])[:60],
+    }
+    return json.dumps(payload, default=str)[:24000]
+
+
+def parse_llm_insights(content: str) -> Insights:
+    """Raises ValueError when the reply is not the JSON shape asked for."""
+    start, end = content.find("{"), content.rfind("}")
+    data = json.loads(content[start : end + 1]) if start >= 0 < end else None
+    if not isinstance(data, dict) or not isinstance(data.get("summary"), str):
+        raise ValueError(f"the insights model did not reply with the JSON asked for: {content[:200]!r}")
+    return Insights(
+        source="llm",
+        summary=data["summary"],
+        why=[str(w) for w in data.get("why") or []],
+        recommendations=[str(r) for r in data.get("recommendations") or []],
+    )

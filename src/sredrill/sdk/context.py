@@ -1,0 +1,96 @@
+"""The per-test context: where `expect` and `judge` record, found through one ContextVar the engine sets.
+
+The ContextVar is the one piece of module-level state STYLE #33 sanctions: each test runs in its own
+asyncio task, so each sees only its own context and `--jobs N` cannot cross signals.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sredrill.errors import StateError
+from sredrill.results import Signal
+
+if TYPE_CHECKING:
+    from sredrill.agents import Agent
+    from sredrill.sdk.registry import TestDef
+    from sredrill.sdk.result import RunResult
+    from sredrill.store import Store
+    from sredrill.trajectory import Toolset
+
+__all__ = ["JudgeConfig", "Runtime", "TestContext", "current_context"]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeConfig:
+    """How `judge()` reaches its LLM, and whether judging is skipped for the whole run."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    skip: bool = False
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """What one run gives every test: the agent, judge settings, evaluators, the store. Shared, read-only."""
+
+    run_id: str
+    agent: Agent | None
+    judge: JudgeConfig = JudgeConfig()
+    evaluators: dict[str, Any] = field(default_factory=dict)
+    store: Store | None = None
+    toolset: Toolset | None = None
+    """Default tools for `agent.run()` (the RCA suite gives the scenario's toolset)."""
+    alert: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class TestContext:
+    """The mutable state of one test attempt; created by the engine, never shared between tests."""
+
+    __test__ = False
+
+    test: TestDef
+    runtime: Runtime
+    signals: list[Signal] = field(default_factory=list)
+    result: RunResult | None = None
+    steps: list[dict[str, Any]] | None = None
+    agent_started: bool = False
+    started: float = field(default_factory=time.perf_counter)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Per-test values suites attach (the RCA suite's scenario and grading)."""
+
+    def record(self, signal: Signal) -> None:
+        self.signals.append(signal)
+
+
+_current: contextvars.ContextVar[TestContext | None] = contextvars.ContextVar("sredrill_test", default=None)
+
+
+def current_context() -> TestContext:
+    """The running test's context.
+
+    Raises:
+        StateError: called outside a test body (e.g. `expect` at import time).
+    """
+    ctx = _current.get()
+    if ctx is None:
+        raise StateError(
+            "expect()/judge() was called outside a test: call it inside an @test body "
+            "(the engine sets the test's context while the body runs)"
+        )
+    return ctx
+
+
+def enter_context(ctx: TestContext) -> contextvars.Token[TestContext | None]:
+    """Engine side: make `ctx` the current test's context in this task."""
+    return _current.set(ctx)
+
+
+def exit_context(token: contextvars.Token[TestContext | None]) -> None:
+    _current.reset(token)
