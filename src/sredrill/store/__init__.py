@@ -1,1 +1,13 @@
-"""store."""
+"""SQLite persistence: runs, test results, trajectories and the judge cache (DESIGN §1, §10).
+
+Examples:
+    >>> from sredrill.store import Store
+    >>> with Store(".sredrill/sredrill.db") as store:  # doctest: +SKIP
+    ...     run_id = store.resolve_run("latest")
+    ...     report = store.report(run_id)
+"""
+
+from sredrill.store.records import RunComparison, RunRecord, StatusChange
+from sredrill.store.store import DEFAULT_DB_PATH, Store
+
+__all__ = ["DEFAULT_DB_PATH", "RunComparison", "RunRecord", "StatusChange", "Store"]

@@ -1,0 +1,142 @@
+"""The SQLite schema of the store and the one function that opens a database with it.
+
+The schema is versioned with `PRAGMA user_version`: `MIGRATIONS[i]` takes a database from version `i` to
+`i + 1`, so a database written by an older sredrill is upgraded in place when it is opened, and one written
+by a newer sredrill is refused instead of being misread.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from sredrill.errors import InputError
+
+__all__ = ["SCHEMA_VERSION", "connect"]
+
+# Version 1: runs, results (one row per test id of a run, in completion order), trajectories, judge cache.
+# Spans get their own table in a later version.
+_V1 = (
+    """
+    CREATE TABLE runs (
+        run_id      TEXT PRIMARY KEY,
+        kind        TEXT NOT NULL,
+        agent       TEXT,
+        mode        TEXT,
+        started_at  TEXT NOT NULL,   -- ISO 8601, as given
+        started_ts  REAL NOT NULL,   -- epoch seconds, for ordering
+        config      TEXT NOT NULL,   -- JSON: what `--resume` needs to rerun exactly
+        finished    INTEGER NOT NULL DEFAULT 0,
+        finished_at TEXT,
+        duration_ms REAL,
+        report      TEXT             -- JSON: the finished RunReport without its results
+    )
+    """,
+    "CREATE INDEX runs_by_start ON runs (started_ts DESC)",
+    """
+    CREATE TABLE results (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,   -- insertion order
+        run_id     TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        test_id    TEXT NOT NULL,
+        status     TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        difficulty INTEGER,
+        written_ts REAL NOT NULL,
+        result     TEXT NOT NULL,   -- JSON: TestResult.model_dump_json()
+        UNIQUE (run_id, test_id)
+    )
+    """,
+    "CREATE INDEX results_by_status ON results (run_id, status)",
+    """
+    CREATE TABLE trajectories (
+        run_id  TEXT NOT NULL,
+        test_id TEXT NOT NULL,
+        steps   TEXT NOT NULL,      -- JSON: the full trajectory steps
+        PRIMARY KEY (run_id, test_id),
+        FOREIGN KEY (run_id, test_id) REFERENCES results (run_id, test_id) ON DELETE CASCADE
+    )
+    """,
+    """
+    CREATE TABLE judge_cache (
+        key        TEXT PRIMARY KEY,
+        verdict    TEXT NOT NULL,   -- JSON: Verdict.model_dump_json()
+        created_ts REAL NOT NULL
+    )
+    """,
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# Another process (a second `sredrill run`, the server) may hold the write lock for a moment.
+_BUSY_TIMEOUT_S = 30.0
+_DB_HINT = "pass another file with --db PATH, or move this one aside"
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating or upgrading) the sredrill database at `path`.
+
+    The connection is in autocommit mode (`isolation_level=None`): callers open their own transactions, so
+    each one is exactly as long as they mean it to be. It may be used from any thread, under the caller's
+    lock.
+
+    Args:
+        path: the database file (created when missing) or `:memory:`.
+
+    Returns:
+        An open connection in WAL mode with `synchronous=NORMAL` and foreign keys on.
+
+    Raises:
+        InputError: the file is not a SQLite database, belongs to another program, was written by a newer
+            sredrill, or cannot be opened.
+    """
+    try:
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=_BUSY_TIMEOUT_S)
+    except sqlite3.Error as exc:
+        raise InputError(f"cannot open the database: {exc}", path=str(path), hint=_DB_HINT) from exc
+    try:
+        # WAL lets readers (another `sredrill runs show`, the server) read while a run writes; NORMAL
+        # loses no committed result when the process dies, only (maybe) the last ones on power loss.
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        _migrate(conn, path)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise InputError(f"not a sredrill database (sqlite: {exc})", path=str(path), hint=_DB_HINT) from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    # IMMEDIATE: two processes opening a fresh file at once must not both create the tables.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise InputError(
+                f"the database has schema version {version}, newer than this sredrill's {SCHEMA_VERSION}",
+                path=str(path),
+                hint="upgrade sredrill, or " + _DB_HINT,
+            )
+        if version == 0:
+            (tables,) = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            if tables:
+                raise InputError(
+                    "a SQLite database of another program (it has tables but no sredrill schema)",
+                    path=str(path),
+                    hint=_DB_HINT,
+                )
+        for statements in MIGRATIONS[version:]:
+            for statement in statements:
+                conn.execute(statement)
+        if version != SCHEMA_VERSION:
+            # PRAGMA does not take parameters; the value is our own integer constant.
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,413 @@
+"""The Store: runs, test results, trajectories and the judge cache in one SQLite file.
+
+Every write is one transaction, committed before the call returns, so an interrupted run keeps every
+result written so far and `--resume` continues from `completed_ids`. The engine calls the store from
+`asyncio.to_thread` with many tests in flight: the one connection is shared under a lock, and the
+JSON encoding is done before the lock is taken.
+
+Examples:
+    >>> with Store(tmp_path / "sredrill.db") as store:  # doctest: +SKIP
+    ...     store.begin_run("r1", kind="run", agent="reference", mode="full", started_at=now, config={})
+    ...     store.write_result("r1", result, steps=trajectory.dump())
+    ...     store.finish_run("r1", report)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import JsonValue
+
+from sredrill.errors import InputError, StateError, did_you_mean
+from sredrill.results import Counts, RunReport, Summary, TestResult, TestStatus, Verdict, summarize
+from sredrill.store.records import RunComparison, RunRecord, compare_reports
+from sredrill.store.schema import connect
+
+__all__ = ["DEFAULT_DB_PATH", "Store"]
+
+DEFAULT_DB_PATH = Path(".sredrill/sredrill.db")
+_LATEST = "latest"
+# How many run ids an "unknown run" error lists (the newest ones).
+_SHOWN_RUNS = 11
+
+_UPSERT_RESULT = """
+    INSERT INTO results (run_id, test_id, status, kind, difficulty, written_ts, result)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (run_id, test_id) DO UPDATE SET
+        status = excluded.status, kind = excluded.kind, difficulty = excluded.difficulty,
+        written_ts = excluded.written_ts, result = excluded.result
+"""
+# At finish the report's results are folded in, but their completion times stay those of write_result.
+_UPSERT_FINAL_RESULT = """
+    INSERT INTO results (run_id, test_id, status, kind, difficulty, written_ts, result)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (run_id, test_id) DO UPDATE SET
+        status = excluded.status, kind = excluded.kind, difficulty = excluded.difficulty,
+        result = excluded.result
+"""
+_NEWEST_FIRST = "ORDER BY started_ts DESC, rowid DESC"
+_RUN_COLUMNS = "run_id, kind, agent, mode, started_at, finished, duration_ms, config, report"
+
+
+class Store:
+    """SQLite persistence of runs; safe to share between threads, and between processes on one file.
+
+    Args:
+        path: the database file; created with its parent folders when missing.
+
+    Raises:
+        InputError: the file is not a sredrill database (or cannot be created); the message names it and
+            suggests `--db`.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_DB_PATH) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(
+                    f"cannot create the database folder: {exc.strerror}",
+                    path=str(self.path),
+                    hint="pass another file with --db PATH",
+                ) from exc
+        self._conn: sqlite3.Connection | None = connect(self.path)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection; closing twice is harmless, using the store afterwards is a StateError."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn is None:
+                raise StateError(f"the store at {self.path} is closed: open a new Store to use it")
+            conn = self._conn
+            # IMMEDIATE takes the write lock up front, so a write never fails half-way on a lock that
+            # another process took after our reads.
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                # A failed COMMIT leaves the transaction open; the next call must start clean.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    # -- runs ---------------------------------------------------------------------------------------
+
+    def begin_run(
+        self,
+        run_id: str,
+        *,
+        kind: str,
+        agent: str | None,
+        mode: str | None,
+        started_at: datetime,
+        config: dict[str, JsonValue],
+    ) -> None:
+        """Record that a run started.
+
+        Beginning a run that exists (a `--resume`) keeps its start time and results, replaces its kind,
+        agent, mode and config, and marks it unfinished until `finish_run` is called again.
+
+        Args:
+            run_id: the run's id.
+            kind: what started it (`run`, `test`, …).
+            agent: the agent spec, when there is one.
+            mode: the evidence backend mode, when it applies.
+            started_at: when the run started.
+            config: the options needed to resume the run exactly (argv-like, JSON values).
+        """
+        config_json = json.dumps(config)
+        with self._transaction(write=True) as conn:
+            conn.execute(
+                """
+                INSERT INTO runs (run_id, kind, agent, mode, started_at, started_ts, config)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (run_id) DO UPDATE SET
+                    kind = excluded.kind, agent = excluded.agent, mode = excluded.mode,
+                    config = excluded.config, finished = 0, finished_at = NULL, duration_ms = NULL,
+                    report = NULL
+                """,
+                (run_id, kind, agent, mode, started_at.isoformat(), started_at.timestamp(), config_json),
+            )
+
+    def write_result(self, run_id: str, result: TestResult, steps: list[dict[str, JsonValue]] | None) -> None:
+        """Store one finished test, committed before returning; the same test id again replaces it.
+
+        A replaced result keeps its place in the run's order; its trajectory is replaced too (removed when
+        `steps` is None).
+
+        Args:
+            run_id: a run begun with `begin_run`.
+            result: the test's result.
+            steps: the test's full trajectory (`Trajectory.dump()`), or None when it has none.
+
+        Raises:
+            StateError: the run was never begun.
+        """
+        row = self._result_row(run_id, result)
+        steps_json = None if steps is None else json.dumps(steps, separators=(",", ":"))
+        with self._transaction(write=True) as conn:
+            self._require_run(conn, run_id)
+            conn.execute(_UPSERT_RESULT, row)
+            if steps_json is None:
+                conn.execute("DELETE FROM trajectories WHERE run_id = ? AND test_id = ?", (run_id, result.id))
+            else:
+                conn.execute(
+                    """
+                    INSERT INTO trajectories (run_id, test_id, steps) VALUES (?, ?, ?)
+                    ON CONFLICT (run_id, test_id) DO UPDATE SET steps = excluded.steps
+                    """,
+                    (run_id, result.id, steps_json),
+                )
+
+    def finish_run(self, run_id: str, report: RunReport) -> None:
+        """Mark a run finished and store its report (summary, duration, insights).
+
+        The report's results are folded into the stored ones (a result the engine did not write yet is
+        added; stored trajectories are kept), so `report(run_id)` gives back every result of the run.
+
+        Args:
+            run_id: a run begun with `begin_run`.
+            report: the run's report.
+
+        Raises:
+            StateError: the run was never begun.
+        """
+        header = report.model_dump_json(exclude={"results"})
+        rows = [self._result_row(run_id, r) for r in report.results]
+        finished_at = datetime.now().astimezone().isoformat()
+        with self._transaction(write=True) as conn:
+            self._require_run(conn, run_id)
+            conn.executemany(_UPSERT_FINAL_RESULT, rows)
+            conn.execute(
+                "UPDATE runs SET finished = 1, finished_at = ?, duration_ms = ?, report = ? WHERE run_id = ?",
+                (finished_at, report.duration_ms, header, run_id),
+            )
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        """The run's record, or None when no run has this exact id (see `resolve_run` for prefixes)."""
+        with self._transaction(write=False) as conn:
+            row = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                return None
+            counts = self._counts(conn, [run_id])
+        return _record(row, counts.get(run_id, Counts()))
+
+    def list_runs(self, limit: int = 50) -> list[RunRecord]:
+        """The newest `limit` runs, newest first."""
+        with self._transaction(write=False) as conn:
+            rows = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs {_NEWEST_FIRST} LIMIT ?", (limit,)).fetchall()
+            counts = self._counts(conn, [r[0] for r in rows])
+        return [_record(r, counts.get(r[0], Counts())) for r in rows]
+
+    def resolve_run(self, ref: str) -> str:
+        """Turn what a user typed into a run id: a full id, a unique prefix of one, or `latest`.
+
+        Raises:
+            InputError: no run matches, several do, or the store has no run yet.
+        """
+        ref = ref.strip()
+        with self._transaction(write=False) as conn:
+            known = [r[0] for r in conn.execute(f"SELECT run_id FROM runs {_NEWEST_FIRST}")]
+        if ref == _LATEST:
+            if not known:
+                raise InputError(
+                    "no run is stored yet, so there is no 'latest' run",
+                    path=str(self.path),
+                    hint="start one with: sredrill run (or point at another database with --db PATH)",
+                )
+            return known[0]
+        if ref in known:
+            return ref
+        matches = [k for k in known if ref and k.startswith(ref)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise InputError(
+                f"run {ref!r} is ambiguous: {len(matches)} runs start with it",
+                path=str(self.path),
+                allowed=matches[:_SHOWN_RUNS],
+                hint="type more characters of the run id",
+            )
+        guess = did_you_mean(ref, known)
+        raise InputError(
+            f"unknown run {ref!r}" + (f"; {guess}" if guess else ""),
+            path=str(self.path),
+            allowed=[_LATEST, *known[:_SHOWN_RUNS]],
+            hint="list the stored runs with: sredrill runs list",
+        )
+
+    # -- results --------------------------------------------------------------------------------------
+
+    def results(self, run_id: str) -> list[TestResult]:
+        """The run's stored results in the order they were first written (empty for an unknown run)."""
+        with self._transaction(write=False) as conn:
+            rows = conn.execute("SELECT result FROM results WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+        return [TestResult.model_validate_json(r[0]) for r in rows]
+
+    def completed_ids(self, run_id: str) -> set[str]:
+        """Ids of every result already written for the run, whatever its status (for `--resume`)."""
+        with self._transaction(write=False) as conn:
+            rows = conn.execute("SELECT test_id FROM results WHERE run_id = ?", (run_id,)).fetchall()
+        return {r[0] for r in rows}
+
+    def report(self, run_id: str) -> RunReport | None:
+        """The run's report: the stored one once finished, else one rebuilt from the results so far.
+
+        A rebuilt report's summary comes from `results.summarize` (with `config["repeat"]` when the run
+        was repeated) and its duration spans the start to the last result written.
+
+        Returns:
+            The report, or None when no run has this exact id.
+        """
+        with self._transaction(write=False) as conn:
+            run = conn.execute(
+                "SELECT agent, mode, started_at, started_ts, config, report FROM runs WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if run is None:
+                return None
+            rows = conn.execute(
+                "SELECT result, written_ts FROM results WHERE run_id = ? ORDER BY seq", (run_id,)
+            ).fetchall()
+        agent, mode, started_at, started_ts, config_json, header_json = run
+        results = [TestResult.model_validate_json(r[0]) for r in rows]
+        if header_json is not None:
+            # Result instances are not revalidated by pydantic: this costs one parse per result.
+            return RunReport.model_validate({**json.loads(header_json), "run_id": run_id, "results": results})
+        repeat = json.loads(config_json).get("repeat")
+        last_ts = max((r[1] for r in rows), default=started_ts)
+        return RunReport(
+            run_id=run_id,
+            agent=agent,
+            mode=mode,
+            started_at=datetime.fromisoformat(started_at),
+            # Wall time covered by the stored results: an interrupted run's end is not known.
+            duration_ms=round(max(0.0, last_ts - started_ts) * 1000, 3),
+            summary=summarize(results, repeat=repeat if isinstance(repeat, int) and repeat > 1 else 1),
+            results=results,
+        )
+
+    def trajectory(self, run_id: str, test_id: str) -> list[dict[str, JsonValue]] | None:
+        """The full trajectory steps stored with a result, or None when there are none."""
+        with self._transaction(write=False) as conn:
+            row = conn.execute(
+                "SELECT steps FROM trajectories WHERE run_id = ? AND test_id = ?", (run_id, test_id)
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def compare(self, a: str, b: str) -> RunComparison:
+        """Compare two runs test by test (`sredrill runs compare A B`).
+
+        Args:
+            a: the baseline run: a full id, a unique prefix, or `latest`.
+            b: the run compared with it, likewise.
+
+        Raises:
+            InputError: a reference matches no run or several.
+        """
+        report_a = self.report(self.resolve_run(a))
+        report_b = self.report(self.resolve_run(b))
+        if report_a is None or report_b is None:
+            # Only when a run is deleted between resolving and reading it (another process).
+            raise InputError(f"run {a if report_a is None else b!r} disappeared while it was read")
+        return compare_reports(report_a, report_b)
+
+    # -- judge cache ------------------------------------------------------------------------------------
+
+    def judge_cache_get(self, key: str) -> Verdict | None:
+        """The cached verdict for a content key (marked `cached=True`), or None on a miss."""
+        with self._transaction(write=False) as conn:
+            row = conn.execute("SELECT verdict FROM judge_cache WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return Verdict.model_validate_json(row[0]).model_copy(update={"cached": True})
+
+    def judge_cache_put(self, key: str, verdict: Verdict) -> None:
+        """Cache a verdict under a content key computed by the caller (replacing any previous one)."""
+        verdict_json = verdict.model_dump_json()
+        with self._transaction(write=True) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO judge_cache (key, verdict, created_ts) VALUES (?, ?, ?)",
+                (key, verdict_json, time.time()),
+            )
+
+    # -- internals ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _result_row(run_id: str, result: TestResult) -> tuple[Any, ...]:
+        return (
+            run_id,
+            result.id,
+            result.status.value,
+            result.kind.value,
+            result.difficulty,
+            time.time(),
+            result.model_dump_json(),
+        )
+
+    def _require_run(self, conn: sqlite3.Connection, run_id: str) -> None:
+        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
+            raise StateError(f"run {run_id!r} is not in {self.path}: call begin_run({run_id!r}, …) first")
+
+    @staticmethod
+    def _counts(conn: sqlite3.Connection, run_ids: list[str]) -> dict[str, Counts]:
+        if not run_ids:
+            return {}
+        marks = ", ".join("?" * len(run_ids))
+        counts: dict[str, Counts] = {}
+        for run_id, status, n in conn.execute(
+            f"SELECT run_id, status, count(*) FROM results WHERE run_id IN ({marks}) GROUP BY run_id, status",
+            run_ids,
+        ):
+            c = counts.setdefault(run_id, Counts())
+            setattr(c, TestStatus(status).value, n)
+            c.total += n
+        return counts
+
+
+def _record(row: tuple[Any, ...], counts: Counts) -> RunRecord:
+    run_id, kind, agent, mode, started_at, finished, duration_ms, config_json, header_json = row
+    summary = None
+    if header_json is not None:
+        summary = Summary.model_validate(json.loads(header_json)["summary"])
+    return RunRecord(
+        run_id=run_id,
+        kind=kind,
+        agent=agent,
+        mode=mode,
+        started_at=datetime.fromisoformat(started_at),
+        finished=bool(finished),
+        duration_ms=duration_ms,
+        config=json.loads(config_json),
+        summary=summary,
+        counts=counts,
+    )
