@@ -88,11 +88,13 @@ async def run_eval_files(
         record = store.get_run(resume)
         if record is None:
             raise InputError(f"no run {resume!r} in the store", hint="list runs with: sredrill runs list")
+        started_at = record.started_at
         done = store.completed_ids(resume)
         previous = [r for r in store.results(resume) if r.id in done]
         run_id = resume
     else:
         run_id = new_run_id()
+        started_at = datetime.now(UTC)
     plan = plan_tests(paths, grep=grep, labels=labels)
     tests = [t for t in plan.tests if t.id not in {r.id for r in previous}]
     preset = [r for r in _load_error_results(plan) if r.id not in {p.id for p in previous}]
@@ -114,7 +116,6 @@ async def run_eval_files(
         evaluators=dict(plan.loaded.evaluators),
         store=store,
     )
-    started_at = datetime.now(UTC)
     if store is not None and resume is None:
         store.begin_run(
             run_id,

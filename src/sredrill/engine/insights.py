@@ -16,7 +16,7 @@ def test_insights(result: TestResult, *, tools_offered: int = 0) -> Insights | N
     recs: list[tuple[int, str]] = []  # (rank, text): lower rank first
     m = result.metrics
     if result.status == TestStatus.ERRORED and result.failure_reason:
-        why.append(f"the test errored: {result.failure_reason}")
+        # The error itself is the result's failure_reason; insights add what to do about it.
         reason = result.failure_reason.lower()
         if "timed out" in reason:
             recs.append((0, "the run hit its timeout: cut investigation rounds, or raise the test's timeout"))
@@ -46,7 +46,12 @@ def test_insights(result: TestResult, *, tools_offered: int = 0) -> Insights | N
             )
     if not why and not recs:
         return None
-    summary = f"{result.status.value}: " + (why[0] if why else "passed, with room to improve")
+    if result.status == TestStatus.ERRORED:
+        summary = "errored before it could be graded: fix the error, then rerun"
+    elif why:
+        summary = f"{len(why)} gate signal(s) failed"
+    else:
+        summary = "passed, with room to improve"
     return Insights(source="rules", summary=summary, why=why, recommendations=[r for _, r in sorted(recs)])
 
 

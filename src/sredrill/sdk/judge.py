@@ -24,6 +24,7 @@ __all__ = ["BUILTIN_EVALUATORS", "Judge", "JudgeSpec", "cache_key", "judge"]
 
 LLM = "llm"
 CONTEXT_CHOICES = ("output", "trajectory", "diagnosis")
+DEFAULT_CONTEXT = ("output", "trajectory")
 _SYSTEM = (
     "You are a strict evaluator of an AI agent's work. You get a criterion and what the agent did. "
     "Decide whether the criterion holds, judging only from what is shown. Reply with one JSON object: "
@@ -34,7 +35,7 @@ _SYSTEM = (
 @dataclass(frozen=True, slots=True)
 class JudgeSpec:
     criteria: str
-    context: tuple[str, ...] = ("output", "trajectory")
+    context: tuple[str, ...] = DEFAULT_CONTEXT
     evaluator: str = LLM
     model: str | None = None
 
@@ -47,7 +48,7 @@ class JudgeSpec:
         unknown = set(spec) - {"criteria", "context", "evaluator", "model"}
         if unknown:
             raise TypeError(f"judge(): unknown keys {sorted(unknown)}; allowed: criteria, context, evaluator, model")
-        context = tuple(spec.get("context") or cls.context)
+        context = tuple(spec.get("context") or DEFAULT_CONTEXT)
         bad = [c for c in context if c not in CONTEXT_CHOICES]
         if bad:
             raise TypeError(f"judge(): unknown context {bad}; choose from {list(CONTEXT_CHOICES)}")
