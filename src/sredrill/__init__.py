@@ -28,7 +28,6 @@ __all__ = [
     "evaluator",
     "expect",
     "judge",
-    "run",
     "test",
 ]
 
@@ -46,7 +45,6 @@ _LAZY = {
     "expect": "sredrill.sdk",
     "judge": "sredrill.sdk",
     "test": "sredrill.sdk",
-    "run": "sredrill.engine",
 }
 
 

@@ -17,9 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 __all__ = [
     "AssistantStep",
     "Recorder",
-    "ToolError",
-    "ToolSpec",
-    "Toolset",
     "ResponseStep",
     "Step",
     "StepKind",
@@ -27,7 +24,10 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "ToolCallStep",
+    "ToolError",
     "ToolResultStep",
+    "ToolSpec",
+    "Toolset",
     "Trajectory",
     "UserStep",
     "is_subset",
@@ -109,9 +109,7 @@ class TokenUsage(BaseModel):
 def is_subset(expected: Any, actual: Any) -> bool:
     """True when `expected` is a recursive subset of `actual` (dict keys, list items in order-free match)."""
     if isinstance(expected, Mapping):
-        return isinstance(actual, Mapping) and all(
-            k in actual and is_subset(v, actual[k]) for k, v in expected.items()
-        )
+        return isinstance(actual, Mapping) and all(k in actual and is_subset(v, actual[k]) for k, v in expected.items())
     if isinstance(expected, list) and isinstance(actual, list):
         return all(any(is_subset(e, a) for a in actual) for e in expected)
     return expected == actual

@@ -99,7 +99,7 @@ def test_soft_records_without_raising(ctx: TestContext) -> None:
 
 
 def test_custom_message_prefixes_the_failure(ctx: TestContext) -> None:
-    with pytest.raises(ExpectationFailed, match="^root cause: expected"):
+    with pytest.raises(ExpectationFailed, match=r"^root cause: expected"):
         expect("x", "root cause").to_equal("y")
 
 
