@@ -375,7 +375,7 @@ def test_an_interrupted_run_resumes_with_nothing_lost(project: Project) -> None:
     assert 3 <= len(done) < 8, done
     run_id = done[0][0]
     with sqlite3.connect(project.db) as con:
-        before = dict(con.execute("select test_id, result_json from results").fetchall())
+        before = dict(con.execute("select test_id, result from results").fetchall())
 
     cli = project.run("test", "--resume", run_id, "--agent", "py:agents:slow", "--json")
     assert cli.code == 0, cli.stderr
@@ -383,7 +383,7 @@ def test_an_interrupted_run_resumes_with_nothing_lost(project: Project) -> None:
     assert report["run_id"] == run_id
     assert report["summary"]["total"] == 8 and report["summary"]["passed"] == 8
     with sqlite3.connect(project.db) as con:
-        after = dict(con.execute("select test_id, result_json from results").fetchall())
+        after = dict(con.execute("select test_id, result from results").fetchall())
     for test_id, blob in before.items():
         assert after[test_id] == blob  # finished results were kept, not rerun
 
