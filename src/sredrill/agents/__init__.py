@@ -1,6 +1,9 @@
 """Agents: the protocol, connectors (`py:`, `cmd:`, …), baselines and the reference agent."""
 
-from sredrill.agents.llm import ChatClient, ChatReply, ChatToolCall, LLMError, LLMUnavailable
+from __future__ import annotations
+
+from typing import Any
+
 from sredrill.agents.protocol import Agent, AgentReply, ContextItem, Task
 from sredrill.agents.spec import AgentSpec, ConnectOptions, parse_agent_spec, resolve_agent
 
@@ -19,3 +22,24 @@ __all__ = [
     "parse_agent_spec",
     "resolve_agent",
 ]
+
+# The LLM client imports httpx (about 0.3 s with its CLI's dependencies installed): loaded on first use,
+# so resolving a `py:` or `cmd:` agent does not pay for it (STYLE #3).
+_LAZY = {
+    name: "sredrill.agents.llm" for name in ("ChatClient", "ChatReply", "ChatToolCall", "LLMError", "LLMUnavailable")
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sredrill.agents' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
