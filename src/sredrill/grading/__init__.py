@@ -1,1 +1,48 @@
-"""grading."""
+"""RCA grading: the keyword matcher, the checks of DESIGN §5, the trajectory and reasoning scores.
+
+The gap (Axis 1 − Axis 2 pass rate) and pass@k are computed over results by `sredrill.results.summarize`.
+Constants live in their modules: `checks.NO_DIAGNOSIS` (the detail of every diagnosis check when the agent
+returned nothing usable) and `sources.TOOL_SOURCES` / `sources.CITATION_NAMES` (tool and citation -> source).
+
+Examples:
+    >>> from sredrill.grading import grade_diagnosis
+    >>> grade = grade_diagnosis(scenario, diagnosis, trajectory, axis=1, returned_metrics=set(),
+    ...                         vocabulary=pack.vocabulary)  # doctest: +SKIP
+    >>> grade.passed, grade.failure_reason  # doctest: +SKIP
+    (False, 'required_keywords: missing keywords: WAL, replica (looked in root_cause, causal_chain, claims, report)')
+"""
+
+from __future__ import annotations
+
+from sredrill.grading.checks import grade_diagnosis
+from sredrill.grading.grade import CheckId, CheckOutcome, Grade
+from sredrill.grading.keywords import (
+    KeywordAliases,
+    KeywordMatcher,
+    find_keywords,
+    normalize_text,
+    split_passages,
+    word_tokens,
+)
+from sredrill.grading.sources import cited_source, cited_sources, queried_sources
+from sredrill.grading.trajectory_score import TrajectoryScore, count_loops, count_redundant_calls, score_trajectory
+
+__all__ = [
+    "CheckId",
+    "CheckOutcome",
+    "Grade",
+    "KeywordAliases",
+    "KeywordMatcher",
+    "TrajectoryScore",
+    "cited_source",
+    "cited_sources",
+    "count_loops",
+    "count_redundant_calls",
+    "find_keywords",
+    "grade_diagnosis",
+    "normalize_text",
+    "queried_sources",
+    "score_trajectory",
+    "split_passages",
+    "word_tokens",
+]

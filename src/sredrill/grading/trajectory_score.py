@@ -1,0 +1,102 @@
+"""The trajectory score: did the agent take the expected actions, in few enough rounds, without repeats?
+
+The seed's TrajectoryScore (`seeds/000`, "Scoring"): `sequencing_ok` is a set check (every expected action
+was executed; order is ignored because the original ran actions in parallel), `calibration_ok` is
+loops ≤ `max_investigation_loops`, and `efficiency_score` is their mean. sredrill adds the count of
+redundant calls (identical name and arguments beyond the first).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sredrill.scenarios import trajectory_tools
+from sredrill.trajectory import ThinkingStep, ToolCallStep, Trajectory
+
+__all__ = ["TrajectoryScore", "count_loops", "count_redundant_calls", "score_trajectory"]
+
+_SUBMIT = "submit_diagnosis"
+
+
+def count_loops(trajectory: Trajectory) -> int:
+    """Investigation loops (plan → investigate → diagnose rounds) of an agent that does not report them.
+
+    A `thinking` step separates rounds (DESIGN §5); a round counts when it made at least one investigating
+    tool call (`submit_diagnosis` is the diagnosis, not an investigation), so thinking twice in a row or
+    thinking before answering adds no round. An agent with no thinking step, or no tool call, has one round.
+    """
+    rounds = 0
+    investigated = False
+    for step in trajectory:
+        if isinstance(step, ThinkingStep):
+            rounds += investigated
+            investigated = False
+        elif isinstance(step, ToolCallStep) and step.name != _SUBMIT:
+            investigated = True
+    return max(1, rounds + investigated)
+
+
+def count_redundant_calls(trajectory: Trajectory) -> int:
+    """Tool calls that repeat an earlier call exactly (same name, same arguments), beyond the first."""
+    keys = Counter((c.name, json.dumps(c.args, sort_keys=True, default=str)) for c in trajectory.tool_calls())
+    return sum(n - 1 for n in keys.values())
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryScore:
+    """The seed's TrajectoryScore plus sredrill's redundant-call count."""
+
+    tool_calls: tuple[str, ...]
+    """Tool names in call order."""
+    expected_actions: tuple[str, ...]
+    """`optimal_trajectory` as the answer key spells it (tools or the original suite's action names)."""
+    missing_actions: tuple[str, ...]
+    """Expected actions none of whose tools was called."""
+    sequencing_ok: bool | None
+    """Every expected action was executed; None when the answer key has no `optimal_trajectory`."""
+    loops: int
+    max_loops: int
+    redundant_calls: int
+
+    @property
+    def calibration_ok(self) -> bool:
+        """Loops ≤ `max_investigation_loops`."""
+        return self.loops <= self.max_loops
+
+    @property
+    def efficiency_score(self) -> float:
+        """The mean of `sequencing_ok` and `calibration_ok` (just calibration when sequencing is undefined)."""
+        known = [ok for ok in (self.sequencing_ok, self.calibration_ok) if ok is not None]
+        return sum(known) / len(known)
+
+
+def score_trajectory(
+    trajectory: Trajectory, *, optimal: Sequence[str], max_loops: int, loops: int | None = None
+) -> TrajectoryScore:
+    """Score a trajectory against an answer key's `optimal_trajectory` and `max_investigation_loops`.
+
+    An action of the original suite stands for several tools (`query_grafana_logs` → `get_events`,
+    `get_performance_insights`); it counts as executed when any of them was called (one original action
+    fetched one source family; an agent needs only the part the incident calls for).
+
+    Args:
+        trajectory: what the agent did.
+        optimal: the expected actions; empty means no sequencing check.
+        max_loops: the most investigation loops a calibrated agent needs.
+        loops: the loop count the connector reported, or None to count thinking-separated rounds.
+    """
+    called = [c.name for c in trajectory.tool_calls()]
+    names = set(called)
+    missing = tuple(a for a in optimal if not trajectory_tools([a]) & names)
+    return TrajectoryScore(
+        tool_calls=tuple(called),
+        expected_actions=tuple(optimal),
+        missing_actions=missing,
+        sequencing_ok=(not missing) if optimal else None,
+        loops=loops if loops is not None else count_loops(trajectory),
+        max_loops=max_loops,
+        redundant_calls=count_redundant_calls(trajectory),
+    )

@@ -1,0 +1,70 @@
+"""The built-in pack's answer keys as data: each reference answer (`model_response`) passes its own checks.
+
+The answer keys and `pack.yml` are copied into a pack whose evidence files are tiny stand-ins, so this
+tests grading against real answer keys and real keyword aliases, whatever state the evidence files are in.
+Nothing here names a scenario: every expectation comes from the answer key itself.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+import sredrill.scenarios
+from sredrill.diagnosis import parse_diagnosis_text
+from sredrill.grading import grade_diagnosis
+from sredrill.scenarios import Pack, load_pack, trajectory_tools
+from tests.grading.builders import scenario_files, trajectory
+
+BUILTIN = Path(sredrill.scenarios.__file__).resolve().parent / "packs" / "rds_postgres"
+ANSWERS = sorted(BUILTIN.glob("[0-9][0-9][0-9]-*/answer.yml"))
+
+pytestmark = pytest.mark.skipif(not ANSWERS, reason="the built-in rds_postgres pack has no answer keys yet")
+
+
+@pytest.fixture(scope="module")
+def answers_pack(tmp_path_factory: pytest.TempPathFactory) -> Pack:
+    root = tmp_path_factory.mktemp("builtin") / "rds_postgres"
+    root.mkdir()
+    if (BUILTIN / "pack.yml").is_file():
+        shutil.copy(BUILTIN / "pack.yml", root / "pack.yml")
+    for answer in ANSWERS:
+        key = yaml.safe_load(answer.read_text(encoding="utf-8"))
+        folder = root / answer.parent.name
+        folder.mkdir()
+        modes = key.get("failure_modes") or ["unknown"]
+        for name, content in scenario_files(modes[0], {}).items():
+            if name != "answer.yml":
+                text = json.dumps(content) if name.endswith(".json") else yaml.safe_dump(content)
+                (folder / name).write_text(text, encoding="utf-8")
+        shutil.copy(answer, folder / "answer.yml")
+    pack = load_pack(root)
+    assert not pack.broken, pack.errors
+    return pack
+
+
+@pytest.mark.parametrize("axis", [1, 2])
+def test_every_reference_answer_passes_its_own_answer_key(answers_pack: Pack, axis: int) -> None:
+    failures = {}
+    for scenario in answers_pack.scenarios:
+        diagnosis = parse_diagnosis_text(scenario.answer.model_response)
+        assert diagnosis is not None, scenario.folder
+        tools = sorted(trajectory_tools(scenario.answer.optimal_trajectory))
+        grade = grade_diagnosis(
+            scenario,
+            diagnosis,
+            trajectory(*tools),
+            axis=axis,
+            returned_metrics=set(scenario.answer.required_queries or ()),
+            vocabulary=answers_pack.vocabulary,
+        )
+        # Not `ruling_out`: the reference answers phrase dismissals freely ("running out of connections"),
+        # which only `pack.yml` aliases can connect to a hypothesis; that is the pack's data, not grading.
+        failed = {k: c.detail for k, c in grade.checks.items() if not c.passed and k != "ruling_out"}
+        if failed:
+            failures[scenario.folder] = failed
+    assert failures == {}
