@@ -1,0 +1,177 @@
+"""`sredrill scenarios list|show|lint`: inspect and check scenario packs (thin: parse, call, render).
+
+Registered in `cli.py` with `app.add_typer(scenarios_app, name="scenarios")`. stdout carries the result (the
+table, the scenario, the findings); problems running the command go to stderr as one `error:` line, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sredrill.errors import InputError, PackError, did_you_mean
+from sredrill.results import ExitCode
+from sredrill.scenarios import Pack, Scenario, Severity, builtin_pack_names, lint_pack, load_pack
+
+__all__ = ["scenarios_app"]
+
+scenarios_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Inspect and check scenario packs.")
+
+_PACK_HELP = "A built-in pack name or a pack folder; default: every built-in pack."
+
+
+def _out() -> Console:
+    # Piped output (files, CI logs, tests) gets a wide console, so tables are not cut to 80 columns.
+    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def _input_errors() -> Iterator[None]:
+    """An InputError becomes one `error:` message on stderr and exit 2, without traceback (STYLE #24)."""
+    try:
+        yield
+    except InputError as exc:
+        _err().print(f"error: {exc.render()}", markup=False)
+        raise typer.Exit(ExitCode.USAGE_ERROR) from None
+
+
+def _packs(pack: str | None) -> list[Pack]:
+    return [load_pack(pack)] if pack else [load_pack(name) for name in builtin_pack_names()]
+
+
+def _report_broken(packs: list[Pack]) -> None:
+    for p in packs:
+        for error in p.errors:
+            _err().print(f"error: {error.render()}", markup=False)
+
+
+@scenarios_app.command("list")
+def list_scenarios(pack: str | None = typer.Option(None, "--pack", help=_PACK_HELP)) -> None:
+    """List the scenarios of a pack: id, difficulty, failure modes, category, Axis 2."""
+    with _input_errors():
+        packs = _packs(pack)
+    table = Table(box=None, pad_edge=False)
+    for column in ("id", "difficulty", "failure modes", "category", "axis2"):
+        table.add_column(column)
+    for p in packs:
+        prefix = f"{p.name}/" if len(packs) > 1 else ""
+        for s in p.scenarios:
+            table.add_row(
+                prefix + s.folder,
+                str(s.difficulty),
+                ", ".join(s.failure_modes),
+                s.category.value,
+                "yes" if s.is_axis2 else "no",
+            )
+        for folder in p.broken:
+            table.add_row(prefix + folder, "-", "(does not load: run `sredrill scenarios lint`)", "-", "-")
+    _out().print(table)
+    _report_broken(packs)
+
+
+@scenarios_app.command("show")
+def show_scenario(
+    scenario_id: str = typer.Argument(..., metavar="ID", help="A folder name (003-storage-full) or pack/folder."),
+    pack: str | None = typer.Option(None, "--pack", help=_PACK_HELP),
+) -> None:
+    """Show one scenario: metadata, alert, evidence summary and answer key."""
+    with _input_errors():
+        scenario = _find(scenario_id, pack)
+    _render(scenario, _out().print)
+
+
+def _find(scenario_id: str, pack: str | None) -> Scenario:
+    if pack is None and "/" in scenario_id:
+        pack, _, scenario_id = scenario_id.partition("/")
+    packs = _packs(pack)
+    for p in packs:
+        if scenario_id in p.folders:
+            return p.scenario(scenario_id)
+    known = [f for p in packs for f in p.folders]
+    hint = did_you_mean(scenario_id, known)
+    raise PackError(
+        f"no scenario {scenario_id!r}" + (f" in pack {pack!r}" if pack else " in the built-in packs"),
+        allowed=known,
+        hint=(hint + "\n  " if hint else "") + "list them with: sredrill scenarios list [--pack P]",
+    )
+
+
+def _render(s: Scenario, say: Callable[..., None]) -> None:
+    m, a = s.metadata, s.answer
+    say(f"[bold]{s.qualified_id}[/bold]  difficulty {s.difficulty}  axis2 {'yes' if s.is_axis2 else 'no'}")
+    say(f"instance: {m.db_instance_identifier} ({m.engine} {m.engine_version}, {m.instance_class}, {m.region})")
+    say(f"severity: {m.severity}    adversarial: {'; '.join(m.adversarial_signals) or 'none'}", markup=False)
+    say("\n[bold]alert[/bold] (as written; agents get the blinded alert)")
+    say(json.dumps(s.alert.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2), markup=False)
+    if s.metric_window is not None:
+        w = s.metric_window
+        window = f"{w.start_time:%Y-%m-%d %H:%M} – {w.end_time:%H:%M}"
+        say(f"\n[bold]metrics[/bold] {w.namespace}, period {w.period}s, {window}")
+        for series in s.metrics:
+            dims = ",".join(f"{d.name}={d.value}" for d in series.dimensions)
+            low, high = (min(series.values), max(series.values)) if series.values else (None, None)
+            say(
+                f"  {series.metric_name:<28} {series.stat:<8} {series.unit:<13} {dims:<42} "
+                f"n={len(series.values):<3} min={low:.4g} max={high:.4g}"
+                if series.values
+                else f"  {series.metric_name:<28} {series.stat:<8} {series.unit:<13} {dims} n=0",
+                markup=False,
+            )
+    if s.has_source("aws_rds_events"):
+        say(f"\n[bold]events[/bold] ({len(s.events)})")
+        for e in s.events:
+            say(f"  {e.date:%Y-%m-%d %H:%M:%S}  {e.source_identifier}  [{', '.join(e.event_categories)}]", markup=False)
+            say(f"      {e.message}", markup=False)
+    pi = s.performance_insights
+    if pi is not None:
+        say("\n[bold]performance insights[/bold]")
+        if pi.db_load.values:
+            say(
+                f"  db_load {min(pi.db_load.values):.3g} – {max(pi.db_load.values):.3g} {pi.db_load.unit}", markup=False
+            )
+        for q in pi.top_sql:
+            waits = ", ".join(f"{w.name} {w.db_load_avg:g}" for w in q.wait_events)
+            say(f"  {q.db_load_avg:>6.2f}  {q.statement}  ({waits})", markup=False)
+    say("\n[bold]answer[/bold] (never shown to agents)")
+    say(f"  category: {a.root_cause_category.value}    failure modes: {', '.join(s.failure_modes)}")
+    for label, values in (
+        ("required keywords", a.required_keywords),
+        ("forbidden", a.forbidden_categories + a.forbidden_keywords),
+        ("required evidence", [e.value for e in a.required_evidence_sources]),
+        ("ruled out", a.ruled_out),
+        ("ruling-out keywords", a.ruling_out_keywords or []),
+        ("required queries", a.required_queries or []),
+    ):
+        if values:
+            say(f"  {label}: {', '.join(values)}", markup=False)
+
+
+@scenarios_app.command("lint")
+def lint(pack: str | None = typer.Option(None, "--pack", help=_PACK_HELP)) -> None:
+    """Check packs: errors (exit 1) block a run; warnings do not."""
+    with _input_errors():
+        packs = _packs(pack)
+    out = _out()
+    errors = 0
+    for p in packs:
+        findings = lint_pack(p)
+        for f in findings:
+            out.print(f.render(), markup=False)
+        n_err = sum(f.severity is Severity.ERROR for f in findings)
+        errors += n_err
+        out.print(
+            f"{p.name}: {len(p.scenarios)} scenarios loaded, {n_err} errors, {len(findings) - n_err} warnings",
+            markup=False,
+        )
+    if errors:
+        raise typer.Exit(ExitCode.TESTS_FAILED)

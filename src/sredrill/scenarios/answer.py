@@ -1,0 +1,100 @@
+"""`answer.yml`: the ground truth of a scenario, never shown to an agent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+
+from sredrill.diagnosis import Category
+from sredrill.scenarios.metadata import EvidenceSource
+
+__all__ = ["LEGACY_ACTIONS", "TOOL_ACTIONS", "AnswerKey", "TrajectoryAction", "trajectory_tools"]
+
+# The toolset of DESIGN §3, and the original suite's action names with what each one maps to.
+TOOL_ACTIONS: tuple[str, ...] = (
+    "get_alert",
+    "list_metrics",
+    "query_metrics",
+    "get_events",
+    "get_performance_insights",
+    "submit_diagnosis",
+)
+LEGACY_ACTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "query_grafana_metrics": ("list_metrics", "query_metrics"),
+        "query_grafana_logs": ("get_events", "get_performance_insights"),
+        "query_grafana_alert_rules": ("get_alert",),
+    }
+)
+TrajectoryAction = Literal[(*TOOL_ACTIONS, *LEGACY_ACTIONS)]  # type: ignore[valid-type]
+
+
+def trajectory_tools(actions: Iterable[str]) -> frozenset[str]:
+    """The tool names a list of trajectory actions stands for, the original suite's names mapped (DESIGN §3)."""
+    return frozenset(tool for a in actions for tool in LEGACY_ACTIONS.get(a, (a,)))
+
+
+# Category values that are not also failure-mode names ("healthy" and "unknown" are both).
+_PURE_CATEGORIES = frozenset(c.value for c in Category) - {"healthy", "unknown"}
+
+
+class AnswerKey(BaseModel):
+    """The keys of `answer.yml`: the original suite's, plus sredrill's `failure_modes` and `ruled_out`.
+
+    `extra="forbid"`: the model declares every key of the original suite's answer.yml, so its files load
+    and a typo in ours is an error. Once loaded through `load_pack`, names are canonical: `failure_modes`
+    is filled (default: scenario.yml's `failure_mode`), and aliases in `failure_modes`,
+    `forbidden_categories` and `ruled_out` are resolved.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    root_cause_category: Category
+    required_keywords: list[str] = Field(min_length=1)
+    """Natural-language words a correct diagnosis uses; matched by token set after lower-casing."""
+    model_response: str
+    """A reference answer in the original text format; never shown to agents, never scored."""
+    forbidden_categories: list[str] = Field(default_factory=list)
+    """Categories or failure modes no prediction may contain."""
+    forbidden_keywords: list[str] = Field(default_factory=list)
+    required_evidence_sources: list[EvidenceSource] = Field(default_factory=list)
+    optimal_trajectory: list[TrajectoryAction] = Field(default_factory=list)
+    """Tools (or the original suite's action names) a good investigation uses; checked as a set."""
+    max_investigation_loops: PositiveInt = 1
+    ruling_out_keywords: list[str] | None = Field(default=None, min_length=1)
+    """Axis 2: words the agent's ruled-out reasoning must contain."""
+    required_queries: list[str] | None = Field(default=None, min_length=1)
+    """Axis 2: metric names the agent must query (`FreeStorageSpace`, `CPUUtilization`)."""
+    failure_modes: list[str] | None = None
+    """sredrill: the true fine-grained root causes (several for a compositional fault)."""
+    ruled_out: list[str] = Field(default_factory=list)
+    """sredrill: hypotheses (failure modes or categories) a correct diagnosis must dismiss."""
+
+    @property
+    def is_axis2(self) -> bool:
+        """True when the scenario defines Axis 2 reasoning checks."""
+        return bool(self.ruling_out_keywords or self.required_queries or self.ruled_out)
+
+    @property
+    def expected_failure_modes(self) -> tuple[str, ...]:
+        """`failure_modes` as a tuple (empty before the loader fills it)."""
+        return tuple(self.failure_modes or ())
+
+    @property
+    def optimal_tools(self) -> frozenset[str]:
+        """`optimal_trajectory` as tool names (`query_grafana_metrics` -> list_metrics, query_metrics)."""
+        return trajectory_tools(self.optimal_trajectory)
+
+    @property
+    def forbidden_category_values(self) -> frozenset[Category]:
+        """The coarse categories that are forbidden."""
+        values = {c.value for c in Category}
+        return frozenset(Category(x) for x in self.forbidden_categories if x in values)
+
+    @property
+    def forbidden_failure_modes(self) -> frozenset[str]:
+        """The failure modes that are forbidden (canonical once loaded)."""
+        return frozenset(x for x in self.forbidden_categories if x not in _PURE_CATEGORIES)

@@ -1,0 +1,54 @@
+"""`pack.yml`: a pack's additions to the vocabulary (failure modes, sets, keyword aliases)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sredrill.diagnosis import Category
+from sredrill.scenarios.vocabulary import FailureMode, Vocabulary, normalize_name
+
+__all__ = ["PackConfig", "PackFailureMode"]
+
+
+class PackFailureMode(BaseModel):
+    """A failure mode a pack adds, under its canonical name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    category: Category
+    aliases: list[str] = Field(default_factory=list)
+    description: str = ""
+
+
+class PackConfig(BaseModel):
+    """The keys of `pack.yml` (optional, at the pack root). A format we own: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    schema_version: str = "1.0"
+    description: str = ""
+    failure_modes: dict[str, PackFailureMode] = Field(default_factory=dict)
+    """New failure modes, by canonical name, each with its category and aliases."""
+    failure_mode_sets: dict[str, list[str]] = Field(default_factory=dict)
+    """Names that stand for several failure modes at once (like the built-in `dual_resource_exhaustion`)."""
+    keyword_aliases: dict[str, list[str]] = Field(default_factory=dict)
+    """Keyword -> spelling variants a grader accepts for it (`autoscaling: [auto-scaling, autoscaled]`)."""
+
+    def vocabulary(self, *, source: str = "pack.yml") -> Vocabulary:
+        """The built-in vocabulary extended by this file.
+
+        Raises:
+            PackError: a name is defined twice or a set names an unknown failure mode.
+        """
+        modes = [
+            FailureMode(
+                normalize_name(name),
+                spec.category,
+                tuple(normalize_name(a) for a in spec.aliases),
+                spec.description,
+            )
+            for name, spec in self.failure_modes.items()
+        ]
+        return Vocabulary.for_pack(
+            modes, sets=self.failure_mode_sets, keyword_aliases=self.keyword_aliases, source=source
+        )

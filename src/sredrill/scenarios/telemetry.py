@@ -1,0 +1,196 @@
+"""The AWS-shaped evidence files: CloudWatch GetMetricData, RDS DescribeEvents, Performance Insights.
+
+Foreign formats (STYLE #8): unknown keys are ignored, so real exports load; the keys we read are validated.
+Every timestamp is a timezone-aware datetime.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "CLOUDWATCH_UNITS",
+    "CloudWatchMetrics",
+    "DbLoad",
+    "MetricDimension",
+    "MetricEnvelope",
+    "MetricSeries",
+    "PerformanceInsights",
+    "RdsEvent",
+    "RdsEvents",
+    "TopHost",
+    "TopSql",
+    "TopUser",
+    "WaitEvent",
+]
+
+# CloudWatch's StandardUnit values: a unit outside them is a typo ("ms", "Percentage").
+CLOUDWATCH_UNITS: tuple[str, ...] = (
+    "Seconds", "Microseconds", "Milliseconds",
+    "Bytes", "Kilobytes", "Megabytes", "Gigabytes", "Terabytes",
+    "Bits", "Kilobits", "Megabits", "Gigabits", "Terabits",
+    "Percent", "Count",
+    "Bytes/Second", "Kilobytes/Second", "Megabytes/Second", "Gigabytes/Second", "Terabytes/Second",
+    "Bits/Second", "Kilobits/Second", "Megabits/Second", "Gigabits/Second", "Terabits/Second",
+    "Count/Second", "None",
+)  # fmt: skip
+_UNIT = Literal[CLOUDWATCH_UNITS]  # type: ignore[valid-type]
+# GetMetricData statistics: the five simple ones plus extended statistics (p99, tm90, wm99.5, IQM, …).
+_STAT = re.compile(r"^(Average|Maximum|Minimum|Sum|SampleCount|IQM|(p|tm|wm|tc|ts|pr)\d{1,2}(\.\d+)?)$")
+
+
+class _Foreign(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+
+
+def _equal_lengths(timestamps: list[datetime], values: list[float]) -> None:
+    if len(timestamps) != len(values):
+        raise ValueError(
+            f"timestamps has {len(timestamps)} items but values has {len(values)}: give one value per timestamp"
+        )
+
+
+class MetricDimension(_Foreign):
+    """A CloudWatch dimension, as `{"Name": …, "Value": …}`."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    name: str = Field(alias="Name")
+    value: str = Field(alias="Value")
+
+
+class MetricSeries(_Foreign):
+    """One item of `metric_data_results`: a metric, its statistic and its points."""
+
+    id: str
+    label: str = ""
+    metric_name: str
+    dimensions: list[MetricDimension] = Field(default_factory=list)
+    stat: str
+    """`Average`, `Maximum`, `Minimum`, `Sum`, `SampleCount` or an extended statistic such as `p99`."""
+    unit: _UNIT
+    status_code: str = "Complete"
+    timestamps: list[AwareDatetime]
+    values: list[float]
+
+    @field_validator("stat")
+    @classmethod
+    def _known_stat(cls, stat: str) -> str:
+        if not _STAT.match(stat):
+            raise ValueError(
+                f"{stat!r} is not a CloudWatch statistic: use Average, Maximum, Minimum, Sum, SampleCount "
+                "or a percentile such as p99"
+            )
+        return stat
+
+    @model_validator(mode="after")
+    def _lengths(self) -> MetricSeries:
+        _equal_lengths(self.timestamps, self.values)
+        return self
+
+    def dimension(self, name: str) -> str | None:
+        """The value of a dimension, or None when the series has no such dimension."""
+        return next((d.value for d in self.dimensions if d.name == name), None)
+
+
+class MetricEnvelope(_Foreign):
+    """The request window of a GetMetricData call: the top-level keys of the metrics file."""
+
+    namespace: str = "AWS/RDS"
+    period: int = Field(gt=0)
+    """Seconds between points."""
+    start_time: AwareDatetime
+    end_time: AwareDatetime
+    """Exclusive, as in GetMetricData."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> MetricEnvelope:
+        if self.end_time <= self.start_time:
+            raise ValueError("end_time must be after start_time")
+        return self
+
+    @property
+    def midpoint(self) -> datetime:
+        return self.start_time + (self.end_time - self.start_time) / 2
+
+
+class CloudWatchMetrics(MetricEnvelope):
+    """`aws_cloudwatch_metrics.json`: the envelope plus every series."""
+
+    metric_data_results: list[MetricSeries] = Field(min_length=1)
+
+
+class RdsEvent(_Foreign):
+    """One RDS event (DescribeEvents)."""
+
+    date: AwareDatetime
+    message: str
+    source_identifier: str
+    source_type: str = "db-instance"
+    event_categories: list[str] = Field(default_factory=list)
+
+
+class RdsEvents(_Foreign):
+    """`aws_rds_events.json`.
+
+    `start_time`/`end_time` are optional: the window the events were requested for (DescribeEvents'
+    StartTime/EndTime). When absent, the metric window is the expected window; lint warns about events
+    outside whichever applies.
+    """
+
+    events: list[RdsEvent] = Field(default_factory=list)
+    start_time: AwareDatetime | None = None
+    end_time: AwareDatetime | None = None
+
+
+class WaitEvent(_Foreign):
+    name: str
+    """`CPU`, `IO:WALWrite`, `LWLock:BufferMapping`, `Client:ClientRead`, …"""
+    type: str
+    """`CPU`, `IO`, `Lock`, `LWLock`, `Client`, `IPC`, `Timeout`, `Activity`, …"""
+    db_load_avg: float
+
+
+class TopSql(_Foreign):
+    statement: str
+    db_load_avg: float
+    wait_events: list[WaitEvent] = Field(default_factory=list)
+    calls_per_sec: float | None = None
+
+
+class TopUser(_Foreign):
+    name: str
+    db_load_avg: float
+
+
+class TopHost(_Foreign):
+    id: str
+    db_load_avg: float
+
+
+class DbLoad(_Foreign):
+    timestamps: list[AwareDatetime]
+    values: list[float]
+    unit: str = "Average Active Sessions"
+
+    @model_validator(mode="after")
+    def _lengths(self) -> DbLoad:
+        _equal_lengths(self.timestamps, self.values)
+        return self
+
+
+class PerformanceInsights(_Foreign):
+    """`aws_performance_insights.json`: DB load over time and its top dimensions."""
+
+    db_instance_identifier: str
+    start_time: AwareDatetime
+    end_time: AwareDatetime
+    db_load: DbLoad
+    top_sql: list[TopSql] = Field(default_factory=list)
+    top_wait_events: list[WaitEvent] = Field(default_factory=list)
+    top_users: list[TopUser] = Field(default_factory=list)
+    top_hosts: list[TopHost] = Field(default_factory=list)

@@ -1,0 +1,498 @@
+"""The scenarios of the built-in `rds_postgres` pack, as timelines for `gen_rds_pack.py`.
+
+Each function builds one scenario to match its hand-written `answer.yml`: the same instance, onset minute,
+peak values and adversarial element. Instance names, SQL and numbers are sredrill's own.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from gen_rds_pack import GB, MB, Drill, Instance, standard
+
+LOW_STORAGE = (
+    "The free storage capacity for DB Instance {db} is low at {pct}% of the provisioned storage "
+    "[Provisioned Storage: {size:.2f} GB, Free Storage: {free:.2f} GB]. "
+    "You may want to increase the provisioned storage to address this issue."
+)
+NO_STORAGE = (
+    "DB instance {db} has no free storage left, and the database has been shut down. "
+    "Increase the allocated storage to address this issue."
+)
+
+
+def _start(day: int, hour: int, minute: int) -> datetime:
+    return datetime(2026, 5, day, hour, minute, tzinfo=UTC)
+
+
+def _low_storage(d: Drill, minute: float, free_bytes: float) -> None:
+    pct = round(free_bytes / (d.db.storage_gb * GB) * 100)
+    msg = LOW_STORAGE.format(db=d.db.name, pct=pct, size=d.db.storage_gb, free=free_bytes / GB)
+    d.event(minute, msg, ["low storage"])
+
+
+def s000() -> Drill:
+    d = Drill("000-healthy", _start(4, 9, 0), 20, Instance("ledger-pg-prod", "db.r6g.2xlarge", "us-east-1", 500,
+              replica="ledger-pg-prod-ro1"), 1, "info", "healthy", split_metrics=True)  # fmt: skip
+    load = d.flat(1.1, 0.12)
+    standard(
+        d,
+        CPUUtilization=d.flat(14.5, 0.12),
+        DatabaseConnections=d.flat(150, 0.03),
+        FreeStorageSpace=d.curve((0, 410.4 * GB), (19, 410.1 * GB), noise=0.0002),
+        ReplicaLag=d.flat(0.4, 0.3),
+        DBLoad=load,
+    )
+    d.event(3.2, "Backing up DB instance", ["backup"])
+    d.event(11.6, "Finished DB Instance backup", ["backup"])
+    d.set_alert(
+        title="[cloudwatch] ledger-pg-prod: scheduled alarm digest",
+        alertname="RDSAlarmDigest",
+        metric="CPUUtilization",
+        threshold=80,
+        comparison="GreaterThanThreshold",
+        minute=10,
+        state="normal",
+        summary="Scheduled digest: every CloudWatch alarm for ledger-pg-prod is in the OK state.",
+        description="Daily digest of the RDS alarm set (CPU, connections, storage, latency, replica lag).",
+    )
+    d.set_insights(
+        load,
+        [
+            ("SELECT balance, currency FROM accounts WHERE account_id = $1", 0.36,
+             {"CPU": 0.7, "IO:DataFileRead": 0.3}, 410.0),
+            ("INSERT INTO ledger_entries (account_id, amount, entry_type, created_at) VALUES ($1, $2, $3, now())",
+             0.26, {"CPU": 0.5, "IO:WALWrite": 0.3, "LWLock:WALWrite": 0.2}, 180.0),
+            ("UPDATE accounts SET balance = balance + $1 WHERE account_id = $2", 0.18,
+             {"CPU": 0.5, "IO:WALWrite": 0.3, "Lock:transactionid": 0.2}, 120.0),
+        ],
+        {"ledger_api": 0.78, "ledger_batch": 0.14, "rdsadmin": 0.02},
+        {"10.40.12.31": 0.34, "10.40.12.58": 0.31, "10.40.13.7": 0.27},
+        {"Client:ClientRead": 0.08},
+    )  # fmt: skip
+    return d
+
+
+def s001() -> Drill:
+    d = Drill("001-replication-lag", _start(4, 14, 10), 30, Instance("shipments-pg-main", "db.r6g.xlarge", "us-east-1",
+              800, replica="shipments-pg-read1"), 1, "critical", "replication_lag")  # fmt: skip
+    lag = d.curve((0, 1.0), (4, 1.3), (29, 955), noise=0.01, lo=0.2)
+    slot = d.curve((0, 20 * MB), (4, 26 * MB), (29, 42 * GB), noise=0.02)
+    standard(
+        d,
+        CPUUtilization=d.curve((0, 24), (4, 25), (6, 37), (29, 38), noise=0.05),
+        DatabaseConnections=d.flat(310, 0.03),
+        WriteIOPS=d.curve((0, 900), (4, 920), (5, 7000), (29, 7100), noise=0.04),
+        TransactionLogsGeneration=d.curve((0, 2.1 * MB), (4, 2.2 * MB), (5, 44 * MB), (29, 45 * MB), noise=0.04),
+        TransactionLogsDiskUsage=[1.2 * GB + s for s in slot],
+        FreeStorageSpace=d.curve((0, 496 * GB), (4, 495.8 * GB), (29, 451 * GB), noise=0.001),
+        OldestReplicationSlotLag=slot,
+        ReplicaLag=lag,
+    )
+    d.event(1.4, "Manual snapshot created", ["backup"], source="shipments-pg-main-pre-backfill",
+            source_type="db-snapshot")  # fmt: skip
+    d.set_alert(
+        title="ReplicaLag above 600 seconds on shipments-pg-read1",
+        alertname="RDSReplicaLagHigh",
+        metric="ReplicaLag",
+        dims="shipments-pg-read1",
+        threshold=600,
+        comparison="GreaterThanThreshold",
+        minute=20,
+        summary="Read replica shipments-pg-read1 is more than 600 seconds behind its source shipments-pg-main.",
+        description="Tracking pages read from the replica and are serving stale shipment status.",
+    )
+    d.set_insights(
+        d.curve((0, 1.4), (4, 1.5), (6, 4.3), (29, 4.5)),
+        [
+            ("UPDATE shipments SET status_code = s.code, status_updated_at = s.updated_at "
+             "FROM shipment_status_backfill s WHERE shipments.id = s.shipment_id AND s.batch_id = $1",
+             0.62, {"IO:WALWrite": 0.45, "LWLock:WALWrite": 0.2, "CPU": 0.2, "IO:DataFileRead": 0.15}, 0.4),
+            ("SELECT id, status_code, eta FROM shipments WHERE tracking_number = $1", 0.16,
+             {"CPU": 0.8, "IO:DataFileRead": 0.2}, 260.0),
+            ("INSERT INTO shipment_events (shipment_id, kind, payload, created_at) VALUES ($1, $2, $3, now())",
+             0.09, {"CPU": 0.5, "IO:WALWrite": 0.5}, 75.0),
+        ],
+        {"migration_runner": 0.62, "shipments_api": 0.31},
+        {"10.12.4.19": 0.62, "10.12.6.40": 0.16, "10.12.6.41": 0.15},
+        {"Client:ClientRead": 0.05},
+    )  # fmt: skip
+    return d
+
+
+def s002() -> Drill:
+    d = Drill("002-connection-exhaustion", _start(5, 11, 30), 20, Instance("checkout-pg-prod", "db.r6g.large",
+              "us-east-1", 300, max_connections=1700), 1, "critical", "connection_exhaustion")  # fmt: skip
+    standard(
+        d,
+        DatabaseConnections=d.curve((0, 380), (2, 390), (14, 1690), (19, 1697), noise=0.008, hi=1697),
+        CPUUtilization=d.curve((0, 22), (2, 22), (14, 34), (19, 35), noise=0.05),
+        FreeableMemory=d.curve((0, 5.6 * GB), (2, 5.6 * GB), (14, 3.6 * GB), (19, 3.55 * GB), noise=0.005),
+    )
+    d.set_alert(
+        title="DatabaseConnections above 1600 on checkout-pg-prod",
+        alertname="RDSConnectionsHigh",
+        metric="DatabaseConnections",
+        threshold=1600,
+        comparison="GreaterThanThreshold",
+        minute=14,
+        summary="checkout-pg-prod is close to max_connections (1700). Clients report: remaining connection slots "
+        "are reserved for non-replication superuser connections.",
+        description="Checkout requests fail intermittently while opening a database connection.",
+    )
+    d.set_insights(
+        d.curve((0, 1.2), (2, 1.3), (14, 6.5), (19, 6.8)),
+        [
+            ("SELECT id, sku, quantity, reserved_until FROM cart_items WHERE cart_id = $1 FOR UPDATE", 0.58,
+             {"Client:ClientRead": 0.9, "CPU": 0.1}, 45.0),
+            ("UPDATE inventory_reservations SET released = true WHERE cart_id = $1", 0.24,
+             {"Lock:transactionid": 0.85, "CPU": 0.15}, 30.0),
+            ("SELECT id, total, status FROM orders WHERE customer_id = $1 ORDER BY created_at DESC LIMIT $2", 0.08,
+             {"CPU": 0.7, "IO:DataFileRead": 0.3}, 95.0),
+        ],
+        {"cart_svc": 0.84, "orders_api": 0.11},
+        {"10.20.3.14": 0.29, "10.20.3.15": 0.28, "10.20.4.2": 0.27, "10.20.9.30": 0.1},
+    )  # fmt: skip
+    return d
+
+
+def s003() -> Drill:
+    d = Drill("003-storage-full", _start(5, 2, 40), 20, Instance("claims-pg-prod", "db.m6g.xlarge", "eu-central-1",
+              250), 1, "critical", "storage_full")  # fmt: skip
+    free = d.curve((0, 21.4 * GB), (18, 0.35 * GB), (19, 0.33 * GB), noise=0.004)
+    standard(
+        d,
+        FreeStorageSpace=free,
+        WriteIOPS=d.curve((0, 2100), (1, 4800), (16, 5200), (17, 2600), (18, 120), (19, 30), noise=0.04),
+        ReadIOPS=d.curve((0, 420), (17, 430), (18, 15), (19, 8), noise=0.06),
+        TransactionLogsGeneration=d.curve((0, 30 * MB), (1, 62 * MB), (17, 55 * MB), (18, 0.1 * MB), noise=0.04),
+        CPUUtilization=d.curve((0, 18), (1, 39), (17, 41), (18, 3), (19, 2), noise=0.05),
+        DatabaseConnections=d.curve((0, 160), (17, 172), (18, 0), noise=0.03),
+        WriteLatency=d.curve((0, 0.0017), (15, 0.0024), (17, 0.0031), (18, 0.0004), noise=0.06),
+    )
+    _low_storage(d, 2.3, 21.4 * GB - 2.3 * 1.17 * GB)
+    _low_storage(d, 14.2, 21.4 * GB - 14.2 * 1.17 * GB)
+    d.event(17.7, NO_STORAGE.format(db=d.db.name), ["low storage", "failure"])
+    d.set_alert(
+        title="FreeStorageSpace below 5% on claims-pg-prod",
+        alertname="RDSFreeStorageLow",
+        metric="FreeStorageSpace",
+        threshold=12.5 * GB,
+        comparison="LessThanThreshold",
+        minute=8,
+        summary="Free storage on claims-pg-prod is below 5% of its 250 GB volume.",
+        description="Storage alarm for the claims database.",
+    )
+    d.set_insights(
+        d.curve((0, 2.0), (1, 3.4), (17, 3.6), (18, 0.05), (19, 0.0)),
+        [
+            ("COPY claims_archive (claim_id, member_id, payload, archived_at) FROM STDIN WITH (FORMAT binary)", 0.71,
+             {"IO:WALWrite": 0.35, "CPU": 0.35, "LWLock:WALWrite": 0.15, "IO:DataFileExtend": 0.15}, 0.05),
+            ("SELECT id, status, amount FROM claims WHERE member_id = $1", 0.13,
+             {"CPU": 0.6, "IO:DataFileRead": 0.4}, 40.0),
+        ],
+        {"archive_loader": 0.72, "claims_api": 0.21},
+        {"10.60.1.25": 0.72, "10.60.2.11": 0.11, "10.60.2.12": 0.1},
+    )  # fmt: skip
+    return d
+
+
+def s004() -> Drill:
+    d = Drill("004-cpu-saturation-bad-query", _start(6, 16, 0), 20, Instance("pricing-pg-prod", "db.r6g.xlarge",
+              "us-west-2", 400), 1, "critical", "cpu_saturation")  # fmt: skip
+    load = d.curve((0, 1.3), (5, 1.4), (8, 11.0), (19, 11.3))
+    standard(
+        d,
+        CPUUtilization=d.curve((0, 20), (5, 21), (8, 96), (19, 97), noise=0.012, hi=99.6),
+        DatabaseConnections=d.curve((0, 210), (5, 215), (8, 260), (19, 270), noise=0.03),
+        ReadIOPS=d.curve((0, 900), (5, 920), (8, 1080), (19, 1100), noise=0.06),
+        DBLoad=load,
+        DBLoadCPU=[x * 0.92 for x in load],
+    )
+    d.metric("ReadLatency", d.flat(0.0046, 0.1), stat="p99")
+    d.set_alert(
+        title="CPUUtilization above 90% on pricing-pg-prod",
+        alertname="RDSCPUHigh",
+        metric="CPUUtilization",
+        threshold=90,
+        comparison="GreaterThanThreshold",
+        minute=8,
+        summary="CPU on pricing-pg-prod has been above 90% for 3 datapoints.",
+        description="Price lookups from the storefront time out after 2 seconds.",
+    )
+    d.set_insights(
+        load,
+        [
+            ("SELECT rule_id, price, valid_from, valid_to FROM price_rules WHERE lower(sku) = $1 AND region = $2 "
+             "AND now() BETWEEN valid_from AND valid_to", 0.88, {"CPU": 0.93, "IO:DataFileRead": 0.07}, 118.0),
+            ("SELECT sku, list_price FROM catalog_prices WHERE sku = ANY($1)", 0.06, {"CPU": 1.0}, 60.0),
+        ],
+        {"pricing_svc": 0.95, "pricing_admin": 0.01},
+        {"10.80.5.21": 0.33, "10.80.5.22": 0.32, "10.80.6.9": 0.31},
+    )  # fmt: skip
+    return d
+
+
+def s005() -> Drill:
+    d = Drill("005-failover", _start(6, 7, 15), 20, Instance("auth-pg-prod", "db.r6g.2xlarge", "us-east-1", 600), 1,
+              "critical", "failover")  # fmt: skip
+    standard(
+        d,
+        DatabaseConnections=d.curve((0, 820), (6, 800), (7, 0), (8, 310), (9, 650), (10, 805), (19, 815),
+                                    noise=0.02),
+        CPUUtilization=d.curve((0, 23), (6, 22), (7, 2), (8, 15), (10, 24), (19, 23), noise=0.06),
+        WriteLatency=d.curve((0, 0.0012), (4, 0.0013), (5, 0.045), (6, 0.18), (7, 0.0021), (8, 0.0013),
+                             noise=0.05),
+        WriteIOPS=d.curve((0, 2400), (5, 2300), (6, 900), (7, 60), (8, 1700), (10, 2400), noise=0.05),
+        ReadIOPS=d.curve((0, 1500), (6, 1400), (7, 40), (8, 1900), (10, 1500), noise=0.05),
+        DiskQueueDepth=d.curve((0, 3.1), (4, 3.3), (5, 24), (6, 41), (7, 0.4), (8, 2.9), noise=0.06),
+    )  # fmt: skip
+    d.event(6.7, "The primary host of the Multi-AZ instance failed health checks; RDS is failing over to the standby.",
+            ["failover"])  # fmt: skip
+    d.event(6.87, "Multi-AZ instance failover started.", ["failover"])
+    d.event(7.52, "DB instance restarted", ["availability"])
+    d.event(8.08, "Multi-AZ instance failover completed.", ["failover"])
+    d.set_alert(
+        title="DatabaseConnections dropped to 0 on auth-pg-prod",
+        alertname="RDSConnectionsDropped",
+        metric="DatabaseConnections",
+        threshold=1,
+        comparison="LessThanThreshold",
+        minute=7,
+        summary="auth-pg-prod reports no client connections; login requests are failing.",
+        description="Authentication API health checks cannot reach the database.",
+    )
+    d.set_insights(
+        d.curve((0, 3.1), (4, 3.2), (5, 5.8), (6, 7.4), (7, 0.0), (8, 3.4), (10, 3.1)),
+        [
+            ("SELECT user_id, password_hash, mfa_enabled FROM users WHERE email = $1", 0.41,
+             {"CPU": 0.7, "IO:DataFileRead": 0.3}, 650.0),
+            ("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)", 0.27,
+             {"IO:WALSync": 0.5, "CPU": 0.3, "IO:WALWrite": 0.2}, 210.0),
+            ("UPDATE sessions SET last_seen_at = now() WHERE token_hash = $1", 0.19,
+             {"IO:WALSync": 0.4, "CPU": 0.4, "Lock:transactionid": 0.2}, 330.0),
+        ],
+        {"auth_api": 0.9, "auth_admin": 0.03},
+        {"10.50.2.17": 0.31, "10.50.2.18": 0.3, "10.50.3.40": 0.29},
+    )  # fmt: skip
+    return d
+
+
+def s006() -> Drill:
+    d = Drill("006-replication-lag-cpu-redherring", _start(7, 10, 20), 25, Instance("loyalty-pg-prod", "db.r6g.2xlarge",
+              "eu-west-1", 1000, replica="loyalty-pg-replica-a"), 2, "critical", "replication_lag",
+              ["CPUUtilization", "CPU at 75-85% from an unrelated read-only analytics query"])  # fmt: skip
+    cpu = [min(max(x, 75.1), 84.9) for x in d.wave(80, 3.6, 7, noise=0.012)]
+    standard(
+        d,
+        CPUUtilization=cpu,
+        ReadIOPS=d.flat(5200, 0.05),
+        WriteIOPS=d.curve((0, 1400), (6, 1450), (7, 8800), (24, 9100), noise=0.04),
+        TransactionLogsGeneration=d.curve((0, 1.6 * MB), (6, 1.7 * MB), (7, 36 * MB), (24, 38 * MB), noise=0.04),
+        ReplicaLag=d.curve((0, 2.5), (6, 3.0), (24, 813), noise=0.01),
+        OldestReplicationSlotLag=d.curve((0, 30 * MB), (6, 32 * MB), (24, 24 * GB), noise=0.02),
+        DatabaseConnections=d.flat(640, 0.02),
+    )
+    d.set_alert(
+        title="ReplicaLag above 300 s on loyalty-pg-replica-a (primary CPUUtilization high)",
+        alertname="RDSReplicaLagHigh",
+        metric="ReplicaLag",
+        dims="loyalty-pg-replica-a",
+        threshold=300,
+        comparison="GreaterThanThreshold",
+        minute=13,
+        summary=f"Replica loyalty-pg-replica-a is behind its source; CPU on loyalty-pg-prod is at {cpu[13]:.0f}%.",
+        description="Member point balances read from the replica are out of date.",
+    )
+    d.set_insights(
+        d.curve((0, 6.8), (6, 6.9), (7, 8.6), (24, 8.8)),
+        [
+            ("SELECT m.tier, date_trunc('week', t.created_at) AS week, sum(t.points) AS points, "
+             "count(DISTINCT t.member_id) AS members FROM point_transactions t JOIN members m ON m.id = t.member_id "
+             "WHERE t.created_at >= $1 GROUP BY 1, 2 ORDER BY 2", 0.62, {"CPU": 0.86, "IO:DataFileRead": 0.14}, 0.3),
+            ("UPDATE member_points SET expired = true, expired_at = now() WHERE member_id = ANY($1) "
+             "AND expires_at < $2 AND NOT expired", 0.24,
+             {"IO:WALWrite": 0.45, "LWLock:WALWrite": 0.2, "CPU": 0.2, "IO:DataFileRead": 0.15}, 2.1),
+            ("SELECT balance, tier FROM member_points WHERE member_id = $1", 0.07, {"CPU": 1.0}, 140.0),
+        ],
+        {"metabase_ro": 0.62, "points_expiry": 0.24, "loyalty_api": 0.1},
+        {"10.70.1.5": 0.62, "10.70.4.33": 0.24, "10.70.2.8": 0.1},
+    )  # fmt: skip
+    return d
+
+
+def s007() -> Drill:
+    d = Drill("007-connection-pressure-noisy-healthy", _start(7, 18, 0), 20, Instance("tickets-pg-prod",
+              "db.r6g.xlarge", "us-west-2", 500, max_connections=3400), 2, "warning", "healthy",
+              ["DatabaseConnections", "CPUUtilization",
+               "connections and CPU oscillate near the alarm threshold"])  # fmt: skip
+    conns = [min(max(x, 1840), 2160) for x in d.wave(2000, 128, 4, noise=0.012)]
+    standard(
+        d,
+        DatabaseConnections=conns,
+        CPUUtilization=[min(max(x, 40.2), 71.8) for x in d.wave(56, 14, 4, phase=0.3, noise=0.025)],
+        ReadLatency=d.flat(0.0007, 0.08),
+        WriteLatency=d.flat(0.0013, 0.08),
+    )
+    peak = max(range(4, 12), key=lambda i: conns[i])
+    d.set_alert(
+        title="DatabaseConnections above 55% of max_connections on tickets-pg-prod",
+        alertname="RDSConnectionsWarning",
+        metric="DatabaseConnections",
+        threshold=1870,
+        comparison="GreaterThanThreshold",
+        minute=peak,
+        summary="Connection count on tickets-pg-prod crossed the warning threshold (1870 of 3400).",
+        description="Warning-level alarm; no error rate increase reported by the ticketing service.",
+    )
+    d.set_insights(
+        d.wave(3.0, 1.0, 4, noise=0.05),
+        [
+            ("SELECT id, subject, status, assignee_id FROM tickets WHERE queue_id = $1 AND status = ANY($2) "
+             "ORDER BY updated_at DESC LIMIT $3", 0.44, {"CPU": 0.75, "IO:DataFileRead": 0.25}, 520.0),
+            ("UPDATE tickets SET status = $1, updated_at = now() WHERE id = $2", 0.18,
+             {"CPU": 0.5, "IO:WALSync": 0.3, "IO:WALWrite": 0.2}, 95.0),
+            ("SELECT id FROM ingest_queue WHERE claimed_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+             0.16, {"CPU": 0.8, "Client:ClientRead": 0.2}, 12.0),
+        ],
+        {"tickets_api": 0.66, "ingest_worker": 0.22, "reports_ro": 0.06},
+        {"10.90.1.12": 0.34, "10.90.1.13": 0.33, "10.90.7.4": 0.22},
+        {"Client:ClientRead": 0.12},
+    )  # fmt: skip
+    return d
+
+
+def s008() -> Drill:
+    d = Drill("008-storage-full-missing-metric", _start(8, 3, 30), 20, Instance("media-meta-pg", "db.m6g.large",
+              "ap-southeast-2", 200, storage_type="gp2"), 3, "critical", "storage_full",
+              ["FreeStorageSpace_absent", "BurstBalance draining on gp2"])  # fmt: skip
+    standard(
+        d,
+        FreeStorageSpace=None,
+        WriteIOPS=d.curve((0, 2500), (15, 2550), (16, 1800), (17, 60), (19, 20), noise=0.04),
+        ReadIOPS=d.curve((0, 310), (16, 300), (17, 12), (19, 6), noise=0.06),
+        WriteLatency=d.curve((0, 0.004), (12, 0.009), (15, 0.06), (16, 0.21), (17, 0.23), (19, 0.22), noise=0.05),
+        DatabaseConnections=d.curve((0, 95), (16, 102), (17, 0), noise=0.03),
+        CPUUtilization=d.curve((0, 31), (16, 34), (17, 3), noise=0.05),
+        BurstBalance=d.curve((0, 58), (16, 21), (19, 22), noise=0.005),
+        TransactionLogsGeneration=d.curve((0, 21 * MB), (16, 22 * MB), (17, 0.1 * MB), noise=0.04),
+    )
+    _low_storage(d, 1.4, 12.4 * GB)
+    _low_storage(d, 11.2, 4.3 * GB)
+    d.event(16.6, NO_STORAGE.format(db=d.db.name), ["low storage", "failure"])
+    d.set_alert(
+        title="WriteLatency above 150 ms on media-meta-pg",
+        alertname="RDSWriteLatencyHigh",
+        metric="WriteLatency",
+        threshold=0.15,
+        comparison="GreaterThanThreshold",
+        minute=16,
+        summary="Write latency on media-meta-pg is above 150 ms; uploads are timing out.",
+        description="The media upload API reports failed metadata writes.",
+    )
+    d.set_insights(
+        d.curve((0, 2.6), (15, 3.4), (16, 4.1), (17, 0.0)),
+        [
+            ("INSERT INTO media_variants (media_id, variant, width, height, object_key, created_at) "
+             "VALUES ($1, $2, $3, $4, $5, now())", 0.7,
+             {"IO:DataFileExtend": 0.35, "IO:WALWrite": 0.25, "LWLock:WALWrite": 0.1, "CPU": 0.3}, 850.0),
+            ("SELECT object_key, width, height FROM media_variants WHERE media_id = $1", 0.14,
+             {"CPU": 0.6, "IO:DataFileRead": 0.4}, 300.0),
+        ],
+        {"variant_backfill": 0.7, "media_api": 0.24},
+        {"10.100.3.7": 0.7, "10.100.1.20": 0.12, "10.100.1.21": 0.11},
+    )  # fmt: skip
+    return d
+
+
+def s009() -> Drill:
+    d = Drill("009-dual-fault-connection-cpu", _start(8, 20, 10), 20, Instance("recs-pg-prod", "db.r6g.4xlarge",
+              "us-east-1", 1200), 4, "critical", "connection_exhaustion",
+              ["DatabaseConnections", "CPUUtilization",
+               "connections and CPU both fail with one shared cause"])  # fmt: skip
+    load = d.curve((0, 4.0), (2, 4.2), (7, 19.0), (19, 19.5))
+    conns = d.curve((0, 900), (2, 910), (7, 4990), (19, 4994), noise=0.004, hi=4996)
+    standard(
+        d,
+        DatabaseConnections=conns,
+        CPUUtilization=d.curve((0, 35), (2, 36), (7, 94), (19, 94.5), noise=0.01, hi=99),
+        FreeableMemory=d.curve((0, 71 * GB), (2, 71 * GB), (7, 51 * GB), (19, 50 * GB), noise=0.004),
+        DBLoad=load,
+    )
+    d.set_alert(
+        title="CPUUtilization above 90% on recs-pg-prod",
+        alertname="RDSCPUHigh",
+        metric="CPUUtilization",
+        threshold=90,
+        comparison="GreaterThanThreshold",
+        minute=8,
+        summary=f"CPU on recs-pg-prod is above 90%; DatabaseConnections at {conns[8]:.0f}.",
+        description="Recommendation carousels time out on the home page.",
+    )
+    d.set_insights(
+        load,
+        [
+            ("SELECT item_id, score FROM recommendations WHERE user_id = $1 AND surface = $2 "
+             "ORDER BY score DESC LIMIT $3", 0.62, {"CPU": 0.6, "LWLock:ProcArray": 0.3, "IO:DataFileRead": 0.1},
+             2400.0),
+            ("SELECT 1", 0.14, {"CPU": 0.5, "Client:ClientRead": 0.5}, 850.0),
+        ],
+        {"recs_api": 0.93, "recs_admin": 0.02},
+        {"10.30.8.11": 0.16, "10.30.8.12": 0.16, "10.30.8.13": 0.15, "10.30.8.14": 0.15},
+        {"Client:ClientRead": 0.15},
+    )  # fmt: skip
+    return d
+
+
+def s010() -> Drill:
+    d = Drill("010-replication-lag-missing-metric", _start(9, 8, 0), 20, Instance("geo-pg-primary", "db.r6g.xlarge",
+              "us-east-2", 700, replica="geo-pg-replica-2"), 3, "warning", "replication_lag",
+              ["ReplicaLag_absent"])  # fmt: skip
+    slot = d.curve((0, 60 * MB), (3, 70 * MB), (19, 24 * GB), noise=0.02)
+    standard(
+        d,
+        ReplicaLag=None,
+        OldestReplicationSlotLag=slot,
+        TransactionLogsDiskUsage=[1.2 * GB + s for s in slot],
+        TransactionLogsGeneration=d.curve((0, 3.0 * MB), (3, 3.1 * MB), (4, 34 * MB), (19, 36 * MB), noise=0.04),
+        WriteIOPS=d.curve((0, 700), (3, 720), (4, 6200), (19, 6400), noise=0.04),
+        CPUUtilization=d.curve((0, 18), (3, 19), (5, 33), (19, 34), noise=0.05),
+    )
+    d.events_window = (_start(8, 20, 0), _start(9, 8, 20))
+    d.event(-569, "Applying modification to database instance class", ["configuration change"], source=d.db.replica)
+    d.event(-548, "DB instance restarted", ["availability"], source=d.db.replica)
+    d.event(-536, "Finished applying modification to database instance class", ["configuration change"],
+            source=d.db.replica)  # fmt: skip
+    d.set_alert(
+        title="TransactionLogsDiskUsage above 10 GB on geo-pg-primary",
+        alertname="RDSTransactionLogsDiskUsageHigh",
+        metric="TransactionLogsDiskUsage",
+        threshold=10 * GB,
+        comparison="GreaterThanThreshold",
+        minute=10,
+        summary="Write-ahead log files on geo-pg-primary use more than 10 GB of storage.",
+        description="Storage used by transaction logs keeps growing.",
+    )
+    d.set_insights(
+        d.curve((0, 1.1), (3, 1.2), (5, 3.9), (19, 4.1)),
+        [
+            ("INSERT INTO places (place_id, name, geom, updated_at) VALUES ($1, $2, ST_GeomFromGeoJSON($3), now()) "
+             "ON CONFLICT (place_id) DO UPDATE SET name = EXCLUDED.name, geom = EXCLUDED.geom, updated_at = now()",
+             0.66, {"IO:WALWrite": 0.4, "CPU": 0.3, "LWLock:WALWrite": 0.15, "IO:DataFileRead": 0.15}, 1900.0),
+            ("SELECT place_id, name FROM places WHERE ST_DWithin(geom, ST_MakePoint($1, $2)::geography, $3) LIMIT $4",
+             0.2, {"CPU": 0.7, "IO:DataFileRead": 0.3}, 210.0),
+        ],
+        {"geocode_refresh": 0.66, "geo_api": 0.28},
+        {"10.110.4.4": 0.66, "10.110.2.31": 0.14, "10.110.2.32": 0.13},
+    )  # fmt: skip
+    return d
+
+
+def build() -> list[Drill]:
+    """Every scenario of the pack, in folder order."""
+    from rds_pack_scenarios_axis2 import AXIS2
+
+    return [f() for f in (s000, s001, s002, s003, s004, s005, s006, s007, s008, s009, s010, *AXIS2)]
+
+
+__all__ = ["LOW_STORAGE", "NO_STORAGE", "build"]
