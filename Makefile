@@ -15,7 +15,7 @@ setup: $(UV)
 
 # The main job. Exit 1 ("some tests failed") is a result, not a failure of the job; 2, 3, 4 fail it.
 run: setup
-	@$(RUN) sredrill test evals/ --agent py:examples.agents.echo_agent:agent; \
+	@$(RUN) sredrill test evals/ --agent py:examples.agents.toy_rca_agent:agent; \
 	  code=$$?; if [ $$code -eq 0 ] || [ $$code -eq 1 ]; then exit 0; else exit $$code; fi
 
 lint: setup

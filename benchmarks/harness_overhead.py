@@ -41,6 +41,19 @@ async def agent(task):
     return "pong"
 """
 INSPECT_TASK = """
+import sys, types
+
+# Offline machine: tiktoken would download its encoding for mockllm's token count. A stub stands in
+# (as in the reference measurement), costing about what a real short encode costs.
+class _Encoding:
+    def encode(self, text, **kwargs):
+        return list(range(max(1, len(text) // 4)))
+
+stub = types.ModuleType("tiktoken")
+stub.get_encoding = lambda name: _Encoding()
+stub.encoding_for_model = lambda name: _Encoding()
+sys.modules["tiktoken"] = stub
+
 from inspect_ai import Task, eval, task
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import includes
@@ -53,7 +66,9 @@ n = int(sys.argv[1])
 def noop():
     return Task(dataset=[Sample(input="ping", target="") for _ in range(n)], solver=generate(), scorer=includes())
 
-eval(noop(), model="mockllm/model", display="none", log_dir=sys.argv[2])
+logs = eval(noop(), model="mockllm/model", display="none", log_dir=sys.argv[2])
+if logs[0].status != "success" or len(logs[0].samples or []) != n:
+    raise SystemExit(f"inspect run failed: {logs[0].status} {logs[0].error}")
 """
 
 

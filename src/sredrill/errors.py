@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from enum import IntEnum
 
 __all__ = [
     "ActionError",
@@ -30,6 +31,7 @@ __all__ = [
     "AgentSpecError",
     "ConfigError",
     "EvalFileError",
+    "ExitCode",
     "ExpectationFailed",
     "InputError",
     "JudgeError",
@@ -40,6 +42,16 @@ __all__ = [
     "TracesUnavailable",
     "did_you_mean",
 ]
+
+
+class ExitCode(IntEnum):
+    """Process exit codes (DESIGN §8); 3 (some errored) wins over 1 (some failed)."""
+
+    OK = 0
+    TESTS_FAILED = 1
+    USAGE_ERROR = 2
+    TESTS_ERRORED = 3
+    INTERNAL_ERROR = 4
 
 
 def did_you_mean(value: str, allowed: Iterable[str]) -> str:

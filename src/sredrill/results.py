@@ -7,13 +7,13 @@ Schema is generated into `docs/run-report.schema.json`.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 from math import comb
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from sredrill.errors import ExpectationFailed
+from sredrill.errors import ExitCode, ExpectationFailed
 from sredrill.trajectory import TokenUsage
 
 __all__ = [
@@ -72,16 +72,6 @@ class ResultKind(StrEnum):
     RCA = "rca"
     INCIDENT = "incident"
     TEST = "test"
-
-
-class ExitCode(IntEnum):
-    """Process exit codes; 3 (some errored) wins over 1 (some failed)."""
-
-    OK = 0
-    TESTS_FAILED = 1
-    USAGE_ERROR = 2
-    TESTS_ERRORED = 3
-    INTERNAL_ERROR = 4
 
 
 class _Model(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import inspect
+import linecache
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -107,6 +108,19 @@ class Suite:
     tests: list[TestDef] = field(default_factory=list)
     evaluators: dict[str, Callable[..., Any]] = field(default_factory=dict)
     scope: Scope | None = None
+    ids: set[str] = field(default_factory=set)
+    sources: dict[tuple[str, int], str] = field(default_factory=dict)
+    """Body source by (file, line): tests made in a loop share one body, read once."""
+
+    def source_of(self, body: Callable[..., Any], file: str, line: int) -> str:
+        key = (file, line)
+        if key not in self.sources:
+            lines = linecache.getlines(file)
+            try:
+                self.sources[key] = "".join(inspect.getblock(lines[line - 1 :])) if lines else ""
+            except (IndexError, SyntaxError):
+                self.sources[key] = ""
+        return self.sources[key] or getattr(body, "__qualname__", "")
 
     def current_scope(self) -> Scope:
         return self.scope or self.root
@@ -251,12 +265,10 @@ class TestFn:
             _check_fixtures(body, self._fixtures, where, ())
             scope = suite.current_scope()
             test_id = "::".join([display, *scope.path(), name])
-            if any(t.id == test_id for t in suite.tests):
+            if test_id in suite.ids:
                 raise EvalFileError(f"test {name!r} is registered twice in the same scope", path=where)
-            try:
-                source = inspect.getsource(body)
-            except (OSError, TypeError):
-                source = name
+            suite.ids.add(test_id)
+            source = suite.source_of(body, file, line)
             digest = hashlib.sha256("\0".join([name, *labels, source]).encode()).hexdigest()[:16]
             suite.tests.append(
                 TestDef(
