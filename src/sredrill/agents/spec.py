@@ -13,10 +13,10 @@ Examples:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from sredrill.agents.protocol import Agent
 from sredrill.errors import AgentSpecError, did_you_mean
@@ -77,6 +77,10 @@ class ConnectOptions:
     """OpenAI-compatible endpoint for `openai:` agents (`--base-url` / `OPENAI_BASE_URL`)."""
     api_key: str | None = field(default=None, repr=False)
     """Key for that endpoint; never shown in a repr or a log."""
+    packs: tuple[Any, ...] = ()
+    """The scenario packs of the run (`sredrill.scenarios.Pack`), for baselines built from a pack (`majority`)."""
+    seed: int | None = None
+    """Seed for seeded agents (`random`), from `--seed`."""
 
 
 class Connector(Protocol):
@@ -135,13 +139,22 @@ def _load_connector(spec: AgentSpec) -> Connector:
     return connector
 
 
-def resolve_agent(spec: str, *, base_url: str | None = None, api_key: str | None = None) -> Agent:
+def resolve_agent(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    packs: Sequence[Any] = (),
+    seed: int | None = None,
+) -> Agent:
     """Resolve an `--agent SPEC` into a ready agent, checking its target now rather than mid-run.
 
     Args:
         spec: `py:MODULE:ATTR` (an async Python callable) or `cmd:COMMAND` (a subprocess, DESIGN §4.1).
         base_url: OpenAI-compatible endpoint, for connectors that talk to a model.
         api_key: key for that endpoint.
+        packs: the run's scenario packs, for agents built from a pack (the `majority` baseline).
+        seed: for seeded agents (the `random` baseline).
 
     Returns:
         An `Agent` whose `spec` is the spec as given.
@@ -151,4 +164,5 @@ def resolve_agent(spec: str, *, base_url: str | None = None, api_key: str | None
             attribute missing or not async, command empty or not found); the message says how to fix it.
     """
     parsed = parse_agent_spec(spec)
-    return _load_connector(parsed)(parsed, ConnectOptions(base_url=base_url, api_key=api_key))
+    options = ConnectOptions(base_url=base_url, api_key=api_key, packs=tuple(packs), seed=seed)
+    return _load_connector(parsed)(parsed, options)
