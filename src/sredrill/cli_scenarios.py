@@ -95,8 +95,9 @@ def _find(scenario_id: str, pack: str | None) -> Scenario:
         pack, _, scenario_id = scenario_id.partition("/")
     packs = _packs(pack)
     for p in packs:
-        if scenario_id in p.folders:
-            return p.scenario(scenario_id)
+        folder = scenario_id.removeprefix(f"{p.name}/")
+        if folder in p.folders:
+            return p.scenario(folder)
     known = [f for p in packs for f in p.folders]
     hint = did_you_mean(scenario_id, known)
     raise PackError(

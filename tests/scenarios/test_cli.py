@@ -39,8 +39,12 @@ def test_list_marks_broken_scenarios_and_reports_them_on_stderr(pack_dir: Path) 
 
 
 def test_show_by_folder_and_by_pack_slash_folder() -> None:
-    for scenario_id in ("014-checkpoint-storm-cpu-saturation", "rds_postgres/014-checkpoint-storm-cpu-saturation"):
-        result = runner.invoke(scenarios_app, ["show", scenario_id])
+    for args in (
+        ["014-checkpoint-storm-cpu-saturation"],
+        ["rds_postgres/014-checkpoint-storm-cpu-saturation"],
+        ["rds_postgres/014-checkpoint-storm-cpu-saturation", "--pack", "rds_postgres"],
+    ):
+        result = runner.invoke(scenarios_app, ["show", *args])
         assert result.exit_code == 0, result.output
         out = result.stdout
         assert "rds_postgres/014-checkpoint-storm-cpu-saturation" in out

@@ -10,7 +10,7 @@ import pytest
 
 from sredrill.diagnosis import Category
 from sredrill.errors import PackError
-from sredrill.scenarios import load_pack
+from sredrill.scenarios import blind_alert, load_pack
 from tests.scenarios.builders import (
     INSTANCE,
     REPLICA,
@@ -69,6 +69,13 @@ def test_a_missing_pack_names_the_builtin_packs_and_the_closest(tmp_path: Path) 
     assert "rds_postgres" in (info.value.allowed or [])
     with pytest.raises(PackError, match="no scenario folders"):
         load_pack(tmp_path)
+
+
+def test_missing_evidence_file(pack_dir: Path) -> None:
+    error = broken_pack(pack_dir, {"aws_performance_insights.json": None})
+    assert error.path == "drillpack/002-broken/aws_performance_insights.json"
+    assert "lists aws_performance_insights in available_evidence" in error.message
+    assert "drop aws_performance_insights from available_evidence" in (error.hint or "")
 
 
 def test_missing_file(pack_dir: Path) -> None:
@@ -262,7 +269,9 @@ def test_the_original_suite_layout_loads(tmp_path: Path) -> None:
         "get_performance_insights",
         "get_alert",
     }
-    assert lag.alert.common_annotations["rds_failure_mode"] == "replication_lag"  # raw alert keeps it; blind strips it
+    assert lag.alert.common_annotations["rds_failure_mode"] == "replication_lag"  # the raw alert keeps it
+    blind = blind_alert(lag, pack.vocabulary)
+    assert "rds_failure_mode" not in blind.annotations and "replication_lag" not in str(blind.to_payload())
 
     assert dual.failure_modes == ("cpu_saturation", "storage_full")
     assert dual.answer.forbidden_failure_modes == {"storage_full"}

@@ -24,6 +24,8 @@ __all__ = ["Finding", "Severity", "lint_pack", "lint_scenario"]
 
 
 class Severity(StrEnum):
+    """An error blocks a run; a warning never does."""
+
     ERROR = "error"
     WARNING = "warning"
 

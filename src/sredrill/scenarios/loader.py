@@ -148,10 +148,17 @@ class _ScenarioReader:
                 if (self.root / folder / file).is_file():
                     files[file] = self.rel(folder, file)
                     return self.root / folder / file, files[file]
+            source = file.removesuffix(".json")
+            listed = source in {e.value for e in EvidenceSource}
             raise PackError(
-                "file is missing",
+                f"file is missing, but scenario.yml lists {source} in available_evidence"
+                if listed
+                else "file is missing",
                 path=self.rel(self.folder, file),
-                hint=f"add {file}" + (f" here or in the base folder {base}" if base else "") + f", {LINT_HINT}",
+                hint=f"add {file}"
+                + (f" here or in the base folder {base}" if base else "")
+                + (f", or drop {source} from available_evidence" if listed else "")
+                + f", {LINT_HINT}",
             )
 
         alert = read_model(Alert, *find("alert.json"))

@@ -148,6 +148,8 @@ class RdsEvents(_Foreign):
 
 
 class WaitEvent(_Foreign):
+    """A wait event and the DB load (average active sessions) spent in it."""
+
     name: str
     """`CPU`, `IO:WALWrite`, `LWLock:BufferMapping`, `Client:ClientRead`, …"""
     type: str
@@ -156,6 +158,8 @@ class WaitEvent(_Foreign):
 
 
 class TopSql(_Foreign):
+    """A statement (parameterised SQL) by DB load, with its waits."""
+
     statement: str
     db_load_avg: float
     wait_events: list[WaitEvent] = Field(default_factory=list)
@@ -163,16 +167,22 @@ class TopSql(_Foreign):
 
 
 class TopUser(_Foreign):
+    """A database user by DB load."""
+
     name: str
     db_load_avg: float
 
 
 class TopHost(_Foreign):
+    """A client host (IP address) by DB load."""
+
     id: str
     db_load_avg: float
 
 
 class DbLoad(_Foreign):
+    """DB load over time (`db.load.avg`), one value per timestamp."""
+
     timestamps: list[AwareDatetime]
     values: list[float]
     unit: str = "Average Active Sessions"
