@@ -18,6 +18,7 @@ import itertools
 import json
 import math
 import random
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -152,7 +153,7 @@ class Drill:
                dims: str | None = None) -> None:  # fmt: skip
         unit = unit or cloudwatch_units(name)[0]
         suffix = "" if stat == "Average" else "_" + stat.lower()
-        snake = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_").replace("%", "_pct")
+        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z]{2})", "_", name).lower().replace("%", "_pct")
         digits = _ROUND[unit]
         self.series.append(
             {
