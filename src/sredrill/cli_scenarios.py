@@ -2,6 +2,8 @@
 
 Registered in `cli.py` with `app.add_typer(scenarios_app, name="scenarios")`. stdout carries the result (the
 table, the scenario, the findings); problems running the command go to stderr as one `error:` line, exit 2.
+Importing this module loads neither pydantic nor rich: `sredrill --help` stays fast; the commands import
+what they need.
 """
 
 from __future__ import annotations
@@ -10,14 +12,16 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from sredrill.errors import InputError, PackError, did_you_mean
-from sredrill.results import ExitCode
-from sredrill.scenarios import Pack, Scenario, Severity, builtin_pack_names, lint_pack, load_pack
+from sredrill.errors import ExitCode, InputError, PackError, did_you_mean
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from sredrill.scenarios import Pack, Scenario
 
 __all__ = ["scenarios_app"]
 
@@ -27,11 +31,15 @@ _PACK_HELP = "A built-in pack name or a pack folder; default: every built-in pac
 
 
 def _out() -> Console:
+    from rich.console import Console
+
     # Piped output (files, CI logs, tests) gets a wide console, so tables are not cut to 80 columns.
     return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 
 def _err() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -46,6 +54,8 @@ def _input_errors() -> Iterator[None]:
 
 
 def _packs(pack: str | None) -> list[Pack]:
+    from sredrill.scenarios import builtin_pack_names, load_pack
+
     return [load_pack(pack)] if pack else [load_pack(name) for name in builtin_pack_names()]
 
 
@@ -58,6 +68,8 @@ def _report_broken(packs: list[Pack]) -> None:
 @scenarios_app.command("list")
 def list_scenarios(pack: str | None = typer.Option(None, "--pack", help=_PACK_HELP)) -> None:
     """List the scenarios of a pack: id, difficulty, failure modes, category, Axis 2."""
+    from rich.table import Table
+
     with _input_errors():
         packs = _packs(pack)
     table = Table(box=None, pad_edge=False)
@@ -160,6 +172,8 @@ def _render(s: Scenario, say: Callable[..., None]) -> None:
 @scenarios_app.command("lint")
 def lint(pack: str | None = typer.Option(None, "--pack", help=_PACK_HELP)) -> None:
     """Check packs: errors (exit 1) block a run; warnings do not."""
+    from sredrill.scenarios import Severity, lint_pack
+
     with _input_errors():
         packs = _packs(pack)
     out = _out()

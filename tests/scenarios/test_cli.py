@@ -96,3 +96,14 @@ def test_a_missing_pack_is_exit_2_with_one_error_line() -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("error: rds_postgress: no pack 'rds_postgress'")
     assert "did you mean 'rds_postgres'?" in result.stderr and "Traceback" not in result.output
+
+
+def test_importing_the_sub_app_loads_neither_pydantic_nor_the_scenarios() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, sredrill.cli_scenarios; print([m for m in ('pydantic', 'sredrill.scenarios') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
