@@ -34,7 +34,7 @@ def test_design_public_names_are_exported() -> None:
     expected = {
         "test", "describe", "expect", "judge", "evaluator",
         "before_each", "after_each", "before_all", "after_all",
-        "Diagnosis", "RunResult", "Verdict",
+        "Diagnosis", "RunResult", "Verdict", "run",
     }  # fmt: skip
     assert expected <= set(sredrill.__all__)
 

@@ -28,6 +28,7 @@ __all__ = [
     "evaluator",
     "expect",
     "judge",
+    "run",
     "test",
 ]
 
@@ -45,6 +46,7 @@ _LAZY = {
     "expect": "sredrill.sdk",
     "judge": "sredrill.sdk",
     "test": "sredrill.sdk",
+    "run": "sredrill.engine",
 }
 
 

@@ -57,27 +57,124 @@ def _guard(fn: Callable[[], int]) -> None:
     raise typer.Exit(code)
 
 
-def _run_async(coro: Any) -> Any:
-    """asyncio.run, returning the coroutine's value without making it the main task's result.
-
-    On 3.11 asyncio.run's signal-handler cleanup formats the main task's repr, result included: a
-    RunReport of thousands of results took a third of a second to repr, twice.
-    """
-    import asyncio
-
-    box: list[Any] = []
-
-    async def main() -> None:
-        box.append(await coro)
-
-    asyncio.run(main())
-    return box[0]
-
-
 def _store(db: str | None, settings: Any = None):
     from sredrill.store import Store
 
     return Store(db or (settings.db if settings else ".sredrill/sredrill.db"))
+
+
+PackOpt = Annotated[
+    list[str] | None, typer.Option("--pack", "-p", help="Built-in pack name or pack folder; repeatable.")
+]
+
+
+@app.command("run")
+def run_cmd(
+    pack: PackOpt = None,
+    scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", help="NNN-slug or pack/NNN-slug.")] = None,
+    difficulty: Annotated[str | None, typer.Option("--difficulty", help="Levels to run, e.g. 1,2.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Agent spec (default: reference).")] = None,
+    mode: Annotated[str | None, typer.Option("--mode", help="Evidence backend: full, selective, temporal.")] = None,
+    axis2: Annotated[bool, typer.Option("--axis2", help="Axis 1 (full) and Axis 2 (selective), and the gap.")] = False,
+    repeat: Annotated[int, typer.Option("--repeat", help="Runs per scenario (pass@k, pass^k).")] = 1,
+    retries: Annotated[int, typer.Option("--retries", help="Retry a failing scenario up to N times.")] = 0,
+    jobs: JobsOpt = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per scenario.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for seeded agents (random).")] = None,
+    no_blind: Annotated[bool, typer.Option("--no-blind", help="Show agents the raw alert (debugging).")] = False,
+    resume: Annotated[str | None, typer.Option("--resume", help="Continue an interrupted run.")] = None,
+    reporter: ReporterOpt = None,
+    output: OutputOpt = None,
+    json_: JsonOpt = False,
+    db: DbOpt = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible agent endpoint.")] = None,
+) -> None:
+    """Run scenario packs against an agent and print the scoreboard (the main job)."""
+
+    def body() -> int:
+        from sredrill.engine import RunOptions, load_settings, run_packs, run_sync
+        from sredrill.engine.reporters import make_reporter
+        from sredrill.results import exit_code_for
+
+        if repeat < 1 or retries < 0:
+            raise InputError("--repeat must be ≥ 1 and --retries ≥ 0")
+        settings = load_settings(
+            {"agent": agent, "jobs": jobs, "timeout": timeout, "db": db, "base_url": base_url,
+             "reporter": "json" if json_ else reporter}
+        )  # fmt: skip
+        store = _store(db, settings)
+        options = RunOptions(jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout)
+        packs, scenarios_, level, mode_, axis2_, blind, seed_ = (
+            list(pack or []), list(scenario or []), difficulty, mode, axis2, not no_blind, seed
+        )  # fmt: skip
+        resume_id = None
+        if resume:
+            resume_id = store.resolve_run(resume)
+            config = store.get_run(resume_id).config
+            packs = packs or list(config.get("packs") or [])
+            scenarios_ = scenarios_ or list(config.get("scenarios") or [])
+            level = level or ",".join(str(d) for d in config.get("difficulty") or [])
+            mode_, axis2_ = config.get("mode"), bool(config.get("axis2"))
+            blind, seed_ = bool(config.get("blind", True)), config.get("seed")
+            settings = load_settings({"agent": agent or store.get_run(resume_id).agent, "jobs": jobs, "db": db})
+        listener = make_reporter(settings.reporter, output=output, stdout=sys.stdout, stderr=sys.stderr)
+        report = run_sync(
+            run_packs(
+                packs, settings=settings, options=options, listener=listener, store=store, mode=mode_,
+                axis2=axis2_, scenario_ids=scenarios_, difficulty=level, blind=blind, seed=seed_, resume=resume_id,
+            )
+        )  # fmt: skip
+        return exit_code_for(report.summary)
+
+    _guard(body)
+
+
+@app.command("baselines")
+def baselines_cmd(
+    pack: PackOpt = None,
+    db: DbOpt = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random baseline.")] = 0,
+    jobs: JobsOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Every naive baseline and the reference agent on the same packs: the discrimination table."""
+
+    def body() -> int:
+        import json
+
+        from rich.console import Console
+        from rich.table import Table
+
+        from sredrill.engine import RunOptions, load_settings, run_baselines, run_sync
+
+        settings = load_settings({"jobs": jobs, "db": db})
+        reports = run_sync(
+            run_baselines(
+                list(pack or []), settings=settings, options=RunOptions(jobs=settings.jobs),
+                store=_store(db, settings), seed=seed,
+            )
+        )  # fmt: skip
+        levels = sorted({d for r in reports for d in r.summary.by_difficulty}, key=int)
+        if json_:
+            rows = [
+                {"agent": r.agent, "run_id": r.run_id, "pass_rate": r.summary.pass_rate,
+                 "by_difficulty": {d: c.pass_rate for d, c in r.summary.by_difficulty.items()},
+                 "passed": r.summary.passed, "total": r.summary.total}
+                for r in reports
+            ]  # fmt: skip
+            typer.echo(json.dumps(rows, indent=2))
+            return ExitCode.OK
+        pct = lambda x: "n/a" if x is None else f"{x:.0%}"  # noqa: E731
+        table = Table("agent", "passed", "pass rate", *(f"difficulty {d}" for d in levels), "run")
+        for r in reports:
+            by = r.summary.by_difficulty
+            cells = [f"{by[d].passed}/{by[d].total} ({pct(by[d].pass_rate)})" if d in by else "—" for d in levels]
+            table.add_row(r.agent or "?", f"{r.summary.passed}/{r.summary.total}", pct(r.summary.pass_rate), *cells,
+                          r.run_id)  # fmt: skip
+        Console(width=200, highlight=False).print(table)
+        return ExitCode.OK
+
+    _guard(body)
 
 
 @app.command("test")
@@ -104,7 +201,7 @@ def test_cmd(
     """Run SDK eval files against an agent."""
 
     def body() -> int:
-        from sredrill.engine import RunOptions, load_settings, run_eval_files
+        from sredrill.engine import RunOptions, load_settings, run_eval_files, run_sync
         from sredrill.engine.reporters import make_reporter
         from sredrill.results import exit_code_for
 
@@ -143,7 +240,7 @@ def test_cmd(
         if not chosen:
             raise InputError("no eval files given", hint="usage: sredrill test PATH… (files or folders)")
         listener = make_reporter(settings.reporter, output=output, stdout=sys.stdout, stderr=sys.stderr)
-        report = _run_async(
+        report = run_sync(
             run_eval_files(
                 chosen,
                 settings=settings,

@@ -16,7 +16,17 @@ from .config import Settings
 from .execute import RunListener, RunOptions, execute, new_run_id
 from .loader import LoadedTests, load_eval_files, select_tests
 
-__all__ = ["TestPlan", "list_tests", "plan_tests", "run_eval_files"]
+__all__ = [
+    "BASELINE_AGENTS",
+    "TestPlan",
+    "list_tests",
+    "plan_tests",
+    "run",
+    "run_baselines",
+    "run_eval_files",
+    "run_packs",
+    "run_sync",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,3 +155,226 @@ async def run_eval_files(
         agent=settings.agent,
         started_at=started_at,
     )
+
+
+def _difficulties(text: str | Sequence[int] | None) -> list[int]:
+    if text is None or text == "":
+        return []
+    if not isinstance(text, str):
+        return [int(d) for d in text]
+    try:
+        levels = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InputError(f"--difficulty {text!r} must be a comma list of levels 1-4, e.g. 1,2") from None
+    bad = [d for d in levels if d not in (1, 2, 3, 4)]
+    if bad:
+        raise InputError(f"--difficulty: {bad} not in 1-4", allowed=["1", "2", "3", "4"])
+    return levels
+
+
+async def run_packs(
+    packs: Sequence[str],
+    *,
+    settings: Settings,
+    options: RunOptions,
+    listener: RunListener,
+    store: Any | None,
+    mode: str | None = None,
+    axis2: bool = False,
+    scenario_ids: Sequence[str] = (),
+    difficulty: str | Sequence[int] | None = None,
+    blind: bool = True,
+    seed: int | None = None,
+    resume: str | None = None,
+) -> RunReport:
+    """What `sredrill run` does: scenario packs against one agent, graded, stored, reported.
+
+    Args:
+        packs: built-in pack names or paths; empty = every built-in pack.
+        mode: the evidence backend (`full`, `selective`, `temporal`); `axis2` runs full and selective.
+        scenario_ids: folder names or `pack/folder`; empty = all.
+        difficulty: levels to keep (`"1,2"`).
+        blind: False serves the raw alert (`--no-blind`): only for debugging a pack.
+        seed: for seeded agents (`random`).
+        resume: the id of an interrupted run to continue.
+    """
+    from sredrill.scenarios import builtin_pack_names, load_pack
+
+    from .rca import axes_for, decorate_rca, pack_error_results, rca_tests
+
+    names = list(packs) or [n for n in builtin_pack_names() if n != "incidents"]
+    loaded = [load_pack(n) for n in names]
+    axes = axes_for(mode, axis2)
+    for sid in scenario_ids:  # an unknown id is a usage error before anything runs
+        owners = [p for p in loaded if sid.split("/")[0] in (p.name, sid)]
+        if not any(sid.removeprefix(f"{p.name}/") in p.folders for p in owners or loaded):
+            (owners or loaded)[0].scenario(sid)
+    levels = _difficulties(difficulty)
+    tests = rca_tests(
+        loaded,
+        axes,
+        blind=blind,
+        scenario_ids=scenario_ids,
+        difficulties=levels,
+        timeout_s=options.timeout_s or 120.0,
+    )
+    preset = pack_error_results(loaded, axes)
+    previous: list[TestResult] = []
+    if resume is not None:
+        if store is None or store.get_run(resume) is None:
+            raise InputError(f"no run {resume!r} in the store", hint="list runs with: sredrill runs list")
+        record = store.get_run(resume)
+        done = store.completed_ids(resume)
+        previous = [r for r in store.results(resume) if r.id in done]
+        run_id, started_at = resume, record.started_at
+    else:
+        run_id, started_at = new_run_id(), datetime.now(UTC)
+    done_ids = {r.id for r in previous}
+    tests = [t for t in tests if t.id not in done_ids]
+    preset = [r for r in preset if r.id not in done_ids]
+
+    agent_spec = settings.agent or "reference"
+    from sredrill.agents.spec import resolve_agent
+
+    agent = resolve_agent(agent_spec, base_url=settings.base_url, api_key=settings.api_key, packs=loaded, seed=seed)
+    mode_label = "axis2" if axis2 else axes[0].mode.value
+    runtime = Runtime(run_id=run_id, agent=agent, judge=JudgeConfig(skip=True), store=store)
+    if store is not None and resume is None:
+        store.begin_run(
+            run_id,
+            kind="run",
+            agent=agent_spec,
+            mode=mode_label,
+            started_at=started_at,
+            config={
+                "packs": names,
+                "mode": mode,
+                "axis2": axis2,
+                "scenarios": list(scenario_ids),
+                "difficulty": levels,
+                "blind": blind,
+                "seed": seed,
+                "jobs": options.jobs,
+                "repeat": options.repeat,
+                "retries": options.retries,
+                "timeout": options.timeout_s,
+            },
+        )
+    title = f"sredrill run · {', '.join(p.name for p in loaded)} · {agent_spec} · {mode_label}"
+    return await execute(
+        tests,
+        runtime,
+        options,
+        listener=listener,
+        store=store,
+        title=title,
+        preset=preset,
+        previous=previous,
+        decorate=decorate_rca,
+        agent=agent_spec,
+        mode=mode_label,
+        started_at=started_at,
+    )
+
+
+BASELINE_AGENTS = ("majority", "keyword", "random", "reference")
+
+
+class _Silent:
+    """A listener that reports nothing (the baselines table is printed at the end)."""
+
+    def on_run_start(self, run_id: str, total: int, *, title: str) -> None: ...
+    def on_test_start(self, test_id: str, name: str) -> None: ...
+    def on_test_end(self, result: TestResult) -> None: ...
+    def on_run_end(self, report: RunReport) -> None: ...
+
+
+async def run_baselines(
+    packs: Sequence[str],
+    *,
+    settings: Settings,
+    options: RunOptions,
+    store: Any | None,
+    seed: int | None = 0,
+    agents: Sequence[str] = BASELINE_AGENTS,
+) -> list[RunReport]:
+    """Every naive baseline and the reference agent on the same packs (Axis 1, full backend), one run each.
+
+    A benchmark that a constant guess or the alert title alone can pass is caught here (DESIGN §9).
+    """
+    from dataclasses import replace
+
+    reports = []
+    for spec in agents:
+        reports.append(
+            await run_packs(
+                packs,
+                settings=replace(settings, agent=spec),
+                options=options,
+                listener=_Silent(),
+                store=store,
+                seed=seed,
+            )
+        )
+    return reports
+
+
+def run(
+    packs: Sequence[str] = (),
+    *,
+    agent: str = "reference",
+    mode: str | None = None,
+    axis2: bool = False,
+    jobs: int = 1,
+    repeat: int = 1,
+    db: str | None = None,
+    listener: RunListener | None = None,
+) -> RunReport:
+    """What `sredrill run` does, from Python: run packs against an agent and return the RunReport.
+
+    Args:
+        packs: built-in pack names or pack folders; empty = every built-in pack.
+        agent: an agent spec (`reference`, `py:module:attr`, `cmd:COMMAND`, …).
+        mode: `full`, `selective` or `temporal`; `axis2=True` runs full and selective.
+        jobs: scenarios run side by side.
+        repeat: runs per scenario (pass@k, pass^k).
+        db: a SQLite store to keep the run in; None keeps nothing.
+
+    Examples:
+        >>> report = sredrill.run(["rds_postgres"], agent="reference", axis2=True)
+        >>> report.summary.gap.overall
+    """
+    store = None
+    if db is not None:
+        from sredrill.store import Store
+
+        store = Store(db)
+    return run_sync(
+        run_packs(
+            packs,
+            settings=Settings(agent=agent),
+            options=RunOptions(jobs=jobs, repeat=repeat),
+            listener=listener or _Silent(),
+            store=store,
+            mode=mode,
+            axis2=axis2,
+        )
+    )
+
+
+def run_sync(coro: Any) -> Any:
+    """Run an engine coroutine to completion from synchronous code (the CLI, `sredrill.run`).
+
+    The value is passed out through a box, not as the main task's result: on 3.11 asyncio.run's
+    signal-handler cleanup formats the main task's repr, result included, and a RunReport of thousands of
+    results took a third of a second to repr, twice.
+    """
+    import asyncio
+
+    box: list[Any] = []
+
+    async def main() -> None:
+        box.append(await coro)
+
+    asyncio.run(main())
+    return box[0]

@@ -24,8 +24,6 @@ def test_insights(result: TestResult, *, tools_offered: int = 0) -> Insights | N
             recs.append((0, "configure an agent: sredrill test PATH --agent SPEC"))
         elif "judge" in reason:
             recs.append((0, "fix the judge endpoint (--judge-base-url, --judge-model) or run with --no-judge"))
-        else:
-            recs.append((1, "fix the error above first; errored tests are excluded from the pass rate"))
     for s in result.signals:
         if s.role == SignalRole.GATE and s.passed is False:
             if s.kind == SignalKind.JUDGE:
@@ -47,7 +45,9 @@ def test_insights(result: TestResult, *, tools_offered: int = 0) -> Insights | N
     if not why and not recs:
         return None
     if result.status == TestStatus.ERRORED:
-        summary = "errored before it could be graded: fix the error, then rerun"
+        if not recs:
+            return None  # the error message is the whole story
+        summary = "errored before it could be graded"
     elif why:
         summary = f"{len(why)} gate signal(s) failed"
     else:
@@ -65,9 +65,14 @@ def run_insights(results: list[TestResult]) -> Insights | None:
             for tool, n in r.metrics.tool_histogram.items():
                 redundant[tool] += n
     errored = sum(r.status == TestStatus.ERRORED for r in results)
+    failed = sum(r.status == TestStatus.FAILED for r in results)
     why = [f"{name!r} failed in {n} test(s)" for name, n in failing.most_common(3)]
     if errored:
-        why.append(f"{errored} test(s) errored (excluded from the pass rate)")
+        reasons = Counter(
+            (r.failure_reason or "").splitlines()[0][:120] for r in results if r.status == TestStatus.ERRORED
+        )
+        reason, n = reasons.most_common(1)[0]
+        why.append(f"{errored} test(s) errored, {n} with: {reason}")
     if redundant:
         tool, _ = redundant.most_common(1)[0]
         why.append(f"across the suite the agent repeats identical calls, most to {tool}")
@@ -75,7 +80,7 @@ def run_insights(results: list[TestResult]) -> Insights | None:
         return None
     return Insights(
         source="rules",
-        summary=why[0],
+        summary=f"{failed} failed and {errored} errored of {len(results)}",
         why=why,
         recommendations=[rec for rec, _ in recs.most_common(5)],
     )

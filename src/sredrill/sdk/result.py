@@ -162,7 +162,7 @@ class AgentFixture:
             run_id=uuid.uuid4().hex,
             prompt=text,
             context=items,
-            alert=runtime.alert,
+            alert=ctx.extra.get("alert", runtime.alert),
             tools=toolset.specs() if toolset is not None else [],
             deadline_s=ctx.test.timeout_s,
             env=dict(env or {}),

@@ -1,0 +1,185 @@
+"""The RCA suite: every scenario of a pack as a generated SDK test, run by the same `run_test`.
+
+A generated test builds the scenario's toolset for its backend, runs the agent once, and grades the diagnosis;
+each grading check becomes a `check` signal, so statuses come from the one engine rule (DESIGN §5, §7).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sredrill.errors import InputError
+from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.grading import Grade, grade_diagnosis
+from sredrill.results import ResultKind, TestResult, TestStatus
+from sredrill.scenarios import Pack, Scenario
+from sredrill.sdk import Scope, TestContext, TestDef, current_context
+
+__all__ = ["RCA_PROMPT", "Axis", "axes_for", "decorate_rca", "pack_error_results", "rca_tests", "select_scenarios"]
+
+# What every agent is asked; nothing in it names a scenario, its folder or its failure mode (blind mode).
+RCA_PROMPT = (
+    "An alert fired on a production PostgreSQL database (Amazon RDS). Investigate it with the tools you have: "
+    "the alert, CloudWatch metrics, RDS events and Performance Insights. Find the root cause, rule out the "
+    "alternatives the evidence contradicts, cite the evidence for each claim, and submit a diagnosis."
+)
+DEFAULT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """One way to run a scenario: the axis it is graded on and the backend that serves its evidence."""
+
+    number: int
+    mode: BackendMode
+
+
+def axes_for(mode: str | None, axis2: bool) -> list[Axis]:
+    """`--axis2`: Axis 1 on `full` and Axis 2 on `selective`; `--mode` alone picks the backend of Axis 1."""
+    try:
+        backend = BackendMode(mode or "full")
+    except ValueError:
+        raise InputError(
+            f"--mode {mode!r} is not a backend", allowed=[m.value for m in BackendMode], hint="e.g. --mode selective"
+        ) from None
+    if axis2:
+        if mode not in (None, "full"):
+            raise InputError("--axis2 runs both axes (full, then selective): leave out --mode, or drop --axis2")
+        return [Axis(1, BackendMode.FULL), Axis(2, BackendMode.SELECTIVE)]
+    return [Axis(1, backend)]
+
+
+def select_scenarios(
+    pack: Pack, *, scenario_ids: Sequence[str] = (), difficulties: Sequence[int] = ()
+) -> list[Scenario]:
+    """The pack's scenarios named by `--scenario` (folder or pack/folder) and of the given difficulties."""
+    chosen = list(pack.scenarios)
+    if scenario_ids:
+        wanted = [s for s in scenario_ids if s.split("/")[0] in (pack.name, s)]
+        chosen = [pack.scenario(s) for s in wanted]
+    if difficulties:
+        chosen = [s for s in chosen if s.difficulty in difficulties]
+    return chosen
+
+
+@dataclass(frozen=True, slots=True)
+class _Graded:
+    scenario: Scenario
+    axis: Axis
+    grade: Grade | None
+
+
+def _body(pack: Pack, scenario: Scenario, axis: Axis, blind: bool) -> Callable[..., Any]:
+    async def body(agent: Any) -> None:
+        ctx = current_context()
+        toolset = RcaToolset(scenario, axis.mode, blind=blind, vocabulary=pack.vocabulary)
+        ctx.extra["alert"] = toolset.alert
+        ctx.extra["graded"] = _Graded(scenario, axis, None)
+        result = await agent.run(RCA_PROMPT, tools=toolset)
+        grade = grade_diagnosis(
+            scenario,
+            result.diagnosis or toolset.submitted,
+            result.trajectory,
+            axis=axis.number,
+            returned_metrics=toolset.returned_metrics(),
+            vocabulary=pack.vocabulary,
+            loops=result.loops,
+        )
+        ctx.extra["graded"] = _Graded(scenario, axis, grade)
+        for signal in grade.signals:
+            ctx.record(signal)
+
+    return body
+
+
+def rca_tests(
+    packs: Sequence[Pack],
+    axes: Sequence[Axis],
+    *,
+    blind: bool = True,
+    scenario_ids: Sequence[str] = (),
+    difficulties: Sequence[int] = (),
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> list[TestDef]:
+    """One TestDef per (scenario, axis), ids `pack/NNN-slug#axis`, ordered by pack, axis, scenario."""
+    tests = []
+    for pack in packs:
+        scope = Scope(name=pack.name)
+        scenarios = select_scenarios(pack, scenario_ids=scenario_ids, difficulties=difficulties)
+        for axis in axes:
+            for scenario in scenarios:
+                body = _body(pack, scenario, axis, blind)
+                name = f"{scenario.qualified_id}#{axis.number}"
+                digest = hashlib.sha256(f"{name}\0{axis.mode}\0{sorted(scenario.files.items())}".encode())
+                tests.append(
+                    TestDef(
+                        id=name,
+                        name=name,
+                        file=pack.name,
+                        line=0,
+                        describe_path=(),
+                        labels=(f"difficulty:{scenario.difficulty}", f"axis:{axis.number}", f"mode:{axis.mode}"),
+                        timeout_s=timeout_s,
+                        prompt=RCA_PROMPT,
+                        context=(),
+                        skip_judge=True,
+                        description=None,
+                        body=body,
+                        fixtures={},
+                        scope=scope,
+                        content_hash=digest.hexdigest()[:16],
+                    )
+                )
+    return tests
+
+
+def decorate_rca(ctx: TestContext, result: TestResult) -> TestResult:
+    """Add the RCA fields of the RunReport (axis, mode, expected/actual, checks, trajectory, reasoning)."""
+    graded: _Graded | None = ctx.extra.get("graded")
+    if graded is None:  # the body failed before building its toolset; keep the engine's verdict
+        return result.model_copy(update={"kind": ResultKind.RCA})
+    scenario, grade = graded.scenario, graded.grade
+    update: dict[str, Any] = {
+        "kind": ResultKind.RCA,
+        "axis": graded.axis.number,
+        "mode": graded.axis.mode.value,
+        "difficulty": scenario.difficulty,
+        "prompt": None,
+    }
+    if grade is not None:
+        update.update(
+            expected=grade.expected,
+            actual=grade.actual,
+            checks=grade.report_checks(),
+            trajectory=grade.trajectory,
+            reasoning=dict(grade.reasoning) if grade.reasoning is not None else None,
+            score=round(grade.gate_fraction, 4),
+        )
+        if result.status == TestStatus.FAILED and grade.failure_reason:
+            update["failure_reason"] = grade.failure_reason
+    return result.model_copy(update=update)
+
+
+def pack_error_results(packs: Sequence[Pack], axes: Sequence[Axis]) -> list[TestResult]:
+    """A broken scenario is `errored` on every axis with its load error; the rest of the pack still runs."""
+    out = []
+    for pack in packs:
+        for folder, error in sorted(pack.broken.items()):
+            for axis in axes:
+                out.append(
+                    TestResult(
+                        id=f"{pack.name}/{folder}#{axis.number}",
+                        name=f"{pack.name}/{folder}#{axis.number}",
+                        kind=ResultKind.RCA,
+                        file=pack.name,
+                        status=TestStatus.ERRORED,
+                        failure_reason=error.render(),
+                        axis=axis.number,
+                        mode=axis.mode.value,
+                        duration_ms=0.0,
+                    )
+                )
+    return out
