@@ -25,6 +25,7 @@ LAYERS = [
     "sdk",
     "engine",
     "server",
+    "cli_scenarios",
     "cli",
 ]
 # Package-level files that belong to no layer: the lazy public face and the entry point.

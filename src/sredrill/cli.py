@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from sredrill.cli_scenarios import scenarios_app
 from sredrill.errors import ExitCode, InputError
 
 app = typer.Typer(
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 runs_app = typer.Typer(no_args_is_help=True, help="Stored run history: list, show, compare.")
 app.add_typer(runs_app, name="runs")
+app.add_typer(scenarios_app, name="scenarios")
 
 DbOpt = Annotated[str | None, typer.Option("--db", help="SQLite store (default .sredrill/sredrill.db).")]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="py:module:attr, cmd:COMMAND, …")]
