@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sredrill.evidence import BackendMode, RcaToolset
@@ -70,7 +70,7 @@ def call(tools: RcaToolset, name: str, args: dict[str, Any]) -> Any:
 
 
 @pytest.mark.parametrize("folder", ["001-cpu-hot-query", "002-storage-missing-metric", "003-events-only"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None)
 @given(sequence=st.lists(_calls, min_size=1, max_size=40))
 def test_temporal_never_returns_anything_after_its_clock(
     tiny_pack: Pack, folder: str, sequence: list[tuple[str, dict[str, Any]]]
