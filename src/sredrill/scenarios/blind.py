@@ -150,12 +150,19 @@ class _Scrubber:
     """Every failure-mode, set and category name (lower case)."""
     phrases: tuple[str, ...]
     """Literal strings to remove: ids, folder, slug, reference sentences (longest first)."""
+    pattern: re.Pattern[str] | None = None
+    """All phrases as one alternation (longest first, whitespace-tolerant): one pass per text."""
 
     @classmethod
     def for_scenario(cls, scenario: Scenario, vocabulary: Vocabulary) -> _Scrubber:
         needles = leak_needles(scenario, vocabulary)
         phrases = tuple(sorted((n for n in needles if not _SNAKE.fullmatch(n)), key=len, reverse=True))
-        return cls(identifiers=vocabulary.identifiers(), phrases=phrases)
+        pattern = (
+            re.compile("|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases), re.IGNORECASE)
+            if phrases
+            else None
+        )
+        return cls(identifiers=vocabulary.identifiers(), phrases=phrases, pattern=pattern)
 
     def keeps(self, key: str, value: object) -> bool:
         """False for an entry that names the answer by its key, or whose whole value is a vocabulary name."""
@@ -168,8 +175,11 @@ class _Scrubber:
 
     def text(self, value: str) -> str:
         out = _SNAKE.sub(lambda m: "" if self._is_label(m.group(0)) else m.group(0), value)
-        for phrase in self.phrases:
-            out = re.sub(re.escape(phrase).replace(r"\ ", r"\s+"), "", out, flags=re.IGNORECASE)
+        if self.pattern is not None:
+            # Repeat until stable: removing one phrase can join the halves of another.
+            previous = None
+            while previous != out:
+                previous, out = out, self.pattern.sub("", out)
         out = re.sub(r"\(\s*\)|\[\s*\]", "", out)
         return re.sub(r"[ \t]{2,}", " ", out).strip()
 

@@ -16,6 +16,9 @@ from typing import TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+# libyaml's loader when PyYAML was built with it (about 10x faster); the same safe subset either way.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 from sredrill.errors import PackError, did_you_mean
 
 __all__ = ["LINT_HINT", "read_document", "read_model", "validate_model"]
@@ -50,7 +53,7 @@ def read_document(path: Path, rel: str) -> dict[str, object]:
             ) from exc
     else:
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_YAML_LOADER)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
