@@ -67,11 +67,8 @@ def main() -> None:
     sredrill = [sys.executable, "-m", "sredrill"]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        runs = [
-            timed([*sredrill, "run", "--pack", "rds_postgres", "--axis2", "--agent", args.agent,
-                   "--db", str(work / f"a{i}.db"), "--json"], Path.cwd())  # fmt: skip
-            for i in range(args.reps)
-        ]
+        base = [*sredrill, "run", "--pack", "rds_postgres", "--axis2", "--agent", args.agent, "--json"]
+        runs = [timed([*base, "--db", str(work / f"a{i}.db")], Path.cwd()) for i in range(args.reps)]
         print(f"sredrill run --pack rds_postgres --axis2 --agent {args.agent}: median {statistics.median(runs):.2f} s "
               f"over {args.reps} (min {min(runs):.2f}, max {max(runs):.2f})")  # fmt: skip
         print(f"{'scenarios':>10} {'wall s':>8} {'ms/scenario':>12}")

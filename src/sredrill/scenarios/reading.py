@@ -16,10 +16,10 @@ from typing import TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from sredrill.errors import PackError, did_you_mean
+
 # libyaml's loader when PyYAML was built with it (about 10x faster); the same safe subset either way.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-from sredrill.errors import PackError, did_you_mean
 
 __all__ = ["LINT_HINT", "read_document", "read_model", "validate_model"]
 
