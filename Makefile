@@ -11,7 +11,7 @@ $(UV):
 	.tools/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
 setup: $(UV)
-	$(UV) sync --frozen --all-extras --quiet
+	$(UV) sync --frozen --all-extras --compile-bytecode --quiet
 
 # The main job. Exit 1 ("some tests failed") is a result, not a failure of the job; 2, 3, 4 fail it.
 run: setup

@@ -17,7 +17,7 @@ from sredrill.errors import AgentError
 from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
 from sredrill.sdk import Runtime, TestContext, TestDef
 
-from .insights import LLM_SYSTEM, llm_prompt, parse_llm_insights, run_insights, test_insights
+from .insights import LLM_SYSTEM, insights_for_run, insights_for_test, llm_prompt, parse_llm_insights
 from .runner import AttemptOutcome, HookState, run_test
 
 __all__ = ["RunListener", "RunOptions", "execute", "new_run_id"]
@@ -137,7 +137,7 @@ async def execute(
 
     async def finish(outcome: AttemptOutcome, tools_offered: int) -> None:
         result = outcome.result
-        insights = test_insights(result, tools_offered=tools_offered)
+        insights = insights_for_test(result, tools_offered=tools_offered)
         if insights is not None:
             result = result.model_copy(update={"insights": insights})
         if options.insights == "llm":
@@ -183,7 +183,7 @@ async def execute(
         duration_ms=round((time.perf_counter() - t0) * 1000, 3),
         summary=summarize(results, repeat=options.repeat),
         results=results,
-        insights=run_insights(results),
+        insights=insights_for_run(results),
     )
     if store is not None:
         await asyncio.to_thread(store.finish_run, run_id, report)

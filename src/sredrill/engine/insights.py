@@ -7,10 +7,10 @@ from collections import Counter
 
 from sredrill.results import Insights, SignalKind, SignalRole, TestResult, TestStatus
 
-__all__ = ["run_insights", "test_insights"]
+__all__ = ["insights_for_run", "insights_for_test"]
 
 
-def test_insights(result: TestResult, *, tools_offered: int = 0) -> Insights | None:
+def insights_for_test(result: TestResult, *, tools_offered: int = 0) -> Insights | None:
     """Rule-based insight for one result; None for a clean pass with nothing to recommend."""
     why: list[str] = []
     recs: list[tuple[int, str]] = []  # (rank, text): lower rank first
@@ -55,7 +55,7 @@ def test_insights(result: TestResult, *, tools_offered: int = 0) -> Insights | N
     return Insights(source="rules", summary=summary, why=why, recommendations=[r for _, r in sorted(recs)])
 
 
-def run_insights(results: list[TestResult]) -> Insights | None:
+def insights_for_run(results: list[TestResult]) -> Insights | None:
     """Roll per-test signals and recommendations up to the run: what fails most, what to change first."""
     failing = Counter(s.name for r in results for s in r.signals if s.role == SignalRole.GATE and s.passed is False)
     recs = Counter(rec for r in results if r.insights for rec in r.insights.recommendations)
