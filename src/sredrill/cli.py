@@ -100,25 +100,26 @@ def run_cmd(
 
         if repeat < 1 or retries < 0:
             raise InputError("--repeat must be ≥ 1 and --retries ≥ 0")
-        settings = load_settings(
-            {"agent": agent, "jobs": jobs, "timeout": timeout, "db": db, "base_url": base_url,
-             "reporter": "json" if json_ else reporter}
-        )  # fmt: skip
-        store = _store(db, settings)
-        options = RunOptions(jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout)
+        flags = {"agent": agent, "jobs": jobs, "timeout": timeout, "db": db, "base_url": base_url,
+                 "reporter": "json" if json_ else reporter}  # fmt: skip
+        store = _store(db, load_settings(flags))
         packs, scenarios_, level, mode_, axis2_, blind, seed_ = (
             list(pack or []), list(scenario or []), difficulty, mode, axis2, not no_blind, seed
         )  # fmt: skip
         resume_id = None
         if resume:
+            # The stored run's own choices win, so the resumed part is graded exactly like the first part.
             resume_id = store.resolve_run(resume)
-            config = store.get_run(resume_id).config
-            packs = packs or list(config.get("packs") or [])
-            scenarios_ = scenarios_ or list(config.get("scenarios") or [])
-            level = level or ",".join(str(d) for d in config.get("difficulty") or [])
+            record = store.get_run(resume_id)
+            config = record.config
+            packs = list(config.get("packs") or [])
+            scenarios_ = list(config.get("scenarios") or [])
+            level = ",".join(str(d) for d in config.get("difficulty") or [])
             mode_, axis2_ = config.get("mode"), bool(config.get("axis2"))
             blind, seed_ = bool(config.get("blind", True)), config.get("seed")
-            settings = load_settings({"agent": agent or store.get_run(resume_id).agent, "jobs": jobs, "db": db})
+            flags["agent"] = record.agent
+        settings = load_settings(flags)
+        options = RunOptions(jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout)
         listener = make_reporter(settings.reporter, output=output, stdout=sys.stdout, stderr=sys.stderr)
         report = run_sync(
             run_packs(
@@ -203,6 +204,8 @@ def test_cmd(
     """Run SDK eval files against an agent."""
 
     def body() -> int:
+        from dataclasses import replace
+
         from sredrill.engine import RunOptions, load_settings, run_eval_files, run_sync
         from sredrill.engine.reporters import make_reporter
         from sredrill.results import exit_code_for
@@ -233,7 +236,10 @@ def test_cmd(
         )
         if resume:
             resume_id = store.resolve_run(resume)
-            config = store.get_run(resume_id).config
+            record = store.get_run(resume_id)
+            config = record.config
+            if agent is None and record.agent:
+                settings = replace(settings, agent=record.agent)
             chosen = chosen or list(config.get("paths") or [])
             grep_ = grep_ or config.get("grep")
             labels_ = labels_ or list(config.get("labels") or [])

@@ -160,3 +160,32 @@ def test_blind_mode_for_a_subprocess_agent_covers_argv_env_and_stdin(project: Pr
         hits = [n for n in leak_needles(scenario, pack.vocabulary) if n.lower() in seen]
         assert not hits, f"{scenario.id}: {hits}"
     assert json.loads(files[0].read_text().splitlines()[2])["alert"]["title"]
+
+
+def test_an_interrupted_pack_run_resumes_with_nothing_lost(project: Project) -> None:
+    import sqlite3
+    import time
+
+    project.write("slow_constant.py", "import asyncio\n" + CONSTANT.replace(
+        "async def agent(task):\n", "async def agent(task):\n    await asyncio.sleep(0.3)\n"))  # fmt: skip
+    proc = project.popen("run", "--pack", "rds_postgres", "--agent", "py:slow_constant:agent")
+    deadline = time.monotonic() + 60
+    done: list[tuple[str, str]] = []
+    while time.monotonic() < deadline and len(done) < 3:
+        if project.db.exists():
+            try:
+                with sqlite3.connect(project.db) as con:
+                    done = con.execute("select run_id, test_id from results").fetchall()
+            except sqlite3.OperationalError:
+                done = []
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    total = len(load_pack("rds_postgres").scenarios)
+    assert 3 <= len(done) < total
+    run_id = done[0][0]
+    cli = project.run("run", "--resume", run_id, "--json")
+    report = cli.report()
+    assert report["run_id"] == run_id and report["agent"] == "py:slow_constant:agent"
+    assert report["summary"]["total"] == total
+    assert {r["id"] for r in report["results"]} >= {test_id for _, test_id in done}
