@@ -50,6 +50,10 @@ CONNECTORS: Final[Mapping[str, ConnectorEntry]] = MappingProxyType(
     {
         "py:": ConnectorEntry("py:MODULE:ATTR", "sredrill.agents.connectors.py:connect"),
         "cmd:": ConnectorEntry("cmd:COMMAND", "sredrill.agents.connectors.cmd:connect"),
+        "reference": ConnectorEntry("reference", "sredrill.agents.reference:connect"),
+        "majority": ConnectorEntry("majority", "sredrill.agents.baselines:connect_majority"),
+        "keyword": ConnectorEntry("keyword", "sredrill.agents.baselines:connect_keyword"),
+        "random": ConnectorEntry("random", "sredrill.agents.baselines:connect_random"),
     }
 )
 

@@ -1,0 +1,225 @@
+"""Naive baselines: a constant answer, the alert title's words, a seeded coin. They prove the benchmark discriminates.
+
+A benchmark that one of these passes measures nothing (DESIGN §4, §9): `sredrill baselines` runs them beside
+the reference agent on the same packs. None of them calls a tool, so none of them reads evidence.
+
+- `majority` (`MajorityAgent(pack)`): the pack's most common `failure_modes` set and category, always.
+- `keyword` (`KeywordAgent()`): the failure mode whose identifier's words best match the alert title's.
+- `random` (`RandomAgent(seed)`, seed from `--seed`): a failure mode and a category drawn from the vocabulary by
+  `random.Random`, seeded per task from the seed and the alert title, so a run is reproducible whatever the
+  order or concurrency of its tasks.
+
+Examples:
+    >>> from sredrill.scenarios import load_pack
+    >>> agent = MajorityAgent(load_pack("rds_postgres"))
+    >>> agent.answer.failure_modes                                  # doctest: +SKIP
+    ['replication_lag']
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sredrill.agents.protocol import AgentReply, Task
+from sredrill.agents.reply import reply_from_diagnosis
+from sredrill.agents.spec import AgentSpec, ConnectOptions
+from sredrill.diagnosis import Category, Diagnosis
+from sredrill.errors import AgentSpecError
+from sredrill.scenarios import Pack, Vocabulary
+from sredrill.trajectory import Recorder, ResponseStep
+
+__all__ = [
+    "KeywordAgent",
+    "MajorityAgent",
+    "RandomAgent",
+    "connect_keyword",
+    "connect_majority",
+    "connect_random",
+]
+
+
+def _words(identifier: str) -> str:
+    return identifier.replace("_", " ")
+
+
+def _finish(diagnosis: Diagnosis, recorder: Recorder) -> AgentReply:
+    reply = reply_from_diagnosis(diagnosis)
+    recorder.add(ResponseStep(content=reply.output))
+    return reply
+
+
+def _title(task: Task) -> str:
+    alert = task.alert or {}
+    title = alert.get("title")
+    return title if isinstance(title, str) else ""
+
+
+class MajorityAgent:
+    """The most common answer of the pack(s), whatever the alert: a constant guess, no tools."""
+
+    __slots__ = ("answer", "spec")
+
+    def __init__(self, pack: Pack | Sequence[Pack], *, spec: str = "majority") -> None:
+        """Count the answer keys once.
+
+        Args:
+            pack: the pack (or packs) whose scenarios' answers are counted.
+            spec: the spec this agent was resolved from.
+
+        Raises:
+            AgentSpecError: the packs hold no scenario to count.
+        """
+        packs = [pack] if isinstance(pack, Pack) else list(pack)
+        scenarios = [s for p in packs for s in p.scenarios]
+        if not scenarios:
+            raise AgentSpecError(
+                "the majority baseline needs at least one loaded scenario to count answers from",
+                field="--agent",
+                hint="pass a pack that loads (check it with: sredrill scenarios lint --pack PATH)",
+            )
+        # Ties are broken by name, so the constant does not depend on the order scenarios were loaded in.
+        modes = Counter(tuple(sorted(s.failure_modes)) for s in scenarios)
+        best_modes = min(modes, key=lambda m: (-modes[m], m))
+        categories = Counter(s.category for s in scenarios)
+        best_category = min(categories, key=lambda c: (-categories[c], c.value))
+        words = " and ".join(_words(m) for m in best_modes)
+        self.spec = spec
+        self.answer = Diagnosis(
+            root_cause=f"Majority baseline: the most common answer of the pack, {words}, whatever the alert says.",
+            category=best_category,
+            failure_modes=list(best_modes),
+            report=(
+                f"A constant guess: {modes[best_modes]} of {len(scenarios)} scenarios have this answer. "
+                "No evidence was read."
+            ),
+        )
+
+    async def run(self, task: Task, recorder: Recorder) -> AgentReply:
+        """Answer the constant, without calling a tool."""
+        return _finish(self.answer, recorder)
+
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_MIN_STEM = 5
+
+
+def _tokens(text: str) -> list[str]:
+    """Lower-case word tokens, CamelCase split (`FreeStorageSpace` → free, storage, space)."""
+    return [t.lower() for t in _CAMEL.findall(text)]
+
+
+def _related(a: str, b: str) -> bool:
+    """Same word, or one a prefix of the other (`replica`/`replication`, `connection`/`connections`)."""
+    if a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    return len(short) >= _MIN_STEM and long.startswith(short)
+
+
+class KeywordAgent:
+    """Diagnosis from the alert title's words alone: no tools, no evidence."""
+
+    __slots__ = ("spec", "vocabulary")
+
+    def __init__(self, vocabulary: Vocabulary | None = None, *, spec: str = "keyword") -> None:
+        self.spec = spec
+        self.vocabulary = vocabulary or Vocabulary.builtin()
+
+    def guess(self, title: str) -> tuple[str, int]:
+        """The failure mode whose identifier (or alias) shares the most words with the title, and the score."""
+        words = _tokens(title)
+        best, best_score = "unknown", 0
+        for name in self.vocabulary.names:
+            if name == "unknown":
+                continue
+            mode = self.vocabulary.modes[name]
+            spellings = [name, *mode.aliases]
+            score = max(sum(any(_related(w, t) for w in words) for t in _tokens(_words(s))) for s in spellings)
+            if score > best_score:
+                best, best_score = name, score
+        return best, best_score
+
+    async def run(self, task: Task, recorder: Recorder) -> AgentReply:
+        """Map the title's words to a failure mode; `unknown` when no word matches."""
+        title = _title(task)
+        mode, score = self.guess(title)
+        category = self.vocabulary.category_of(mode)
+        words = _words(mode)
+        diagnosis = Diagnosis(
+            root_cause=(
+                f"Keyword baseline: the alert title suggests {words}."
+                if score
+                else "Keyword baseline: no word of the alert title names a known failure mode."
+            ),
+            category=category,
+            failure_modes=[mode],
+            report=f"Matched {score} word(s) of the title {title!r}. No evidence was read.",
+        )
+        return _finish(diagnosis, recorder)
+
+
+class RandomAgent:
+    """A failure mode and a category drawn at random (seeded): the floor any benchmark must beat."""
+
+    __slots__ = ("seed", "spec", "vocabulary")
+
+    def __init__(self, seed: int = 0, vocabulary: Vocabulary | None = None, *, spec: str = "random") -> None:
+        self.seed = seed
+        self.spec = spec
+        self.vocabulary = vocabulary or Vocabulary.builtin()
+
+    def draw(self, task: Task) -> tuple[str, Category]:
+        """The task's draw: the same seed and alert always give the same answer."""
+        # A string seed is hashed with SHA-512 by `random`, so the draw is stable across processes.
+        rng = random.Random(f"{self.seed}\0{_title(task)}\0{task.prompt}")
+        return rng.choice(self.vocabulary.names), rng.choice(list(Category))
+
+    async def run(self, task: Task, recorder: Recorder) -> AgentReply:
+        """Answer a random failure mode and category, without calling a tool."""
+        mode, category = self.draw(task)
+        diagnosis = Diagnosis(
+            root_cause=f"Random baseline: a draw picked {_words(mode)}.",
+            category=category,
+            failure_modes=[mode],
+            report=f"Seed {self.seed}. No evidence was read.",
+        )
+        return _finish(diagnosis, recorder)
+
+
+def _vocabulary(packs: Iterable[Any]) -> Vocabulary | None:
+    for pack in packs:
+        if isinstance(pack, Pack):
+            return pack.vocabulary
+    return None
+
+
+def connect_majority(spec: AgentSpec, options: ConnectOptions) -> MajorityAgent:
+    """`majority`: needs the run's packs (`resolve_agent("majority", packs=[pack])`).
+
+    Raises:
+        AgentSpecError: no pack was given, or none has a scenario.
+    """
+    packs = [p for p in options.packs if isinstance(p, Pack)]
+    if not packs:
+        raise AgentSpecError(
+            "the majority baseline needs the run's scenario packs, and none was given",
+            field="--agent",
+            hint="it runs inside `sredrill run` or `sredrill baselines`; in Python pass them: "
+            'resolve_agent("majority", packs=[load_pack(...)]) or MajorityAgent(pack)',
+        )
+    return MajorityAgent(packs, spec=spec.text)
+
+
+def connect_keyword(spec: AgentSpec, options: ConnectOptions) -> KeywordAgent:
+    """`keyword`: the vocabulary of the run's first pack (the built-in one without packs)."""
+    return KeywordAgent(_vocabulary(options.packs), spec=spec.text)
+
+
+def connect_random(spec: AgentSpec, options: ConnectOptions) -> RandomAgent:
+    """`random`: seeded from `--seed` (`ConnectOptions.seed`), else 0."""
+    seed = options.seed if options.seed is not None else 0
+    return RandomAgent(seed, _vocabulary(options.packs), spec=spec.text)

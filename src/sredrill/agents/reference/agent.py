@@ -1,0 +1,199 @@
+"""The reference agent: plan → investigate → diagnose, through the RCA tools only.
+
+It reads the alert, lists the metrics and asks for each by name (so it works on the `selective` backend,
+which returns only what is asked for), reads the RDS events and Performance Insights, and reasons over what
+came back. When the evidence ends at the moment the alert fired (the `temporal` backend, or a live
+incident), it investigates a second round once the clock has moved, as an SRE re-checks before concluding.
+Deterministic: no randomness, no wall clock in any decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sredrill.agents.protocol import AgentReply, Task
+from sredrill.agents.reference.casefile import CaseFile, Sources
+from sredrill.agents.reference.observations import (
+    AlertView,
+    Event,
+    Insights,
+    Series,
+    parse_alert,
+    parse_events,
+    parse_insights,
+    parse_series,
+    parse_time,
+)
+from sredrill.agents.reference.reasoning import Conclusion, conclude, open_case
+from sredrill.agents.reference.writing import write_diagnosis
+from sredrill.agents.reply import reply_from_diagnosis
+from sredrill.agents.spec import AgentSpec, ConnectOptions
+from sredrill.diagnosis import Category, Diagnosis
+from sredrill.trajectory import Recorder, ResponseStep, ThinkingStep, ToolError
+
+__all__ = ["ReferenceAgent", "connect"]
+
+_PLAN = (
+    "Plan: read the alert; list the CloudWatch metrics and query each one by name; read the RDS events and "
+    "Performance Insights. Then profile every series (baseline, onset, peak, end level, slope, recovery, "
+    "ceilings), place the events relative to the alert, read the waits and top SQL, and test each hypothesis "
+    "(CPU saturation, connection exhaustion, storage, replication lag, checkpoint I/O storm, failover, healthy) "
+    "against the evidence, ruling out what it contradicts."
+)
+_RECHECK = (
+    "Investigate again: the evidence ends at the moment the alert fired, so the outcome is not visible yet. "
+    "Re-read the metrics, events and Performance Insights now that time has passed."
+)
+# Evidence ending within this many metric periods of the alert is still arriving: look again once.
+_FRESH_PERIODS = 2
+
+
+@dataclass(slots=True)
+class _Gathered:
+    """What one run collected so far (mutable while investigating; frozen into a CaseFile after)."""
+
+    alert: AlertView
+    listed: list[str] = field(default_factory=list)
+    period_s: float = 60.0
+    window: tuple[datetime, datetime] | None = None
+    series: dict[tuple[str, str, str | None], Series] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    insights: Insights | None = None
+    read: set[str] = field(default_factory=set)
+
+    def case_file(self) -> CaseFile:
+        return CaseFile.build(
+            alert=self.alert,
+            listed=self.listed,
+            period_s=self.period_s,
+            window=self.window,
+            series=list(self.series.values()),
+            events=self.events,
+            insights=self.insights,
+            read=frozenset(self.read),
+        )
+
+    def is_fresh(self) -> bool:
+        """True when the data ends at (or just after) the alert: what happened next is not visible yet."""
+        start = self.alert.starts_at
+        ends = [s.times[-1] for s in self.series.values() if s.times]
+        if self.window is not None:
+            ends.append(self.window[1])
+        if start is None or not ends:
+            return False
+        return (max(ends) - start).total_seconds() <= _FRESH_PERIODS * self.period_s
+
+
+async def _call(task: Task, available: set[str], name: str, **args: Any) -> Mapping[str, Any] | None:
+    """Call a tool; None when it is not offered or rejected the call (the error is on the trajectory)."""
+    if name not in available:
+        return None
+    try:
+        result = await task.call_tool(name, **args)
+    except ToolError:
+        return None
+    return result if isinstance(result, Mapping) else None
+
+
+async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> None:
+    """One round: alert, metrics by name, events, Performance Insights."""
+    src = Sources()
+    alert = await _call(task, available, "get_alert")
+    if alert is not None:
+        gathered.alert = parse_alert(alert)
+        gathered.read.add("alert")
+    listing = await _call(task, available, "list_metrics")
+    if listing is not None:
+        gathered.read.add(src.metrics)
+        metrics = [m for m in listing.get("metrics") or () if isinstance(m, Mapping)]
+        gathered.listed = list(dict.fromkeys(str(m.get("metric_name")) for m in metrics if m.get("metric_name")))
+        if isinstance(listing.get("period"), int | float) and listing["period"] > 0:
+            gathered.period_s = float(listing["period"])
+        window = listing.get("window")
+        if isinstance(window, Mapping):
+            start, end = parse_time(window.get("start")), parse_time(window.get("end"))
+            if start is not None and end is not None:
+                gathered.window = (start, end)
+    # The alert's metric first; then every listed name not already returned by an earlier (broader) answer.
+    names = list(gathered.listed)
+    if gathered.alert.metric in names:
+        names.remove(gathered.alert.metric)
+        names.insert(0, gathered.alert.metric)
+    seen_this_round: set[str] = set()
+    for name in names:
+        if name in seen_this_round:
+            continue
+        result = await _call(task, available, "query_metrics", metric_name=name)
+        if result is None:
+            continue
+        gathered.read.add(src.metrics)
+        for s in parse_series(result):
+            seen_this_round.add(s.metric)
+            old = gathered.series.get(s.key)
+            if old is None or len(s.values) >= len(old.values):
+                gathered.series[s.key] = s
+    events = await _call(task, available, "get_events")
+    if events is not None:
+        gathered.read.add(src.events)
+        gathered.events = parse_events(events)
+    insights = await _call(task, available, "get_performance_insights")
+    if insights is not None:
+        gathered.read.add(src.insights)
+        gathered.insights = parse_insights(insights)
+
+
+def _conclusion_note(conclusion: Conclusion, diagnosis: Diagnosis) -> str:
+    ruled = ", ".join(r.hypothesis for r in diagnosis.ruled_out) or "nothing"
+    return f"Diagnose: {diagnosis.root_cause} Considered and set aside: {ruled}."
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceAgent:
+    """The built-in evidence-driven RCA agent (DESIGN §4): offline, deterministic, scenario-agnostic."""
+
+    spec: str = "reference"
+
+    async def run(self, task: Task, recorder: Recorder) -> AgentReply:
+        """Investigate the task's alert through its tools and return (and submit) a diagnosis."""
+        available = {t.name for t in task.tools}
+        gathered = _Gathered(alert=parse_alert(task.alert))
+        rounds = 0
+        if available - {"submit_diagnosis"}:
+            recorder.add(ThinkingStep(content=_PLAN))
+            await _investigate(task, available, gathered)
+            rounds = 1
+            if gathered.is_fresh():
+                recorder.add(ThinkingStep(content=_RECHECK))
+                await _investigate(task, available, gathered)
+                rounds = 2
+        if not gathered.read - {"alert"}:
+            diagnosis = _no_evidence(gathered.alert)
+        else:
+            conclusion = conclude(open_case(gathered.case_file()))
+            diagnosis = write_diagnosis(conclusion)
+            recorder.add(ThinkingStep(content=_conclusion_note(conclusion, diagnosis)))
+        if "submit_diagnosis" in available:
+            await _call(task, available, "submit_diagnosis", **diagnosis.model_dump(mode="json"))
+        reply = reply_from_diagnosis(diagnosis)
+        reply.loops = max(rounds, 1)
+        recorder.add(ResponseStep(content=reply.output))
+        return reply
+
+
+def _no_evidence(alert: AlertView) -> Diagnosis:
+    """Without any evidence tool there is nothing to reason from: say so rather than guess."""
+    title = f" for “{alert.title}”" if alert.title else ""
+    return Diagnosis(
+        root_cause=f"No evidence could be read{title}, so the root cause cannot be determined from evidence.",
+        category=Category.UNKNOWN,
+        failure_modes=["unknown"],
+        report="The task offered no metrics, events or Performance Insights tool; nothing was concluded.",
+    )
+
+
+def connect(spec: AgentSpec, options: ConnectOptions) -> ReferenceAgent:
+    """The `reference` connector: the agent needs no target and no options."""
+    return ReferenceAgent(spec=spec.text)

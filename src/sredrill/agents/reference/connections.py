@@ -1,0 +1,192 @@
+"""Connections: did the session count climb to `max_connections` and stay there?
+
+Exhaustion is a climb that ends flat against a ceiling: the limit the alert states, or (when nobody says)
+a flat top at or near what RDS's default formula allows (`LEAST(memory / 9531392, 5000)`; freeable memory
+is a lower bound of the instance's memory, so it gives a lower bound of that limit). A count that swings
+with a periodic workload, or that rises but stays far below the limit, is not exhaustion. Performance
+Insights says how: sessions idle in transaction waiting on their client (`Client:ClientRead`, often holding
+row locks) leak from a pool; a flood of new backends (`LWLock:ProcArray`, health-check queries) means the
+application opens connections instead of reusing a pool.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from sredrill.agents.reference.catalog import DEFAULT_MAX_CONNECTIONS_CAP, MEMORY_PER_CONNECTION_BYTES
+from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, when
+from sredrill.agents.reference.observations import AlertView
+from sredrill.agents.reference.workload import WaitGroup
+
+__all__ = ["assess_connections", "connection_limit"]
+
+_MODE = "connection_exhaustion"
+_STATED = (
+    re.compile(r"max_connections[^\d%]{0,12}([\d][\d,]*)", re.I),
+    re.compile(r"connection (?:limit|slots?)[^\d%]{0,12}([\d][\d,]*)", re.I),
+    re.compile(r"\(\s*[\d,.]+\s+of\s+([\d][\d,]*)\s*\)", re.I),
+)
+_PERCENT_OF = re.compile(r"([\d.]+)\s*%\s*of\s*max[_ ]connections", re.I)
+
+
+def connection_limit(alert: AlertView) -> float | None:
+    """`max_connections` when the alert states it (`max_connections (1700)`, `(1870 of 3400)`, `55% of …`)."""
+    text = alert.text
+    if "connection" not in text.lower():
+        return None
+    for pattern in _STATED:
+        if m := pattern.search(text):
+            number = float(m.group(1).replace(",", ""))
+            if number >= 10:
+                return number
+    if (m := _PERCENT_OF.search(text)) and alert.threshold:
+        return alert.threshold / (float(m.group(1)) / 100)
+    return None
+
+
+def _default_limit(case: Case) -> float | None:
+    """A lower bound of the default `max_connections`, from freeable memory (a lower bound of memory)."""
+    mem = case.file.profile("FreeableMemory")
+    if mem is None:
+        return None
+    return min(float(DEFAULT_MAX_CONNECTIONS_CAP), mem.high / MEMORY_PER_CONNECTION_BYTES)
+
+
+def assess_connections(case: Case) -> Finding:
+    """Is connection exhaustion a root cause?"""
+    p = case.file.profile("DatabaseConnections")
+    if p is None:
+        w = case.workload
+        if w is not None and w.share(WaitGroup.CLIENT) >= 0.5:
+            return Finding(
+                _MODE,
+                Verdict.UNASSESSED,
+                "DatabaseConnections is missing; most sessions idle on their client, but the count against the "
+                "limit cannot be checked",
+            )
+        return Finding(
+            _MODE, Verdict.UNASSESSED, "the session count cannot be checked (DatabaseConnections is missing)"
+        )
+    stated = connection_limit(case.file.alert)
+    default = _default_limit(case)
+    peak = p.extreme if p.direction > 0 else p.high
+    grew = p.direction > 0 and p.ratio >= 1.5
+    if stated is not None:
+        limit_text = f"the max_connections limit of {stated:,.0f}"
+        at_limit = peak >= 0.93 * stated
+        far = peak < 0.7 * stated
+    elif default is not None and peak < 0.5 * default:
+        limit_text = f"the at least {default:,.0f} sessions the instance's memory allows"
+        at_limit, far = False, True
+    else:
+        cap = default is not None and default >= DEFAULT_MAX_CONNECTIONS_CAP and abs(peak - default) <= 0.02 * default
+        limit_text = (
+            f"the {DEFAULT_MAX_CONNECTIONS_CAP:,} ceiling of RDS's default max_connections formula"
+            if cap
+            else "a hard ceiling"
+        )
+        at_limit, far = p.flat_top, False
+    if not (grew and at_limit):
+        if p.swings:
+            reason = (
+                f"sessions swing between {p.low:,.0f} and {p.high:,.0f} with the workload's cycle and no upward "
+                f"trend, {'far below' if far else 'below'} {limit_text}"
+            )
+        elif grew:
+            reason = (
+                f"sessions rise from {p.baseline:,.0f} to {peak:,.0f} but stay {'far ' if far else ''}below "
+                f"{limit_text}: more sessions pile up because queries are slower, a consequence rather than a cause"
+            )
+        elif p.direction < 0 and p.recovered:
+            reason = (
+                f"sessions dip from {p.baseline:,.0f} to {p.extreme:,.0f} and come back: clients briefly lost the "
+                "database, the opposite of exhaustion"
+            )
+        elif p.direction < 0:
+            reason = (
+                f"sessions drop from {p.baseline:,.0f} to {p.end:,.0f}: clients lost the database, the opposite of "
+                "exhaustion"
+            )
+        else:
+            reason = f"sessions stay around {p.median:,.0f}, {'far ' if far else ''}below {limit_text}"
+        return Finding(_MODE, Verdict.ABSENT, reason)
+
+    src = case.src
+    facts = [
+        Fact(
+            f"Open sessions (DatabaseConnections) climb from {p.baseline:,.0f} {when(case, p.onset_at)} to "
+            f"{peak:,.0f} and flatten against {limit_text}.",
+            (src.metrics,),
+        )
+    ]
+    mem = case.file.profile("FreeableMemory")
+    if mem is not None and mem.direction < 0 and mem.baseline - mem.end >= 0.5e9:
+        facts.append(
+            Fact(
+                f"Freeable memory falls by {(mem.baseline - mem.end) / 1e9:.1f} GB as backends accumulate.",
+                (src.metrics,),
+            )
+        )
+    mechanism, pi_facts = _mechanism(case, p.onset_at, p.extreme_at)
+    facts.extend(pi_facts)
+    summary = f"connection exhaustion: {mechanism}, so {case.instance} runs out of connection slots ({limit_text})"
+    chain = (mechanism, "the connection count reaches max_connections", "new connections are refused")
+    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), p.onset_at)
+
+
+def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> tuple[str, list[Fact]]:
+    """How the sessions pile up (leak or storm), from Performance Insights."""
+    w = case.workload
+    if w is None:
+        return "sessions accumulate until none are left", []
+    facts = []
+    src = case.src.insights
+    idle = w.top_by(WaitGroup.CLIENT)
+    client_share = w.share(WaitGroup.CLIENT)
+    procarray = w.share(WaitGroup.PROCARRAY)
+    checks = [s for s in w.statements if s.is_health_check]
+    lock = w.top_by(WaitGroup.LOCK)
+    fast = onset is not None and peak_at is not None and (peak_at - onset).total_seconds() <= 6 * case.file.period_s
+    if procarray >= 0.1 or checks or (fast and client_share < 0.4):
+        parts = []
+        if procarray > 0:
+            parts.append(
+                f"LWLock:ProcArray contention ({procarray:.0%} of the load), which grows with the number of backends"
+            )
+        if checks:
+            parts.append(f"{checks[0].calls_per_sec or 0:,.0f} connection health-check queries per second")
+        if idle is not None and client_share >= 0.1:
+            parts.append(f"sessions idle on their client (Client:ClientRead, {client_share:.0%})")
+        user = w.top_user()
+        who = f" Nearly all sessions belong to user {user[0]}." if user and user[1] >= 0.8 * w.total else ""
+        facts.append(Fact("Performance Insights shows " + ", ".join(parts) + "." + who, (src,)))
+        who_app = f"the {user[0]} application" if user and user[1] >= 0.8 * w.total else "the application"
+        return (
+            f"{who_app} floods the database with new connections instead of reusing a connection pool",
+            facts,
+        )
+    if idle is not None and client_share >= 0.2:
+        owner = w.owner_of(idle)
+        by = f" of user {owner}" if owner else ""
+        facts.append(
+            Fact(
+                f"Performance Insights: {client_share:.0%} of the database load is sessions{by} idle in "
+                f"transaction, waiting on their client (Client:ClientRead) after {idle.label}.",
+                (src,),
+            )
+        )
+        if lock is not None and w.share(WaitGroup.LOCK) >= 0.1:
+            facts.append(
+                Fact(
+                    f"Other sessions wait on the row locks those idle transactions hold ({lock.label}, "
+                    f"Lock waits {w.share(WaitGroup.LOCK):.0%} of the load).",
+                    (src,),
+                )
+            )
+        app = f"the {owner} client" if owner else "the application"
+        return (
+            f"{app} leaks sessions that stay idle in transaction instead of returning them to its connection pool",
+            facts,
+        )
+    return "sessions accumulate until none are left", facts

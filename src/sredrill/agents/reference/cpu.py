@@ -1,0 +1,196 @@
+"""CPU: is it saturated, and is that the root cause or a symptom of something else?
+
+Saturation is CPU pinned near 100% for minutes, not a high but steady level. It is a root cause when the
+sessions really spend their time on CPU (the `CPU` wait dominates Performance Insights) in an expensive
+statement: an analytical query or a lookup whose predicate defeats the index and scans the table on every
+call. It is a symptom when it starts with something else and the waits say so: with a connection flood
+(thousands of cheap calls, `LWLock:ProcArray`), or with a write storm (the sessions wait on WAL, data file
+writes and buffer mapping, and CPU is a minority of the load). High CPU that was already there before the
+incident, from a read-only workload, is a red herring.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+
+from sredrill.agents.reference.checkpoints import WriteStorm
+from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, clock, when
+from sredrill.agents.reference.statistics import Profile
+from sredrill.agents.reference.workload import StatementView, WaitGroup
+
+__all__ = ["assess_cpu"]
+
+_MODE = "cpu_saturation"
+_SATURATED = 88.0
+
+
+def _tail(case: Case, p: Profile) -> list[float]:
+    values = case.file.values("CPUUtilization")
+    return list(values[p.onset :] if p.onset is not None and p.direction > 0 else values[len(values) // 2 :])
+
+
+def _statement_facts(case: Case, stmt: StatementView) -> tuple[str, str, list[Fact]]:
+    """Why the top CPU statement burns CPU: the root-cause clause, a short chain step, and the facts."""
+    w = case.workload
+    owner = w.owner_of(stmt) if w is not None else None
+    by = f" (user {owner})" if owner else ""
+    cpu = stmt.load_in(WaitGroup.CPU)
+    per_call = stmt.cpu_ms_per_call
+    rate = (
+        f" at {stmt.calls_per_sec:,.0f} calls per second, about {per_call:.0f} ms of CPU per call"
+        if per_call is not None and stmt.calls_per_sec and stmt.calls_per_sec >= 1
+        else ""
+    )
+    total = w.total if w is not None else 0.0
+    facts = [
+        Fact(
+            f"Performance Insights: {stmt.label}{by} is the top statement, {cpu:.1f} of the "
+            f"{total:.1f} active sessions on CPU{rate}.",
+            (case.src.insights,),
+        )
+    ]
+    table = f" of {stmt.table}" if stmt.table else ""
+    query = f"a CPU-bound query ({stmt.label}{by})"
+    if stmt.index_defeat:
+        why = f"{stmt.index_defeat}, so each call runs a sequential scan{table}"
+        facts.append(Fact(f"The query is CPU-bound because {why}.", (case.src.insights,)))
+        return f"{query}", f"because {why}", facts
+    if stmt.is_analytical:
+        facts.append(
+            Fact(
+                "The query aggregates and joins large tables: hash joins, sorts and sequential scans all run on CPU.",
+                (case.src.insights,),
+            )
+        )
+        return f"a CPU-heavy analytical query ({stmt.label}{by})", "as it aggregates and joins large tables", facts
+    if per_call is not None and per_call >= 10:
+        facts.append(
+            Fact(
+                f"{per_call:.0f} ms of CPU per call is far too much for a lookup: the signature of a sequential scan "
+                "or an inefficient plan.",
+                (case.src.insights,),
+            )
+        )
+        return query, "as its plan scans far more rows than it returns (a sequential scan)", facts
+    return query, "", facts
+
+
+def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
+    """Is CPU saturation a root cause, a symptom, a red herring, or absent?"""
+    p = case.file.profile("CPUUtilization")
+    w = case.workload
+    if p is None:
+        load = case.file.profile("DBLoadCPU")
+        cpu_share = w.share(WaitGroup.CPU) if w is not None else 0.0
+        if (
+            load is not None
+            and load.rose(4)
+            and cpu_share >= 0.7
+            and w is not None
+            and (top := w.top_by(WaitGroup.CPU))
+        ):
+            phrase, why, facts = _statement_facts(case, top)
+            facts.insert(
+                0,
+                Fact(
+                    f"CPUUtilization is missing; the database load on CPU (DBLoadCPU) rises from {load.baseline:.1f} "
+                    f"to {load.end:.1f} active sessions {when(case, load.onset_at)}.",
+                    (case.src.metrics,),
+                ),
+            )
+            summary = (
+                f"CPU saturation (inferred; CPUUtilization is missing): {phrase} keeps the CPUs busy {why}".rstrip()
+            )
+            chain = (phrase, "CPU saturated", "every query slows down")
+            return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), load.onset_at)
+        return Finding(_MODE, Verdict.UNASSESSED, "CPU utilisation cannot be checked (CPUUtilization is missing)")
+
+    tail = _tail(case, p)
+    level = median(tail)
+    saturated = level >= _SATURATED
+    cpu_share = w.share(WaitGroup.CPU) if w is not None else None
+    top = w.top_by(WaitGroup.CPU) if w is not None else None
+    if not saturated:
+        if level >= 65 and (p.onset is None or p.direction <= 0):
+            who = (
+                f"; the CPU time belongs to {top.label}, a read-only query"
+                if top is not None and not top.is_write
+                else ""
+            )
+            return Finding(
+                _MODE,
+                Verdict.ABSENT,
+                f"CPU sits at {p.low:.0f}-{p.high:.0f}% from the start of the window, before anything else changes, "
+                f"and never saturates{who}: a red herring that produces no WAL and does not explain the incident",
+            )
+        if p.swings:
+            reason = (
+                f"CPU swings between {p.low:.0f}% and {p.high:.0f}% and every peak comes back down: never saturated"
+            )
+        else:
+            reason = f"CPU stays between {p.low:.0f}% and {p.high:.0f}%, far from saturation"
+        return Finding(_MODE, Verdict.ABSENT, reason)
+
+    rise = f"from {p.baseline:.0f}% {when(case, p.onset_at)} " if p.direction > 0 else ""
+    pinned = Fact(f"CPU utilisation climbs {rise}to about {level:.0f}% and stays pinned.", (case.src.metrics,))
+    cpu_onset = p.onset_at
+    period = case.file.period_s
+    if connections.is_cause and cpu_onset is not None and connections.onset is not None:
+        cheap = top is not None and (top.cpu_ms_per_call or 0) < 10
+        procarray = w is not None and w.share(WaitGroup.PROCARRAY) > 0
+        if (connections.onset - cpu_onset).total_seconds() <= period and (cheap or procarray):
+            return Finding(
+                _MODE,
+                Verdict.SYMPTOM,
+                "CPU saturation is a consequence of the connection flood, not a second problem: CPU rises with "
+                "the session count from the same minute, and the load is thousands of cheap calls plus "
+                "backend contention rather than one expensive query",
+                facts=(
+                    Fact(
+                        f"CPU utilisation rises from {p.baseline:.0f}% to about {level:.0f}% together with the "
+                        f"session count, from the same minute ({clock(cpu_onset)}).",
+                        (case.src.metrics,),
+                    ),
+                ),
+                onset=cpu_onset,
+            )
+    storm_first = (
+        storm.heavy
+        and storm.onset is not None
+        and cpu_onset is not None
+        and (storm.onset - cpu_onset).total_seconds() <= period
+    )
+    if storm_first and cpu_share is not None and cpu_share < 0.5:
+        return Finding(
+            _MODE,
+            Verdict.SYMPTOM,
+            f"CPU at {level:.0f}% is a symptom of the write storm, not its root cause: it rises only when WAL "
+            f"and write I/O surge, CPU is just {cpu_share:.0%} of the database load, and the sessions wait on "
+            "I/O and buffer contention",
+            facts=(
+                Fact(
+                    f"CPU utilisation rises to about {level:.0f}% only {when(case, cpu_onset)}, with the write "
+                    f"surge; CPU is {cpu_share:.0%} of the database load.",
+                    (case.src.metrics, case.src.insights),
+                ),
+            ),
+            onset=cpu_onset,
+        )
+    if top is None or (cpu_share is not None and cpu_share < 0.5):
+        if w is None:
+            summary = "CPU saturation: the CPUs stay pinned (no Performance Insights to name the query)"
+            return Finding(_MODE, Verdict.CAUSE, summary, ("CPU-heavy workload", "CPU saturated"), (pinned,), cpu_onset)
+        return Finding(
+            _MODE,
+            Verdict.SYMPTOM,
+            f"CPU is high ({level:.0f}%) but CPU is only {cpu_share:.0%} of the database load: the sessions wait on "
+            "something else, so CPU is a symptom",
+            facts=(pinned,),
+            onset=cpu_onset,
+        )
+    phrase, why, facts = _statement_facts(case, top)
+    summary = f"CPU saturation: {phrase} keeps the CPUs of {case.instance} pinned near {level:.0f}%"
+    summary += f", {why}" if why else ""
+    step = "sequential scan on every call" if "sequential scan" in why else "expensive plan on every call"
+    chain = (phrase, step, "CPU saturated", "every query on the instance slows down")
+    return Finding(_MODE, Verdict.CAUSE, summary, chain, (pinned, *facts), cpu_onset)

@@ -1,0 +1,288 @@
+"""What the reference agent read: the tool results (JSON) turned into typed, immutable observations.
+
+Tool results are foreign JSON (DESIGN §3, `docs/evidence.md`); they are parsed once, here, so the reasoning
+never touches a dict. Anything malformed is skipped rather than trusted: a point without a time, a wait
+without a load. Values are converted to base units on the way in (`catalog.to_base_unit`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sredrill.agents.reference.catalog import to_base_unit
+
+__all__ = [
+    "AlertView",
+    "Event",
+    "Insights",
+    "Series",
+    "Statement",
+    "Wait",
+    "parse_alert",
+    "parse_events",
+    "parse_insights",
+    "parse_series",
+    "parse_time",
+]
+
+
+def parse_time(text: object) -> datetime | None:
+    """An ISO-8601 time (`Z` accepted), or None when it is not one."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _number(text: object) -> float | None:
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return float(text)
+    if isinstance(text, str):
+        try:
+            return float(text.replace(",", "").strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class AlertView:
+    """The (blinded) alert, with the fields an SRE reads first."""
+
+    title: str
+    state: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    starts_at: datetime | None
+    metric: str | None
+    """The metric the alarm watches (`metric_name`), when the alert says."""
+    threshold: float | None
+    comparison: str
+    """CloudWatch's comparison operator (`GreaterThanThreshold`, …), or ""."""
+    current: float | None
+    instance: str | None
+    replica: str | None
+
+    @property
+    def text(self) -> str:
+        """Title, summary and description: the alert's prose."""
+        parts = [self.title, self.annotations.get("summary", ""), self.annotations.get("description", "")]
+        return " ".join(p for p in parts if p)
+
+    @property
+    def fires_below(self) -> bool:
+        """True when the alarm fires on a value below its threshold (`LessThanThreshold`)."""
+        return self.comparison.lower().startswith("less")
+
+    @property
+    def is_firing(self) -> bool:
+        """False for an alert that reports the OK / normal state (a digest, a resolved alarm)."""
+        return self.state.strip().lower() not in {"ok", "normal", "resolved", "inactive"}
+
+
+def parse_alert(payload: Mapping[str, Any] | None) -> AlertView:
+    """The alert as `get_alert` (or `Task.alert`) returns it; an absent alert is an empty one."""
+    payload = payload or {}
+    raw = payload.get("annotations")
+    annotations = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+    raw_labels = payload.get("labels")
+    labels = {str(k): str(v) for k, v in raw_labels.items()} if isinstance(raw_labels, Mapping) else {}
+    return AlertView(
+        title=_text(payload.get("title")),
+        state=_text(payload.get("state")),
+        labels=labels,
+        annotations=annotations,
+        starts_at=parse_time(payload.get("starts_at")),
+        metric=annotations.get("metric_name") or None,
+        threshold=_number(annotations.get("threshold")),
+        comparison=annotations.get("comparison", ""),
+        current=_number(annotations.get("current_value")),
+        instance=annotations.get("db_instance_identifier") or None,
+        replica=annotations.get("read_replica") or None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One metric series of one instance, values in base units, oldest first."""
+
+    metric: str
+    stat: str
+    unit: str
+    instance: str | None
+    """The `DBInstanceIdentifier` dimension (a replica's own id for `ReplicaLag`)."""
+    times: tuple[datetime, ...]
+    values: tuple[float, ...]
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        return (self.metric, self.stat, self.instance)
+
+
+def parse_series(result: Mapping[str, Any]) -> list[Series]:
+    """The series of a `query_metrics` result."""
+    out = []
+    for raw in result.get("series") or ():
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("metric_name"), str):
+            continue
+        dims = raw.get("dimensions")
+        instance = None
+        if isinstance(dims, Mapping):
+            instance = dims.get("DBInstanceIdentifier") or next((str(v) for v in dims.values()), None)
+        unit = _text(raw.get("unit"))
+        scale = to_base_unit(unit)
+        points = []
+        for t, v in zip(raw.get("timestamps") or (), raw.get("values") or (), strict=False):
+            moment, value = parse_time(t), _number(v)
+            if moment is not None and value is not None:
+                points.append((moment, value * scale))
+        points.sort(key=lambda p: p[0])
+        out.append(
+            Series(
+                metric=raw["metric_name"],
+                stat=_text(raw.get("stat")) or "Average",
+                unit=unit,
+                instance=str(instance) if instance is not None else None,
+                times=tuple(p[0] for p in points),
+                values=tuple(p[1] for p in points),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One RDS event."""
+
+    at: datetime
+    message: str
+    source: str
+    source_type: str
+    categories: tuple[str, ...]
+
+
+def parse_events(result: Mapping[str, Any]) -> list[Event]:
+    """The events of a `get_events` result, oldest first."""
+    out = []
+    for raw in result.get("events") or ():
+        if not isinstance(raw, Mapping):
+            continue
+        at = parse_time(raw.get("date"))
+        if at is None:
+            continue
+        cats = raw.get("event_categories")
+        out.append(
+            Event(
+                at=at,
+                message=_text(raw.get("message")),
+                source=_text(raw.get("source_identifier")),
+                source_type=_text(raw.get("source_type")),
+                categories=tuple(str(c).strip().lower() for c in cats) if isinstance(cats, list) else (),
+            )
+        )
+    return sorted(out, key=lambda e: e.at)
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """A Performance Insights wait event and the load (average active sessions) spent in it."""
+
+    name: str
+    type: str
+    load: float
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One top SQL statement: its text, load, waits and call rate."""
+
+    text: str
+    load: float
+    calls_per_sec: float | None
+    waits: tuple[Wait, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Insights:
+    """Performance Insights for the window; empty when the instance has none."""
+
+    instance: str | None
+    load_times: tuple[datetime, ...]
+    load_values: tuple[float, ...]
+    statements: tuple[Statement, ...]
+    waits: tuple[Wait, ...]
+    users: tuple[tuple[str, float], ...]
+    hosts: tuple[tuple[str, float], ...]
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.load_values or self.statements or self.waits)
+
+
+_WAIT_TYPE = re.compile(r"^([A-Za-z]+):")
+
+
+def _waits(raw: Iterable[Any]) -> tuple[Wait, ...]:
+    out = []
+    for w in raw or ():
+        if not isinstance(w, Mapping):
+            continue
+        name, load = _text(w.get("name")), _number(w.get("db_load_avg"))
+        if not name or load is None:
+            continue
+        kind = _text(w.get("type"))
+        if not kind:
+            match = _WAIT_TYPE.match(name)
+            kind = match.group(1) if match else name
+        out.append(Wait(name=name, type=kind, load=load))
+    return tuple(sorted(out, key=lambda w: -w.load))
+
+
+def _ranked(raw: Sequence[Any], key: str) -> tuple[tuple[str, float], ...]:
+    out = []
+    for item in raw or ():
+        if isinstance(item, Mapping) and (load := _number(item.get("db_load_avg"))) is not None:
+            out.append((_text(item.get(key)) or _text(item.get("name")), load))
+    return tuple(sorted(out, key=lambda p: -p[1]))
+
+
+def parse_insights(result: Mapping[str, Any]) -> Insights:
+    """A `get_performance_insights` result (the whole document)."""
+    load = result.get("db_load") if isinstance(result.get("db_load"), Mapping) else {}
+    points = []
+    for t, v in zip(load.get("timestamps") or (), load.get("values") or (), strict=False):
+        moment, value = parse_time(t), _number(v)
+        if moment is not None and value is not None:
+            points.append((moment, value))
+    statements = []
+    for raw in result.get("top_sql") or ():
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("statement"), str):
+            continue
+        statements.append(
+            Statement(
+                text=raw["statement"],
+                load=_number(raw.get("db_load_avg")) or 0.0,
+                calls_per_sec=_number(raw.get("calls_per_sec")),
+                waits=_waits(raw.get("wait_events") or ()),
+            )
+        )
+    instance = result.get("db_instance_identifier")
+    return Insights(
+        instance=instance if isinstance(instance, str) else None,
+        load_times=tuple(p[0] for p in points),
+        load_values=tuple(p[1] for p in points),
+        statements=tuple(sorted(statements, key=lambda s: -s.load)),
+        waits=_waits(result.get("top_wait_events") or ()),
+        users=_ranked(result.get("top_users") or (), "name"),
+        hosts=_ranked(result.get("top_hosts") or (), "id"),
+    )

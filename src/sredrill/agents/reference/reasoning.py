@@ -1,0 +1,146 @@
+"""Reasoning: every hypothesis assessed, then one conclusion: faults, healthy, or unknown.
+
+The assessments run in dependency order (CPU last: whether it is a symptom depends on the connection and
+write-storm findings). Every finding with the verdict "cause" is a root cause, so two independent faults
+give two failure modes, while symptoms and side effects never do. With no cause, the alert is either noise
+or stale (healthy) or shows a sustained change nothing explains (unknown): the agent never invents a
+failure mode the evidence does not support.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sredrill.agents.reference.casefile import CaseFile, Sources
+from sredrill.agents.reference.catalog import info_of
+from sredrill.agents.reference.checkpoints import WriteStorm, assess_checkpoints, read_write_storm
+from sredrill.agents.reference.connections import assess_connections
+from sredrill.agents.reference.cpu import assess_cpu
+from sredrill.agents.reference.failover import assess_failover
+from sredrill.agents.reference.findings import Case, Finding, Verdict, value
+from sredrill.agents.reference.replication import assess_replication
+from sredrill.agents.reference.storage import assess_storage
+from sredrill.agents.reference.timeline import build_timeline
+from sredrill.agents.reference.workload import read_workload
+
+__all__ = ["Conclusion", "Outcome", "conclude", "open_case"]
+
+# Which metrics each failure mode explains: to put the alert's own fault first.
+_EXPLAINS = {
+    "replication_lag": ("ReplicaLag", "OldestReplicationSlotLag", "TransactionLogsDiskUsage"),
+    "connection_exhaustion": ("DatabaseConnections",),
+    "storage_full": ("FreeStorageSpace",),
+    "cpu_saturation": ("CPUUtilization", "DBLoadCPU", "DBLoad"),
+    "checkpoint_io_storm": ("WriteLatency", "WriteIOPS", "DiskQueueDepth", "CheckpointLag", "WriteThroughput"),
+    "failover": ("DatabaseConnections",),
+}
+# Key health metrics: a large sustained change in the bad direction that nothing explains means "unknown".
+_VITALS = ("CPUUtilization", "WriteLatency", "ReadLatency", "DiskQueueDepth", "DatabaseConnections", "FreeStorageSpace")
+
+
+class Outcome(StrEnum):
+    FAULTS = "faults"
+    HEALTHY = "healthy"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Conclusion:
+    """The verdict on the incident."""
+
+    case: Case
+    outcome: Outcome
+    causes: tuple[Finding, ...]
+    others: tuple[Finding, ...]
+    """Every hypothesis that is not a root cause (symptoms, side effects, recovered, absent, unassessed)."""
+    storm: WriteStorm
+    anomaly: str | None = None
+    """For `unknown`: the change nothing explains."""
+
+    @property
+    def modes(self) -> list[str]:
+        if self.outcome == Outcome.HEALTHY:
+            return ["healthy"]
+        if self.outcome == Outcome.UNKNOWN:
+            return ["unknown"]
+        return [f.mode for f in self.causes]
+
+
+def open_case(file: CaseFile) -> Case:
+    """The case an assessment reads: the file, its timeline and workload."""
+    window_start = file.window[0] if file.window is not None else None
+    return Case(
+        file=file,
+        timeline=build_timeline(file.events, alert_at=file.alert_at, window_start=window_start),
+        workload=read_workload(file.insights),
+        src=Sources(),
+    )
+
+
+def _alert_metric(case: Case) -> str | None:
+    alert = case.file.alert
+    if alert.metric:
+        return alert.metric
+    names = sorted(case.file.listed or case.file.profiles, key=len, reverse=True)
+    return next((n for n in names if n.lower() in alert.text.lower()), None)
+
+
+def _relevance(case: Case, finding: Finding) -> tuple[int, float]:
+    metric = _alert_metric(case)
+    explains = metric is not None and metric in _EXPLAINS.get(finding.mode, ())
+    return (0 if explains else 1, finding.onset.timestamp() if finding.onset else float("inf"))
+
+
+def _unexplained(case: Case, findings: list[Finding]) -> str | None:
+    """A sustained change in the bad direction that no finding explains, as a phrase; None when all is quiet."""
+    alert = case.file.alert
+    metric = _alert_metric(case)
+    recovered = {f.mode for f in findings if f.verdict == Verdict.RECOVERED}
+    explained = metric is not None and any(metric in _EXPLAINS.get(m, ()) for m in recovered)
+    if (
+        alert.is_firing
+        and metric is not None
+        and metric not in case.file.profiles
+        and case.file.profiles
+        and not explained
+    ):
+        return f"the alert watches {metric}, which is missing from the evidence, and nothing else explains it"
+    candidates = [metric] if alert.is_firing and metric else []
+    candidates += [m for m in _VITALS if m != metric]
+    for name in candidates:
+        p = case.file.profile(name)
+        if p is None or not p.moved or p.recovered:
+            continue
+        if any(name in _EXPLAINS.get(m, ()) for m in recovered):
+            continue
+        bad = info_of(name).worse or (-1 if (name == metric and alert.fires_below) else 1)
+        if name == metric and alert.comparison:
+            bad = -1 if alert.fires_below else 1
+        if p.direction != bad:
+            continue
+        big = p.end_ratio >= 3 if bad > 0 else p.end_ratio <= 0.5
+        if name == metric or big:
+            return f"{name} moves from {value(name, p.baseline)} to {value(name, p.end)} and stays there"
+    return None
+
+
+def conclude(case: Case) -> Conclusion:
+    """Assess every hypothesis and conclude."""
+    storm = read_write_storm(case)
+    connections = assess_connections(case)
+    findings = [
+        assess_storage(case, storm),
+        connections,
+        assess_checkpoints(case, storm),
+        assess_replication(case, storm),
+        assess_failover(case),
+        assess_cpu(case, storm, connections),
+    ]
+    causes = sorted((f for f in findings if f.is_cause), key=lambda f: _relevance(case, f))
+    others = tuple(f for f in findings if not f.is_cause)
+    if causes:
+        return Conclusion(case, Outcome.FAULTS, tuple(causes), others, storm)
+    anomaly = _unexplained(case, findings)
+    outcome = Outcome.UNKNOWN if anomaly else Outcome.HEALTHY
+    return Conclusion(case, outcome, (), others, storm, anomaly)

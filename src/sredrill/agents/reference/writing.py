@@ -1,0 +1,262 @@
+"""Writing the diagnosis: root cause, category, failure modes, causal chain, cited claims, ruled out, report.
+
+Prose uses the words an SRE would use ("replication lag", "connection exhaustion", "CPU saturation"); the
+vocabulary's identifiers appear only in `failure_modes`. Claims carry the facts that support the
+conclusion, each citing its evidence source; dismissed alternatives go to `ruled_out` (and the report),
+never to the claims, so a claim never asserts what the agent rejected.
+"""
+
+from __future__ import annotations
+
+from sredrill.agents.reference.catalog import info_of
+from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, value
+from sredrill.agents.reference.reasoning import Conclusion, Outcome
+from sredrill.agents.reference.timeline import EventKind, describe_delta
+from sredrill.agents.reference.workload import WaitGroup
+from sredrill.diagnosis import Category, Claim, Diagnosis, RuledOut
+from sredrill.scenarios import Vocabulary
+
+__all__ = ["write_diagnosis"]
+
+_ORDINALS = ("First", "Second", "Third", "Fourth")
+_VOCABULARY = Vocabulary.builtin()
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _category(conclusion: Conclusion) -> Category:
+    if conclusion.outcome == Outcome.HEALTHY:
+        return Category.HEALTHY
+    if conclusion.outcome == Outcome.UNKNOWN:
+        return Category.UNKNOWN
+    categories = [_VOCABULARY.category_of(f.mode) for f in conclusion.causes]
+    # Compositional faults of one kind share it; otherwise the alert's own fault (listed first) decides.
+    return categories[0]
+
+
+def _symptoms(conclusion: Conclusion) -> list[Finding]:
+    return [f for f in conclusion.others if f.verdict == Verdict.SYMPTOM]
+
+
+def _root_cause(conclusion: Conclusion) -> str:
+    case = conclusion.case
+    if conclusion.outcome == Outcome.UNKNOWN:
+        return _sentence(f"The evidence on {case.instance} does not fit a known failure mode: {conclusion.anomaly}")
+    if conclusion.outcome == Outcome.HEALTHY:
+        return _healthy_root_cause(conclusion)
+    causes = conclusion.causes
+    if len(causes) == 1:
+        text = _sentence(causes[0].summary)
+    else:
+        count = ("Two", "Three", "Four")[min(len(causes), 4) - 2]
+        parts = [f"{count} independent faults on {case.instance}."]
+        parts += [_sentence(f"{_ORDINALS[i]}, {f.summary}") for i, f in enumerate(causes[:4])]
+        text = " ".join(parts)
+    for s in _symptoms(conclusion):
+        text += " " + _sentence(s.summary.split(":")[0])
+    return text
+
+
+def _healthy_root_cause(conclusion: Conclusion) -> str:
+    case = conclusion.case
+    alert = case.file.alert
+    recovered = [f for f in conclusion.others if f.verdict == Verdict.RECOVERED]
+    if recovered:
+        return _sentence(
+            f"No active incident on {case.instance}: {recovered[0].summary}; the alert that fired on the dip is "
+            "stale, and every other metric stays within its normal range"
+        )
+    if not alert.is_firing:
+        return _sentence(
+            f"No incident on {case.instance}: the alert is a routine notification in the {alert.state or 'OK'} "
+            "state, and every metric stays within its normal range"
+        )
+    metric = alert.metric
+    p = case.file.profile(metric) if metric else None
+    if p is not None and metric is not None:
+        shape = "swings with the workload's cycle" if p.swings else "moves"
+        name = "the session count" if metric == "DatabaseConnections" else info_of(metric).words
+        return _sentence(
+            f"No incident on {case.instance}: {name} {shape} between {value(metric, p.low)} and "
+            f"{value(metric, p.high)} without a trend and stays within its normal range, so the alert threshold "
+            "sits too close to normal load"
+        )
+    return _sentence(f"No incident on {case.instance}: every metric stays within its normal range")
+
+
+def _healthy_facts(case: Case) -> list[Fact]:
+    f = case.file
+    src = case.src.metrics
+    facts = []
+    ranges = []
+    for metric in ("CPUUtilization", "DatabaseConnections", "ReadLatency", "WriteLatency", "ReplicaLag"):
+        p = f.profile(metric)
+        if p is None or (p.moved and not p.recovered):
+            continue
+        shape = "swings between" if p.swings and p.high - p.low >= 0.3 * p.median else "stays between"
+        name = "the session count" if metric == "DatabaseConnections" else info_of(metric).words
+        ranges.append(f"{name} {shape} {value(metric, p.low)} and {value(metric, p.high)}")
+    if ranges:
+        facts.append(
+            Fact(_sentence("; ".join(ranges) + ", with no sustained trend: all within the normal range"), (src,))
+        )
+    p = f.profile("FreeStorageSpace")
+    if p is not None and not p.moved:
+        facts.append(Fact(f"Free storage stays flat at about {value('FreeStorageSpace', p.end)}.", (src,)))
+    return facts
+
+
+def _evidence_facts(conclusion: Conclusion, cited: set[str]) -> list[Fact]:
+    """Claims for the sources no finding cited yet: the event timeline and the workload."""
+    case = conclusion.case
+    facts = []
+    src = case.src
+    if src.events in case.file.read and src.events not in cited:
+        tl = case.timeline
+        old = tl.historical()
+        recent = [e for e in tl.recent() if e.kind not in (EventKind.OTHER,)]
+        if not tl.events:
+            facts.append(Fact(f"RDS reports no event for {case.instance} in the incident window.", (src.events,)))
+        if recent:
+            parts = [
+                f"“{e.event.message.rstrip('.')}”"
+                + (f" ({describe_delta(e.offset_s)})" if e.offset_s is not None else "")
+                for e in recent[:4]
+            ]
+            facts.append(Fact("RDS events around the incident: " + "; ".join(parts) + ".", (src.events,)))
+        if old:
+            first, last = old[0].offset_s, old[-1].offset_s
+            span = (
+                f" between {describe_delta(first).split(' before')[0]} and {describe_delta(last)}"
+                if first is not None and last is not None
+                else " well before the alert"
+            )
+            facts.append(
+                Fact(
+                    f"The {len(old)} earlier RDS events all completed{span}; the metrics stay at their baseline "
+                    "until the incident begins, so they are context, not cause.",
+                    (src.events,),
+                )
+            )
+    w = case.workload
+    if src.insights in case.file.read and src.insights not in cited:
+        if w is None:
+            facts.append(Fact("Performance Insights returns no data for this instance.", (src.insights,)))
+        else:
+            load = w.insights.load_values
+            span = f" (from {min(load):.1f} to {max(load):.1f})" if load else ""
+            top = w.statements[0].label if w.statements else "no statement"
+            facts.append(
+                Fact(
+                    f"Database load averages {w.total:.1f} active sessions{span}; top waits: {w.describe_waits()}; "
+                    f"the top statement is {top}.",
+                    (src.insights,),
+                )
+            )
+    return facts
+
+
+def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
+    out = []
+    for f in conclusion.others:
+        reason = f.summary
+        if f.verdict == Verdict.UNASSESSED:
+            reason = f"not confirmed, and not excluded either: {reason}"
+        if f.mode == "failover" and "infrastructure" not in reason:
+            reason += "; no infrastructure fault is visible"
+        out.append(RuledOut(hypothesis=f.hypothesis, reason=_sentence(reason)))
+    old = conclusion.case.timeline.historical()
+    if old:
+        kinds = sorted({e.kind.value for e in old})
+        first = old[0].offset_s
+        ago = describe_delta(first) if first is not None else "long before the alert"
+        out.append(
+            RuledOut(
+                hypothesis=f"the earlier {', '.join(kinds)} events",
+                reason=_sentence(
+                    f"they began {ago} and completed hours before the incident; the metrics stayed at their "
+                    "baseline afterwards, so they are context, not the trigger"
+                ),
+            )
+        )
+    if conclusion.outcome == Outcome.HEALTHY:
+        out.append(
+            RuledOut(
+                hypothesis="resource exhaustion",
+                reason="Nothing is running out: no metric is pinned at a limit or trending toward one.",
+            )
+        )
+    return out
+
+
+def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Claim], ruled: list[RuledOut]) -> str:
+    case = conclusion.case
+    alert = case.file.alert
+    lines = [f"Summary: {root}"]
+    fired = f", fired at {case.file.alert_at.strftime('%H:%M UTC')}" if case.file.alert_at else ""
+    lines.append(f"Alert: {alert.title or '(no title)'} (state {alert.state or 'unknown'}{fired}).")
+    if chain:
+        lines.append("Causal chain: " + " | ".join(chain))
+    if claims:
+        lines.append("Evidence:")
+        lines += [f"- {c.text} [{', '.join(c.evidence) or 'not validated'}]" for c in claims]
+    if ruled:
+        lines.append("Ruled out:")
+        lines += [f"- {r.hypothesis}: {r.reason}" for r in ruled]
+    notes = [n for f in (*conclusion.causes, *conclusion.others) for n in f.notes]
+    missing = case.file.missing()
+    if missing:
+        notes.append(
+            "Missing from the evidence: " + ", ".join(missing) + "; conclusions that would rest on them come from "
+            "other evidence, and nothing is claimed about their values."
+        )
+    if notes:
+        lines.append("Limits: " + " ".join(notes))
+    return "\n".join(lines)
+
+
+def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
+    """The Diagnosis for a conclusion."""
+    case = conclusion.case
+    root = _root_cause(conclusion)
+    chain = [" -> ".join(f.chain) for f in conclusion.causes if f.chain]
+    symptoms = _symptoms(conclusion)
+    if chain and symptoms:
+        chain[0] += " -> " + "; ".join(s.hypothesis + " follows as a symptom" for s in symptoms)
+    facts: list[Fact] = [fact for f in conclusion.causes for fact in f.facts]
+    facts += [fact for f in symptoms for fact in f.facts]
+    if conclusion.outcome == Outcome.HEALTHY:
+        facts += [fact for f in conclusion.others if f.verdict == Verdict.RECOVERED for fact in f.facts]
+        facts += _healthy_facts(case)
+        chain = [_healthy_chain(conclusion)]
+    if conclusion.outcome == Outcome.UNKNOWN:
+        facts.append(Fact(_sentence(conclusion.anomaly or "an unexplained change"), (case.src.metrics,)))
+    cited = {s for fact in facts for s in fact.sources}
+    facts += _evidence_facts(conclusion, cited)
+    claims = [Claim(text=fact.text, evidence=list(dict.fromkeys(fact.sources))) for fact in dict.fromkeys(facts)]
+    ruled = _ruled_out(conclusion)
+    return Diagnosis(
+        root_cause=root,
+        category=_category(conclusion),
+        failure_modes=conclusion.modes,
+        causal_chain=chain,
+        claims=claims,
+        ruled_out=ruled,
+        report=_report(conclusion, root, chain, claims, ruled),
+    )
+
+
+def _healthy_chain(conclusion: Conclusion) -> str:
+    if any(f.verdict == Verdict.RECOVERED for f in conclusion.others):
+        return "free storage dips -> alert fires -> the volume grows -> free storage recovers -> alert left stale"
+    if not conclusion.case.file.alert.is_firing:
+        return "routine alert -> every metric checked -> nothing outside its normal range -> no action needed"
+    w = conclusion.case.workload
+    periodic = " (periodic workload)" if w is not None and w.share(WaitGroup.CPU) > 0 else ""
+    return f"normal load swings{periodic} -> threshold crossed at the peaks -> no sustained change, no user impact"
