@@ -97,3 +97,13 @@ async def returns(task: Task) -> object:
     import ast
 
     return ast.literal_eval(task.env["RETURN"])
+
+
+async def capture_task(task: Task) -> str:
+    """Appends the Task's `tools_url` and `token` to the file named by `$CAPTURE` (a JSON line), then answers."""
+    import json
+    import os
+
+    with open(os.environ["CAPTURE"], "a") as f:
+        f.write(json.dumps({"tools_url": task.tools_url, "token": task.token}) + "\n")
+    return "no conclusion"

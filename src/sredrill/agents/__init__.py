@@ -19,8 +19,14 @@ __all__ = [
     "LLMError",
     "LLMUnavailable",
     "Task",
+    "ToolAccess",
+    "ToolHost",
+    "ToolRegistry",
+    "ToolServer",
+    "needs_tool_server",
     "parse_agent_spec",
     "resolve_agent",
+    "tool_routes",
 ]
 
 # The LLM client imports httpx (about 0.3 s with its CLI's dependencies installed): loaded on first use,
@@ -28,6 +34,14 @@ __all__ = [
 _LAZY = {
     name: "sredrill.agents.llm" for name in ("ChatClient", "ChatReply", "ChatToolCall", "LLMError", "LLMUnavailable")
 }
+# The tool server's module is light (fastapi and uvicorn load when a server starts), but only runs with an
+# agent outside this process need it.
+_LAZY.update(
+    {
+        name: "sredrill.agents.tool_server"
+        for name in ("ToolAccess", "ToolHost", "ToolRegistry", "ToolServer", "needs_tool_server", "tool_routes")
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

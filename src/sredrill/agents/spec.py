@@ -50,6 +50,9 @@ CONNECTORS: Final[Mapping[str, ConnectorEntry]] = MappingProxyType(
     {
         "py:": ConnectorEntry("py:MODULE:ATTR", "sredrill.agents.connectors.py:connect"),
         "cmd:": ConnectorEntry("cmd:COMMAND", "sredrill.agents.connectors.cmd:connect"),
+        "http://": ConnectorEntry("http://HOST[:PORT]/PATH", "sredrill.agents.connectors.http:connect"),
+        "https://": ConnectorEntry("https://HOST[:PORT]/PATH", "sredrill.agents.connectors.http:connect"),
+        "openai:": ConnectorEntry("openai:MODEL", "sredrill.agents.connectors.openai:connect"),
         "reference": ConnectorEntry("reference", "sredrill.agents.reference:connect"),
         "majority": ConnectorEntry("majority", "sredrill.agents.baselines:connect_majority"),
         "keyword": ConnectorEntry("keyword", "sredrill.agents.baselines:connect_keyword"),

@@ -9,10 +9,11 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
+from sredrill.agents import ToolHost, needs_tool_server
 from sredrill.errors import AgentError
 from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
 from sredrill.sdk import Runtime, TestContext, TestDef
@@ -127,6 +128,11 @@ async def execute(
         decorate: the generated suites' hook to add their fields to each result.
     """
     run_id = runtime.run_id
+    # An agent outside this process gets its tools over HTTP: one server per run, started by the first agent
+    # run that has tools, stopped below when the run ends.
+    host = ToolHost() if runtime.tool_host is None and needs_tool_server(runtime.agent) else None
+    if host is not None:
+        runtime = replace(runtime, tool_host=host)
     started_at = started_at or datetime.now(UTC)
     t0 = time.perf_counter()
     tally = _Tally(results=list(previous))
@@ -169,9 +175,13 @@ async def execute(
 
     for result in preset:
         await finish(AttemptOutcome(result=result, steps=None), 0)
-    async with asyncio.TaskGroup() as group:
-        for test in tests:
-            group.create_task(one(test))
+    try:
+        async with asyncio.TaskGroup() as group:
+            for test in tests:
+                group.create_task(one(test))
+    finally:
+        if host is not None:
+            await host.aclose()
 
     order = {t.id: i for i, t in enumerate(tests)}
     results = sorted(tally.results, key=lambda r: order.get(r.id, -1))

@@ -15,7 +15,7 @@ from sredrill.errors import StateError
 from sredrill.results import Signal
 
 if TYPE_CHECKING:
-    from sredrill.agents import Agent
+    from sredrill.agents import Agent, ToolHost
     from sredrill.sdk.registry import TestDef
     from sredrill.sdk.result import RunResult
     from sredrill.store import Store
@@ -47,6 +47,8 @@ class Runtime:
     toolset: Toolset | None = None
     """Default tools for `agent.run()` (the RCA suite gives the scenario's toolset)."""
     alert: dict[str, Any] | None = None
+    tool_host: ToolHost | None = None
+    """Serves each agent run's tools over HTTP, for agents outside this process; the engine sets it."""
 
 
 @dataclass(slots=True)

@@ -158,12 +158,21 @@ class AgentFixture:
             toolset = tools
         items = _context(context) if context is not None else list(ctx.test.context)
         recorder = Recorder()
+        run_id = uuid.uuid4().hex
+        host = runtime.tool_host
+        access = None
+        if host is not None and toolset is not None:
+            # An agent outside this process reaches its tools over HTTP (DESIGN §4.1): served for this agent
+            # run only, with a token of its own, until it ends.
+            access = await host.open(run_id, toolset, recorder)
         task = Task(
-            run_id=uuid.uuid4().hex,
+            run_id=run_id,
             prompt=text,
             context=items,
             alert=ctx.extra.get("alert", runtime.alert),
             tools=toolset.specs() if toolset is not None else [],
+            tools_url=access.tools_url if access is not None else None,
+            token=access.token if access is not None else None,
             deadline_s=ctx.test.timeout_s,
             env=dict(env or {}),
         ).bind(toolset, recorder)
@@ -173,6 +182,8 @@ class AgentFixture:
         try:
             reply = await runtime.agent.run(task, recorder)
         finally:
+            if host is not None and access is not None:
+                host.close_run(run_id)
             # Keep what the agent did even when it failed or timed out: the store shows it.
             ctx.steps = [s.model_dump(mode="json") for s in recorder.steps]
         result = RunResult(

@@ -23,7 +23,7 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final
 
 from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.spec import AgentSpec, ConnectOptions
@@ -175,6 +175,8 @@ class CmdAgent:
     spec: str
     argv: tuple[str, ...]
     """The command, already split (no shell)."""
+    needs_tool_server: ClassVar[bool] = True
+    """It runs outside this process: the engine serves its tools over HTTP (`SREDRILL_TOOLS_URL`)."""
 
     async def run(self, task: Task, recorder: Recorder) -> AgentReply:
         """Start the command, send it the Task, record its steps as they arrive, and return its answer.

@@ -1,0 +1,467 @@
+"""The tool server: each agent run's tools over HTTP on a loopback port, for agents outside this process.
+
+DESIGN §4.1's routes; every request carries `Authorization: Bearer <token>`, a token reaches only its own run:
+
+    GET  /runs/{run_id}/tools          -> 200 {"tools": [{"name", "description", "input_schema"}, …]}
+    POST /runs/{run_id}/tools/{name}   -> 200 {"result": …}
+                                          4xx {"error": {"code", "message"}}
+
+A call lands on the run's `Recorder` through `Recorder.call_tool`, exactly like `await task.call_tool(…)` in
+process, so the trajectory does not depend on the transport. Errors: 401 `unauthorized` (no bearer token),
+403 `forbidden` (a token of another run; nothing is recorded), 404 `unknown_run` (the run ended or never
+existed), 404 `unknown_tool`, 400 `bad_json` (the body is not JSON), 400 `bad_arguments` or the toolset's
+own code (the arguments were rejected), 500 `tool_failed` (the toolset itself crashed).
+
+`tool_routes(registry)` is the FastAPI router, for `sredrill serve` to mount; `ToolServer` serves it with
+uvicorn on an asyncio task of the running loop; `ToolHost` is what the engine keeps per run: it starts the
+server on the first agent run that needs it (`needs_tool_server`), and stops it when the run ends.
+
+Examples:
+    >>> host = ToolHost()
+    >>> access = await host.open("run-1", toolset, recorder)   # starts the server on first use
+    >>> access.tools_url, access.token                           # what the Task carries
+    ('http://127.0.0.1:41237/runs/run-1', '…')
+    >>> host.close_run("run-1"); await host.aclose()
+"""
+
+# No `from __future__ import annotations` here: FastAPI reads the route functions' annotations at run time,
+# and those name classes imported inside `tool_routes` (fastapi is an extra, loaded only when a server starts).
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import socket
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from sredrill.errors import MissingExtra, StateError
+from sredrill.trajectory import Recorder, ToolError, Toolset, ToolSpec
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter, FastAPI
+
+__all__ = [
+    "ToolAccess",
+    "ToolErrorBody",
+    "ToolErrorDetail",
+    "ToolHost",
+    "ToolListBody",
+    "ToolRegistry",
+    "ToolResultBody",
+    "ToolServer",
+    "needs_tool_server",
+    "tool_app",
+    "tool_routes",
+]
+
+logger = logging.getLogger(__name__)
+
+LOOPBACK: Final = "127.0.0.1"
+_START_TIMEOUT_S: Final = 10.0
+_START_POLL_S: Final = 0.005
+_STOP_TIMEOUT_S: Final = 10.0
+_GRACEFUL_S: Final = 2
+"""Seconds uvicorn waits for requests still in flight when the server stops (a killed agent's, usually)."""
+
+
+def needs_tool_server(agent: object) -> bool:
+    """True for agents outside this process (`cmd:`, `http(s)://`): they reach their tools over HTTP.
+
+    A connector says so with a class attribute `needs_tool_server = True`; in-process agents (`py:`,
+    `openai:`, the built-in ones) call the toolset directly and leave it out.
+    """
+    return getattr(agent, "needs_tool_server", False) is True
+
+
+# -- wire models ------------------------------------------------------------------------------------------
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class ToolListBody(_Body):
+    """`GET {tools_url}/tools`: the run's tools, in the order agents should see them."""
+
+    tools: list[ToolSpec]
+
+
+class ToolResultBody(_Body):
+    """`POST {tools_url}/tools/{name}` succeeded."""
+
+    result: JsonValue
+    """What the tool returned."""
+
+
+class ToolErrorDetail(_Body):
+    code: str
+    """`unauthorized`, `forbidden`, `unknown_run`, `unknown_tool`, `bad_json`, `bad_arguments` (or the
+    toolset's own code for arguments it rejected), `tool_failed`."""
+    message: str
+    """What went wrong and how to fix it; meant for the agent (or its model) to read."""
+
+
+class ToolErrorBody(_Body):
+    """Any 4xx or 5xx answer of the tool server."""
+
+    error: ToolErrorDetail
+
+
+# -- the registry -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAccess:
+    """How one agent run reaches its tools: what its Task carries as `tools_url` and `token`."""
+
+    run_id: str
+    tools_url: str
+    """`http://127.0.0.1:PORT/runs/{run_id}`; the routes are below it."""
+    token: str = field(repr=False)
+    """The bearer token of this run only; never shown in a repr."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Registration:
+    toolset: Toolset
+    recorder: Recorder
+    token: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Denied:
+    status: int
+    code: str
+    message: str
+
+
+class ToolRegistry:
+    """The agent runs whose tools are being served: run id -> (toolset, recorder, token).
+
+    One per server (the engine's run, or `sredrill serve`), never module-level. Registration and lookup are
+    plain dictionary operations on the event loop's thread, so they need no lock.
+    """
+
+    def __init__(self) -> None:
+        self._runs: dict[str, _Registration] = {}
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self._runs
+
+    def register(self, run_id: str, toolset: Toolset, recorder: Recorder) -> str:
+        """Serve `toolset` for `run_id`, recording on `recorder`; returns a fresh random bearer token.
+
+        Raises:
+            StateError: `run_id` is already registered (each agent run has its own id).
+        """
+        if run_id in self._runs:
+            raise StateError(f"agent run {run_id!r} already has its tools served: unregister it first")
+        token = secrets.token_urlsafe(32)
+        self._runs[run_id] = _Registration(toolset=toolset, recorder=recorder, token=token)
+        return token
+
+    def unregister(self, run_id: str) -> None:
+        """Stop serving `run_id`'s tools; later requests get 404 `unknown_run`. Unknown ids are ignored."""
+        self._runs.pop(run_id, None)
+
+    def authorize(self, run_id: str, authorization: str | None) -> "_Registration | _Denied":
+        """The run's registration when `authorization` is `Bearer <its token>`, else why not."""
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return _Denied(
+                401,
+                "unauthorized",
+                "send the run's token as 'Authorization: Bearer <token>' (the Task's `token`, or "
+                "SREDRILL_RUN_TOKEN for a cmd: agent)",
+            )
+        entry = self._runs.get(run_id)
+        if entry is None:
+            return _Denied(
+                404,
+                "unknown_run",
+                f"no agent run {run_id!r} is being served: it has ended, or the URL is not the Task's tools_url",
+            )
+        if not secrets.compare_digest(token.strip().encode(), entry.token.encode()):
+            return _Denied(403, "forbidden", f"this token does not give access to run {run_id!r}")
+        return entry
+
+
+# -- the routes -------------------------------------------------------------------------------------------
+
+
+def _json(status: int, body: _Body) -> Any:
+    from fastapi.responses import Response
+
+    return Response(content=body.model_dump_json(), status_code=status, media_type="application/json")
+
+
+def _error(status: int, code: str, message: str) -> Any:
+    return _json(status, ToolErrorBody(error=ToolErrorDetail(code=code, message=message)))
+
+
+def _status_of(error: ToolError) -> int:
+    return 404 if error.code == "unknown_tool" else 400
+
+
+def tool_routes(registry: ToolRegistry) -> "APIRouter":
+    """The tool routes over `registry`, as a FastAPI router (paths start with `/runs/{run_id}/tools`).
+
+    The engine's `ToolServer` serves it alone; `sredrill serve` includes it in its app, so agents see the
+    same routes either way.
+
+    Raises:
+        MissingExtra: fastapi is not installed (the `server` extra).
+    """
+    try:
+        from fastapi import APIRouter, Request
+    except ImportError as exc:
+        raise MissingExtra("serving tools to cmd: and http(s):// agents", "server") from exc
+
+    router = APIRouter()
+    errors: dict[int | str, dict[str, Any]] = {
+        status: {"model": ToolErrorBody, "description": what}
+        for status, what in (
+            (400, "bad_json, bad_arguments"),
+            (401, "unauthorized"),
+            (403, "forbidden"),
+            (404, "unknown_run, unknown_tool"),
+            (500, "tool_failed"),
+        )
+    }
+
+    @router.get("/runs/{run_id}/tools", response_model=ToolListBody, responses=errors)
+    async def list_tools(run_id: str, request: Request) -> Any:
+        """The run's tools: name, description and a JSON Schema of the arguments of each."""
+        access = registry.authorize(run_id, request.headers.get("authorization"))
+        if isinstance(access, _Denied):
+            return _error(access.status, access.code, access.message)
+        return _json(200, ToolListBody(tools=access.toolset.specs()))
+
+    @router.post("/runs/{run_id}/tools/{name}", response_model=ToolResultBody, responses=errors)
+    async def call_tool(run_id: str, name: str, request: Request) -> Any:
+        """Call one tool with the arguments as a JSON object (an empty body means no arguments)."""
+        access = registry.authorize(run_id, request.headers.get("authorization"))
+        if isinstance(access, _Denied):
+            return _error(access.status, access.code, access.message)
+        raw = await request.body()
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except ValueError as exc:
+            return _error(400, "bad_json", f"the request body is not JSON ({exc}): send the arguments as an object")
+        if not isinstance(args, dict):
+            return _error(
+                400, "bad_arguments", f"the arguments must be a JSON object, got {type(args).__name__}: {raw[:80]!r}"
+            )
+        try:
+            result = await access.recorder.call_tool(access.toolset, name, args)
+        except ToolError as exc:
+            return _error(_status_of(exc), exc.code, exc.message)
+        except Exception as exc:
+            # The server's edge (STYLE #16): a crashing toolset is reported to the agent as a 500 with its
+            # message and logged with its traceback, rather than dropping the connection.
+            logger.exception("tool %r of agent run %s failed", name, run_id)
+            return _error(500, "tool_failed", f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+        # The toolset returns JSON values; building the body without validating it again keeps large
+        # results (a whole metric window) cheap.
+        return _json(200, ToolResultBody.model_construct(result=result))
+
+    return router
+
+
+def tool_app(registry: ToolRegistry) -> "FastAPI":
+    """A FastAPI app serving only the tool routes (what `ToolServer` runs).
+
+    Raises:
+        MissingExtra: fastapi is not installed (the `server` extra).
+    """
+    routes = tool_routes(registry)
+    from fastapi import FastAPI
+
+    app = FastAPI(title="sredrill tools", docs_url=None, redoc_url=None, openapi_url=None)
+    app.include_router(routes)
+    return app
+
+
+# -- the server -------------------------------------------------------------------------------------------
+
+
+def _uvicorn_server(app: "FastAPI") -> Any:
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise MissingExtra("serving tools to cmd: and http(s):// agents", "server") from exc
+
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn would take SIGINT and SIGTERM for itself while it serves; here it is a guest in the
+            # engine's loop, and Ctrl-C must stop the run, not just the tool server.
+            yield
+
+    # log_config=None: uvicorn must not reconfigure the process's logging; access logs are noise here.
+    config = uvicorn.Config(
+        app,
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=_GRACEFUL_S,
+    )
+    return _Server(config)
+
+
+class ToolServer:
+    """A registry's routes served by uvicorn on a loopback port, on a task of the running event loop.
+
+    Args:
+        registry: the runs to serve.
+        host: the address to bind; loopback unless you know why not.
+        port: 0 picks a free port (read it from `base_url` after `start`).
+    """
+
+    def __init__(self, registry: ToolRegistry, *, host: str = LOOPBACK, port: int = 0) -> None:
+        self.registry = registry
+        self.host = host
+        self.port = port
+        self._server: Any = None
+        self._task: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        state = self.base_url if self._task is not None else "not started"
+        return f"ToolServer({state}, {len(self.registry)} run(s))"
+
+    @property
+    def base_url(self) -> str:
+        """`http://HOST:PORT`, once started.
+
+        Raises:
+            StateError: the server is not started.
+        """
+        if self._task is None:
+            raise StateError("the tool server is not started: await start() (or use it as an async context)")
+        return f"http://{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        """Bind the port, start serving, and return once requests are being answered.
+
+        Raises:
+            MissingExtra: fastapi or uvicorn is not installed.
+            StateError: already started.
+            OSError: the address cannot be bound.
+        """
+        if self._task is not None:
+            raise StateError("the tool server is already started")
+        server = _uvicorn_server(tool_app(self.registry))
+        # Our own socket, listening before uvicorn starts: the port is known at once, and a connection
+        # that arrives early waits in the backlog instead of being refused.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.bind((self.host, self.port))
+            sock.listen(128)
+            sock.setblocking(False)
+        except OSError:
+            sock.close()
+            raise
+        self.port = sock.getsockname()[1]
+        self._server = server
+        self._task = asyncio.create_task(server.serve(sockets=[sock]), name=f"sredrill-tools:{self.port}")
+        try:
+            async with asyncio.timeout(_START_TIMEOUT_S):
+                while not server.started and not self._task.done():
+                    await asyncio.sleep(_START_POLL_S)
+        finally:
+            if not server.started:
+                await self._stop()
+                sock.close()
+        if not server.started:
+            raise StateError(f"the tool server on {self.host}:{self.port} stopped while starting")
+
+    async def _stop(self) -> None:
+        task, self._task = self._task, None
+        if task is None:
+            return
+        self._server.should_exit = True
+        try:
+            async with asyncio.timeout(_STOP_TIMEOUT_S):
+                await asyncio.shield(task)
+        except TimeoutError:
+            task.cancel()
+            logger.warning("the tool server on port %s did not stop in %ss: cancelled", self.port, _STOP_TIMEOUT_S)
+
+    async def close(self) -> None:
+        """Stop serving: close the port and wait for requests in flight (a few seconds at most)."""
+        await self._stop()
+
+    async def __aenter__(self) -> "ToolServer":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def access(self, run_id: str, token: str) -> ToolAccess:
+        """The URL and token a registered run's agent uses."""
+        return ToolAccess(run_id=run_id, tools_url=f"{self.base_url}/runs/{run_id}", token=token)
+
+
+class ToolHost:
+    """One engine run's tool service: a registry, and a server started on first use.
+
+    The engine makes one per run when its agent runs out of process (`needs_tool_server`) and closes it when
+    the run ends; each agent run opens its tools before the agent starts and closes them when it ends.
+    Safe for concurrent agent runs (`--jobs N`): the first `open` starts the server, the others wait for it.
+    """
+
+    def __init__(self) -> None:
+        self.registry = ToolRegistry()
+        self._server: ToolServer | None = None
+        self._lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        return f"ToolHost({self._server!r})"
+
+    @property
+    def server(self) -> ToolServer | None:
+        """The running server; None until an agent run needed it."""
+        return self._server
+
+    async def open(self, run_id: str, toolset: Toolset, recorder: Recorder) -> ToolAccess:
+        """Serve one agent run's tools (starting the server if needed) and return its URL and token.
+
+        Raises:
+            MissingExtra: the `server` extra is not installed.
+            StateError: `run_id` is already open.
+        """
+        async with self._lock:
+            if self._server is None:
+                server = ToolServer(self.registry)
+                await server.start()
+                self._server = server
+        token = self.registry.register(run_id, toolset, recorder)
+        return self._server.access(run_id, token)
+
+    def close_run(self, run_id: str) -> None:
+        """Stop serving one agent run's tools; its token stops working at once."""
+        self.registry.unregister(run_id)
+
+    @contextlib.asynccontextmanager
+    async def serving(self, run_id: str, toolset: Toolset, recorder: Recorder) -> AsyncIterator[ToolAccess]:
+        """`open` for the duration of a block, `close_run` after it, however it ends."""
+        access = await self.open(run_id, toolset, recorder)
+        try:
+            yield access
+        finally:
+            self.close_run(run_id)
+
+    async def aclose(self) -> None:
+        """Stop the server, if it was started."""
+        server, self._server = self._server, None
+        if server is not None:
+            await server.close()
