@@ -77,14 +77,19 @@ class _Gathered:
         )
 
     def is_fresh(self) -> bool:
-        """True when the data ends at (or just after) the alert: what happened next is not visible yet."""
+        """True when the metric window ends at (or just after) the alert: what happened next is not visible yet.
+
+        The window `list_metrics` reported is "now" as the tools see it; without it, the oldest series end.
+        """
         start = self.alert.starts_at
-        ends = [s.times[-1] for s in self.series.values() if s.times]
         if self.window is not None:
-            ends.append(self.window[1])
-        if start is None or not ends:
-            return False
-        return (max(ends) - start).total_seconds() <= _FRESH_PERIODS * self.period_s
+            end = self.window[1]
+        else:
+            ends = [s.times[-1] for s in self.series.values() if s.times]
+            if not ends:
+                return False
+            end = min(ends)
+        return start is not None and (end - start).total_seconds() <= _FRESH_PERIODS * self.period_s
 
 
 async def _call(task: Task, available: set[str], name: str, **args: Any) -> Mapping[str, Any] | None:

@@ -100,7 +100,9 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
         if lag.direction <= 0 or peak < 30:
             return Finding(_MODE, Verdict.ABSENT, f"replica lag stays at {value('ReplicaLag', lag.median)}")
         rate = lag.slope
-        if peak < threshold:
+        # A replica losing half a second or more every second is not keeping up, whatever the lag reached so far.
+        falling_behind = rate >= 0.5 and lag.fit >= 0.9 and not lag.recovered
+        if peak < threshold and not falling_behind:
             cause = " of the extra WAL from the write burst" if storm.wal_ratio >= 3 else ""
             return Finding(
                 _MODE,

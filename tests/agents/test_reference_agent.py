@@ -1,0 +1,260 @@
+"""The reference agent on the built-in RDS pack: both axes, honest trajectories, no scenario knowledge.
+
+Each scenario runs on the `full` backend (Axis 1) and the `selective` backend (Axis 2) through a real
+`RcaToolset`, and is graded by `grading.grade_diagnosis`, exactly as the RCA suite does. When a gate
+fails, the assertion prints the table of failures with each grade's `failure_reason`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sredrill.agents import AgentReply, Task, resolve_agent
+from sredrill.agents.reference import ReferenceAgent
+from sredrill.diagnosis import Diagnosis
+from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.grading import Grade, grade_diagnosis
+from sredrill.scenarios import Pack, Scenario, load_pack
+from sredrill.trajectory import Recorder, ThinkingStep, Trajectory
+
+PROMPT = "Investigate this alert and find the root cause."
+AGENT_PACKAGE = Path(__file__).resolve().parents[2] / "src" / "sredrill" / "agents" / "reference"
+SEED_SCENARIOS = 15  # 000-014 are the seed's scenarios; 015+ are sredrill's own
+
+
+@dataclass(frozen=True)
+class Run:
+    """One agent run on one scenario and backend, graded."""
+
+    scenario: Scenario
+    mode: BackendMode
+    reply: AgentReply
+    grade: Grade
+    toolset: RcaToolset
+    trajectory: Trajectory
+
+    @property
+    def axis(self) -> int:
+        return 1 if self.mode == BackendMode.FULL else 2
+
+    @property
+    def diagnosis(self) -> Diagnosis:
+        assert self.reply.diagnosis is not None, f"{self.scenario.folder}: the agent returned no diagnosis"
+        return self.reply.diagnosis
+
+
+async def run_scenario(agent: ReferenceAgent, pack: Pack, scenario: Scenario, mode: BackendMode) -> Run:
+    """Run the agent on one scenario through a real toolset and grade it as the RCA suite does."""
+    toolset = RcaToolset(scenario, mode, vocabulary=pack.vocabulary)
+    recorder = Recorder()
+    task = Task(run_id="run-under-test", prompt=PROMPT, alert=toolset.alert, tools=toolset.specs())
+    task.bind(toolset, recorder)
+    reply = await agent.run(task, recorder)
+    trajectory = Trajectory(recorder.steps)
+    grade = grade_diagnosis(
+        scenario,
+        reply.diagnosis,
+        trajectory,
+        axis=1 if mode == BackendMode.FULL else 2,
+        returned_metrics=toolset.returned_metrics(),
+        vocabulary=pack.vocabulary,
+        loops=reply.loops,
+    )
+    return Run(scenario, mode, reply, grade, toolset, trajectory)
+
+
+def run_pack(pack: Pack, modes: Sequence[BackendMode] = (BackendMode.FULL, BackendMode.SELECTIVE)) -> list[Run]:
+    """Every scenario of the pack on every backend given, in pack order."""
+    agent = ReferenceAgent()
+
+    async def all_runs() -> list[Run]:
+        return [await run_scenario(agent, pack, s, m) for m in modes for s in pack.scenarios]
+
+    return asyncio.run(all_runs())
+
+
+def failure_table(runs: Iterable[Run]) -> str:
+    """The failed runs as a table: scenario, axis, expected and predicted failure modes, failure reason."""
+    rows = [
+        f"  {r.scenario.folder:<45} axis {r.axis}  expected {','.join(r.grade.expected.failure_modes):<35} "
+        f"got {','.join(r.grade.actual.failure_modes):<35} {r.grade.failure_reason}"
+        for r in runs
+        if not r.grade.passed
+    ]
+    return "\n".join(["failures:", *rows]) if rows else "no failures"
+
+
+def is_seed(scenario: Scenario) -> bool:
+    return int(scenario.folder[:3]) < SEED_SCENARIOS
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    return load_pack("rds_postgres")
+
+
+@pytest.fixture(scope="module")
+def runs(pack: Pack) -> list[Run]:
+    return run_pack(pack)
+
+
+def _on(runs: list[Run], mode: BackendMode) -> list[Run]:
+    return [r for r in runs if r.mode == mode]
+
+
+def test_every_seed_scenario_passes_axis_1(runs: list[Run]) -> None:
+    axis1 = [r for r in _on(runs, BackendMode.FULL) if is_seed(r.scenario)]
+    assert len(axis1) == SEED_SCENARIOS
+    assert all(r.grade.passed for r in axis1), failure_table(axis1)
+
+
+def test_at_least_14_seed_scenarios_pass_axis_2(runs: list[Run]) -> None:
+    axis2 = [r for r in _on(runs, BackendMode.SELECTIVE) if is_seed(r.scenario)]
+    passed = sum(r.grade.passed for r in axis2)
+    assert passed >= 14, f"{passed} of {len(axis2)} passed\n" + failure_table(axis2)
+
+
+def test_every_sredrill_scenario_passes_both_axes(runs: list[Run]) -> None:
+    own = [r for r in runs if not is_seed(r.scenario)]
+    assert own, "the pack has no scenario past 014"
+    assert all(r.grade.passed for r in own), failure_table(own)
+
+
+def test_axis_2_gates_ruling_out_and_required_queries_where_defined(runs: list[Run]) -> None:
+    for r in _on(runs, BackendMode.SELECTIVE):
+        answer = r.scenario.answer
+        if answer.ruling_out_keywords or answer.ruled_out:
+            outcome = r.grade.checks["ruling_out"]
+            assert outcome.role == "gate" and outcome.passed, (r.scenario.folder, outcome.detail)
+        if answer.required_queries:
+            outcome = r.grade.checks["required_queries"]
+            assert outcome.role == "gate" and outcome.passed, (r.scenario.folder, outcome.detail)
+
+
+def test_the_selective_backend_returns_every_listed_metric_because_each_is_asked_by_name(runs: list[Run]) -> None:
+    for r in _on(runs, BackendMode.SELECTIVE):
+        listed = set(r.scenario.metric_names)
+        assert set(r.toolset.returned_metrics()) == listed, r.scenario.folder
+        asked = r.toolset.queried_metrics()
+        assert set(asked) <= listed, "it asks for metrics by their listed names only"
+
+
+def test_it_reads_every_evidence_source_and_submits_what_it_returns(runs: list[Run]) -> None:
+    for r in runs:
+        assert r.toolset.sources_queried() >= {"alert", "aws_cloudwatch_metrics", "aws_rds_events"}
+        assert r.toolset.submitted == r.diagnosis, r.scenario.folder
+
+
+def test_plan_investigate_diagnose_stays_within_the_loop_budget(runs: list[Run]) -> None:
+    for r in runs:
+        steps = list(r.trajectory)
+        assert isinstance(steps[0], ThinkingStep) and steps[0].content.startswith("Plan:")
+        assert r.reply.loops == 1, r.scenario.folder
+        assert r.grade.checks["trajectory_calibration"].passed, (r.scenario.folder, r.grade.trajectory)
+        assert r.grade.redundant_calls == 0, r.scenario.folder
+
+
+def test_claims_cite_only_sources_it_read(runs: list[Run]) -> None:
+    for r in runs:
+        read = r.toolset.sources_queried()
+        for claim in r.diagnosis.claims:
+            assert claim.evidence, (r.scenario.folder, claim.text)
+            assert set(claim.evidence) <= read, (r.scenario.folder, claim.text)
+
+
+def test_prose_never_uses_vocabulary_identifiers(runs: list[Run], pack: Pack) -> None:
+    identifiers = {i for i in pack.vocabulary.identifiers() if "_" in i}
+    for r in runs:
+        d = r.diagnosis
+        prose = [d.root_cause, *d.causal_chain, *(c.text for c in d.claims), d.report]
+        prose += [t for ro in d.ruled_out for t in (ro.hypothesis, ro.reason)]
+        for text in prose:
+            words = set(re.findall(r"[a-z0-9_]+", text.lower()))
+            assert not words & identifiers, (r.scenario.folder, sorted(words & identifiers), text)
+
+
+def test_compositional_faults_name_every_root_cause_and_no_side_effect(runs: list[Run]) -> None:
+    for r in _on(runs, BackendMode.FULL):
+        if len(r.scenario.failure_modes) > 1:
+            assert sorted(r.diagnosis.failure_modes) == sorted(r.scenario.failure_modes), r.scenario.folder
+            assert "independent faults" in r.diagnosis.root_cause
+
+
+def test_it_is_deterministic(pack: Pack, runs: list[Run]) -> None:
+    again = run_pack(pack, modes=(BackendMode.FULL,))
+    first = [r.diagnosis.model_dump() for r in _on(runs, BackendMode.FULL)]
+    assert [r.diagnosis.model_dump() for r in again] == first
+
+
+def test_it_works_on_the_temporal_backend_by_looking_again_once_time_has_passed(pack: Pack) -> None:
+    temporal = run_pack(pack, modes=(BackendMode.TEMPORAL,))
+    for r in temporal:
+        assert sorted(r.diagnosis.failure_modes) == sorted(r.scenario.failure_modes), failure_table([r])
+        assert r.reply.loops == 2, "the evidence ends at the alert, so it investigates a second round"
+        assert r.grade.checks["failure_modes"].passed
+
+
+def test_resolving_the_reference_spec_gives_the_agent() -> None:
+    agent = resolve_agent("reference")
+    assert isinstance(agent, ReferenceAgent)
+    assert agent.spec == "reference"
+
+
+def test_without_tools_it_says_it_cannot_tell_instead_of_guessing() -> None:
+    async def go() -> AgentReply:
+        task = Task(run_id="r", prompt=PROMPT, alert={"title": "CPUUtilization above 90% on some-db"})
+        return await ReferenceAgent().run(task, Recorder())
+
+    reply = asyncio.run(go())
+    assert reply.diagnosis is not None
+    assert reply.diagnosis.failure_modes == ["unknown"]
+    assert reply.diagnosis.category == "unknown"
+
+
+# -- the guard: no scenario knowledge in the agent (STYLE #39) ------------------------------------------------
+
+
+def _pack_secrets(pack: Pack) -> dict[str, str]:
+    """Strings only one scenario of the pack holds: folder names, long slugs, instance ids, SQL prefixes."""
+    secrets: dict[str, str] = {}
+    for s in pack.scenarios:
+        secrets[s.folder.lower()] = f"{s.folder}: folder name"
+        slug = s.folder[4:]
+        if slug.count("-") >= 2:
+            secrets[slug.lower()] = f"{s.folder}: slug"
+        ids = {s.metadata.db_instance_identifier, *(d.value for m in s.metrics for d in m.dimensions)}
+        ids |= {e.source_identifier for e in s.events}
+        ids |= {v for k, v in s.alert.common_annotations.items() if k in ("db_instance_identifier", "read_replica")}
+        for ident in filter(None, ids):
+            secrets[str(ident).lower()] = f"{s.folder}: instance identifier"
+        for sql in s.performance_insights.top_sql if s.performance_insights else ():
+            prefix = " ".join(sql.statement.split())[:30].lower()
+            secrets[prefix] = f"{s.folder}: SQL statement prefix"
+    return secrets
+
+
+def test_the_agent_package_holds_no_scenario_knowledge(pack: Pack) -> None:
+    secrets = _pack_secrets(pack)
+    assert len(secrets) > 3 * len(pack.scenarios)
+    hits = []
+    files = sorted(AGENT_PACKAGE.rglob("*.py"))
+    assert files
+    for path in files:
+        text = " ".join(path.read_text().lower().split())
+        hits += [f"{path.name}: {why}: {needle!r}" for needle, why in secrets.items() if needle in text]
+    assert not hits, "scenario knowledge in the reference agent:\n" + "\n".join(hits)
+
+
+def test_the_guard_catches_a_planted_identifier_and_sql(pack: Pack) -> None:
+    s = next(s for s in pack.scenarios if s.performance_insights and s.performance_insights.top_sql)
+    assert s.performance_insights is not None
+    planted = f'HOST = "{s.metadata.db_instance_identifier}"\nSQL = """{s.performance_insights.top_sql[0].statement}"""'
+    text = " ".join(planted.lower().split())
+    found = [why for needle, why in _pack_secrets(pack).items() if needle in text]
+    assert any("instance identifier" in w for w in found) and any("SQL" in w for w in found)
