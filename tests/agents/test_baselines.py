@@ -1,0 +1,136 @@
+"""The naive baselines: what they answer, and that the benchmark does not let them pass (DESIGN §4, §9)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+
+from sredrill.agents import Agent, AgentReply, Task, resolve_agent
+from sredrill.agents.baselines import KeywordAgent, MajorityAgent, RandomAgent
+from sredrill.errors import AgentSpecError
+from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.grading import Grade, grade_diagnosis
+from sredrill.scenarios import Pack, load_pack
+from sredrill.trajectory import Recorder, ResponseStep, ToolCallStep, Trajectory
+
+PROMPT = "Investigate this alert and find the root cause."
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    return load_pack("rds_postgres")
+
+
+def _task(alert: dict[str, object], tools: RcaToolset | None = None) -> tuple[Task, Recorder]:
+    recorder = Recorder()
+    task = Task(run_id="r", prompt=PROMPT, alert=alert, tools=tools.specs() if tools else [])
+    return task.bind(tools, recorder), recorder
+
+
+def grade_pack(agent: Agent, pack: Pack) -> list[tuple[int, Grade, AgentReply, Recorder]]:
+    """Every scenario on Axis 1 (`full`), graded as the RCA suite grades it: (difficulty, grade, reply, steps)."""
+
+    async def go() -> list[tuple[int, Grade, AgentReply, Recorder]]:
+        out = []
+        for scenario in pack.scenarios:
+            toolset = RcaToolset(scenario, BackendMode.FULL, vocabulary=pack.vocabulary)
+            task, recorder = _task(toolset.alert, toolset)
+            reply = await agent.run(task, recorder)
+            grade = grade_diagnosis(
+                scenario,
+                reply.diagnosis or toolset.submitted,
+                Trajectory(recorder.steps),
+                axis=1,
+                returned_metrics=toolset.returned_metrics(),
+                vocabulary=pack.vocabulary,
+                loops=reply.loops,
+            )
+            out.append((scenario.difficulty, grade, reply, recorder))
+        return out
+
+    return asyncio.run(go())
+
+
+def _pass_rate(results: list[tuple[int, Grade, AgentReply, Recorder]]) -> float:
+    return sum(g.passed for _, g, _, _ in results) / len(results)
+
+
+def test_majority_passes_at_most_a_fifth_of_the_pack(pack: Pack) -> None:
+    results = grade_pack(resolve_agent("majority", packs=[pack]), pack)
+    assert _pass_rate(results) <= 0.20
+
+
+def test_random_passes_at_most_a_tenth_of_the_pack(pack: Pack) -> None:
+    for seed in (0, 1, 2):
+        results = grade_pack(resolve_agent("random", packs=[pack], seed=seed), pack)
+        assert _pass_rate(results) <= 0.10, seed
+
+
+def test_keyword_passes_no_scenario_of_difficulty_2_or_more(pack: Pack) -> None:
+    results = grade_pack(resolve_agent("keyword", packs=[pack]), pack)
+    passed = [g.failure_reason for d, g, _, _ in results if d >= 2 and g.passed]
+    assert not passed
+
+
+@pytest.mark.parametrize("spec", ["majority", "keyword", "random"])
+def test_baselines_call_no_tool_and_record_their_answer(pack: Pack, spec: str) -> None:
+    for _, grade, reply, recorder in grade_pack(resolve_agent(spec, packs=[pack]), pack):
+        assert not [s for s in recorder.steps if isinstance(s, ToolCallStep)]
+        assert isinstance(recorder.steps[-1], ResponseStep)
+        assert reply.diagnosis is not None and reply.diagnosis.failure_modes
+        assert not grade.checks["evidence_queried"].passed
+
+
+def test_majority_answers_the_most_common_failure_modes_and_category(pack: Pack) -> None:
+    modes = Counter(tuple(sorted(s.failure_modes)) for s in pack.scenarios)
+    categories = Counter(s.category for s in pack.scenarios)
+    answer = MajorityAgent(pack).answer
+    assert modes[tuple(answer.failure_modes)] == max(modes.values())
+    assert categories[answer.category] == max(categories.values())
+    assert "_" not in answer.root_cause
+
+
+def test_majority_without_a_pack_is_a_clear_spec_error() -> None:
+    with pytest.raises(AgentSpecError) as caught:
+        resolve_agent("majority")
+    assert caught.value.field == "--agent"
+    assert "packs" in str(caught.value) and "MajorityAgent(pack)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("title", "mode"),
+    [
+        ("FreeStorageSpace below 5% on db-1", "storage_full"),
+        ("ReplicaLag above 600 seconds on db-1-ro", "replication_lag"),
+        ("DatabaseConnections above 1600 on db-1", "connection_exhaustion"),
+        ("CPUUtilization above 90% on db-1", "cpu_saturation"),
+        ("Multi-AZ failover on db-1", "failover"),
+        ("Checkpoints every 30 s on db-1", "checkpoint_io_storm"),
+        ("WriteLatency above 100 ms on db-1", "unknown"),
+    ],
+)
+def test_keyword_maps_title_words_to_the_vocabulary(title: str, mode: str) -> None:
+    async def go() -> AgentReply:
+        task, recorder = _task({"title": title})
+        return await KeywordAgent().run(task, recorder)
+
+    reply = asyncio.run(go())
+    assert reply.diagnosis is not None
+    assert reply.diagnosis.failure_modes == [mode]
+
+
+def test_random_is_reproducible_per_seed_and_alert() -> None:
+    task, _ = _task({"title": "CPUUtilization above 90% on db-1"})
+    other, _ = _task({"title": "ReplicaLag above 600 s on db-1-ro"})
+    assert RandomAgent(7).draw(task) == RandomAgent(7).draw(task)
+    draws = {RandomAgent(seed).draw(t) for seed in range(20) for t in (task, other)}
+    assert len(draws) > 3, "different seeds and alerts give different draws"
+
+
+def test_random_takes_its_seed_from_the_run() -> None:
+    agent = resolve_agent("random", seed=42)
+    assert isinstance(agent, RandomAgent)
+    assert agent.seed == 42
+    assert resolve_agent("random").seed == 0  # type: ignore[attr-defined]
