@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -26,7 +26,9 @@ __all__ = [
     "Responder",
     "StubReply",
     "StubRequest",
+    "Turn",
     "chat_completion",
+    "conversation",
     "malformed",
     "rate_limited",
     "server_error",
@@ -73,24 +75,60 @@ def chat_completion(
     usage: tuple[int, int] | None = None,
     finish_reason: str | None = "stop",
     model: str = "stub-model",
+    absent: Iterable[str] = (),
 ) -> StubReply:
-    """A 200 chat completion with `content` and/or tool calls; `usage=(prompt, completion)` adds usage."""
+    """A 200 chat completion with `content` and/or tool calls; `usage=(prompt, completion)` adds usage.
+
+    `absent` names keys to leave out altogether, as some servers do: `"content"` (of the message),
+    `"finish_reason"` (of the choice).
+    """
     message: dict[str, Any] = {"role": "assistant", "content": content}
     calls = [dict(c) for c in tool_calls]
     if calls:
         message["tool_calls"] = calls
         if finish_reason == "stop":
             finish_reason = "tool_calls"
+    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish_reason}
+    for key in absent:
+        (message if key == "content" else choice).pop(key, None)
     body: dict[str, Any] = {
         "id": "chatcmpl-stub",
         "object": "chat.completion",
         "created": 0,
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "choices": [choice],
     }
     if usage is not None:
         body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
     return StubReply(body=body)
+
+
+Turn = Callable[[list[dict[str, Any]]], StubReply]
+"""One scripted model turn: gets the request's messages, returns the reply."""
+
+
+def conversation(turns: Sequence[StubReply | Turn]) -> Responder:
+    """A responder that plays a scripted model, one turn per request of the same conversation.
+
+    The turn is chosen by the number of assistant messages already in the request, so every conversation
+    (one per agent run, several at once under `--jobs`) follows the same script from its start; a turn may
+    be a function of the messages so far (to answer from what the tools returned).
+    """
+
+    def respond(request: dict[str, Any]) -> tuple[int, Mapping[str, Any] | str | bytes, Mapping[str, str]]:
+        messages = list(request.get("messages") or [])
+        index = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        if index >= len(turns):
+            return (
+                500,
+                {"error": {"message": f"OpenAIStub: the script has {len(turns)} turn(s), asked for turn {index + 1}"}},
+                {},
+            )
+        turn = turns[index]
+        reply = turn if isinstance(turn, StubReply) else turn(messages)
+        return reply.status, reply.body, reply.headers
+
+    return respond
 
 
 def rate_limited(*, retry_after_s: float | None = 0) -> StubReply:
