@@ -35,6 +35,14 @@ _EXPLAINS = {
     "checkpoint_io_storm": ("WriteLatency", "WriteIOPS", "DiskQueueDepth", "CheckpointLag", "WriteThroughput"),
     "failover": ("DatabaseConnections",),
 }
+# The metric each hypothesis cannot be confirmed or excluded without.
+_DECISIVE = {
+    "CPUUtilization": "cpu_saturation",
+    "DatabaseConnections": "connection_exhaustion",
+    "FreeStorageSpace": "storage_full",
+    "ReplicaLag": "replication_lag",
+    "CheckpointLag": "checkpoint_io_storm",
+}
 # Key health metrics: a large sustained change in the bad direction that nothing explains means "unknown".
 _VITALS = ("CPUUtilization", "WriteLatency", "ReadLatency", "DiskQueueDepth", "DatabaseConnections", "FreeStorageSpace")
 
@@ -56,7 +64,7 @@ class Conclusion:
     """Every hypothesis that is not a root cause (symptoms, side effects, recovered, absent, unassessed)."""
     storm: WriteStorm
     anomaly: str | None = None
-    """For `unknown`: the change nothing explains."""
+    """What nothing explains: for `unknown`, the change; with faults, the alert's own open hypothesis."""
 
     @property
     def modes(self) -> list[str]:
@@ -64,7 +72,8 @@ class Conclusion:
             return ["healthy"]
         if self.outcome == Outcome.UNKNOWN:
             return ["unknown"]
-        return [f.mode for f in self.causes]
+        # A fault found, and the alert's own signal left unexplained: say so rather than drop it.
+        return [f.mode for f in self.causes] + (["unknown"] if self.anomaly else [])
 
 
 def open_case(file: CaseFile) -> Case:
@@ -125,6 +134,17 @@ def _unexplained(case: Case, findings: list[Finding]) -> str | None:
     return None
 
 
+def _open_alert(case: Case, findings: list[Finding]) -> str | None:
+    """With faults found: the alert's own metric missing and its hypothesis left open, as a phrase."""
+    metric = _alert_metric(case)
+    mode = _DECISIVE.get(metric or "")
+    if not case.file.alert.is_firing or metric is None or mode is None or case.file.has(metric):
+        return None
+    if any(f.mode == mode and f.verdict == Verdict.UNASSESSED for f in findings):
+        return f"the alert watches {metric}, which is missing from the evidence, so what it reports is not explained"
+    return None
+
+
 def conclude(case: Case) -> Conclusion:
     """Assess every hypothesis and conclude."""
     storm = read_write_storm(case)
@@ -140,7 +160,7 @@ def conclude(case: Case) -> Conclusion:
     causes = sorted((f for f in findings if f.is_cause), key=lambda f: _relevance(case, f))
     others = tuple(f for f in findings if not f.is_cause)
     if causes:
-        return Conclusion(case, Outcome.FAULTS, tuple(causes), others, storm)
+        return Conclusion(case, Outcome.FAULTS, tuple(causes), others, storm, _open_alert(case, findings))
     anomaly = _unexplained(case, findings)
     outcome = Outcome.UNKNOWN if anomaly else Outcome.HEALTHY
     return Conclusion(case, outcome, (), others, storm, anomaly)

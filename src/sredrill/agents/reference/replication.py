@@ -158,13 +158,15 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
     missing = "ReplicaLag is missing from the evidence"
     if slot is None or slot.direction <= 0 or slot.end < GB or slot.end_ratio < 10:
         if replica or slot is not None:
-            return Finding(
-                _MODE,
-                Verdict.UNASSESSED if replica and slot is None else Verdict.ABSENT,
-                f"{missing}, and the replication slot does not grow"
+            # A small slot proves the replica receives the WAL, not that it replays it: without ReplicaLag the
+            # replay delay cannot be measured, so the hypothesis stays open.
+            reason = (
+                f"{missing}; the replication slot stays at {value('OldestReplicationSlotLag', slot.end)}, so the "
+                "replica receives the WAL, but whether it replays it in time cannot be checked"
                 if slot is not None
-                else f"{missing}, and no slot metric can stand in for it",
+                else f"{missing}, and no replication slot metric can stand in for it"
             )
+            return Finding(_MODE, Verdict.UNASSESSED, reason)
         return Finding(_MODE, Verdict.ABSENT, "no read replica or replication slot shows up in the evidence")
     wal_rate = storm.wal.end if storm.wal is not None else None
     estimate = slot.end / wal_rate if wal_rate else None

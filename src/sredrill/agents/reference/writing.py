@@ -60,6 +60,8 @@ def _root_cause(conclusion: Conclusion) -> str:
         text = " ".join(parts)
     for s in _symptoms(conclusion):
         text += " " + _sentence(s.summary.split(":")[0])
+    if conclusion.anomaly:
+        text += " " + _sentence(f"Beyond that, the cause of the alert itself stays unknown: {conclusion.anomaly}")
     return text
 
 
