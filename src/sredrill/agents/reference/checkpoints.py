@@ -184,6 +184,12 @@ def assess_checkpoints(case: Case, storm: WriteStorm) -> Finding:
                 Verdict.SIDE_EFFECT,
                 "checkpoints come more often than usual, but write latency stays normal and WAL volume is modest",
             )
+        if max(cl[-_FREQUENT_RUN:]) >= 2 * _FREQUENT_LIMIT_S:
+            return Finding(
+                _MODE,
+                Verdict.RECOVERED,
+                f"checkpoints came every minute or less for {run} minutes, and the normal schedule has resumed",
+            )
         during = [v for v in cl if v < _FREQUENT_LIMIT_S]
         cadence_fact = Fact(
             f"Checkpoints come every {max(during):.0f} s or less for {run} minutes (the time since the last "

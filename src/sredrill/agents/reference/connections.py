@@ -53,6 +53,22 @@ def _default_limit(case: Case) -> float | None:
     return min(float(DEFAULT_MAX_CONNECTIONS_CAP), mem.high / MEMORY_PER_CONNECTION_BYTES)
 
 
+def _cpu_saturated_first(case: Case, onset: datetime | None) -> str | None:
+    """Sessions that pile up because CPU saturated minutes earlier and every query got slower: a symptom."""
+    cpu, w = case.file.profile("CPUUtilization"), case.workload
+    if cpu is None or w is None or onset is None or cpu.onset_at is None or cpu.direction <= 0:
+        return None
+    early = (onset - cpu.onset_at).total_seconds() >= 2 * case.file.period_s
+    busy = cpu.end >= 88 and w.share(WaitGroup.CPU) >= 0.5
+    idle = w.share(WaitGroup.CLIENT, WaitGroup.LOCK, WaitGroup.PROCARRAY) >= 0.2
+    if early and busy and not idle:
+        return (
+            "the session count reaches its limit only after CPU saturated: queries slowed down and sessions piled "
+            "up, a consequence of the CPU saturation, not a separate fault"
+        )
+    return None
+
+
 def assess_connections(case: Case) -> Finding:
     """Is connection exhaustion a root cause?"""
     p = case.file.profile("DatabaseConnections")
@@ -87,6 +103,13 @@ def assess_connections(case: Case) -> Finding:
             else "a hard ceiling"
         )
         at_limit, far = p.flat_top, False
+    if grew and p.recovered and (stated is None or peak >= 0.93 * stated):
+        return Finding(
+            _MODE,
+            Verdict.RECOVERED,
+            f"sessions climbed to {peak:,.0f} {when(case, p.extreme_at)} and have fallen back to {p.end:,.0f}",
+            onset=p.onset_at,
+        )
     if not (grew and at_limit):
         if p.swings:
             reason = (
@@ -112,6 +135,9 @@ def assess_connections(case: Case) -> Finding:
             reason = f"sessions stay around {p.median:,.0f}, {'far ' if far else ''}below {limit_text}"
         return Finding(_MODE, Verdict.ABSENT, reason)
 
+    cpu_first = _cpu_saturated_first(case, p.onset_at)
+    if cpu_first is not None:
+        return Finding(_MODE, Verdict.SYMPTOM, cpu_first, onset=p.onset_at)
     src = case.src
     facts = [
         Fact(
@@ -166,6 +192,15 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
             f"{who_app} floods the database with new connections instead of reusing a connection pool",
             facts,
         )
+    if lock is not None and w.share(WaitGroup.LOCK) >= 0.3 and client_share < 0.2:
+        facts.append(
+            Fact(
+                f"Performance Insights: {w.share(WaitGroup.LOCK):.0%} of the database load waits on row locks "
+                f"({lock.label}), so sessions pile up behind the lock holders.",
+                (src,),
+            )
+        )
+        return "sessions pile up blocked on row locks, each holding a connection", facts
     if idle is not None and client_share >= 0.2:
         owner = w.owner_of(idle)
         by = f" of user {owner}" if owner else ""

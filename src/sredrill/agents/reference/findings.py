@@ -62,6 +62,8 @@ class Finding:
     onset: datetime | None = None
     notes: tuple[str, ...] = ()
     """Remarks for the report only (evidence gaps, context)."""
+    follows: str | None = None
+    """Another failure mode this one is a consequence of, while still a fault in its own right."""
 
     @property
     def hypothesis(self) -> str:

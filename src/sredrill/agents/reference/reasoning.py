@@ -43,8 +43,9 @@ _DECISIVE = {
     "ReplicaLag": "replication_lag",
     "CheckpointLag": "checkpoint_io_storm",
 }
-# Key health metrics: a large sustained change in the bad direction that nothing explains means "unknown".
-_VITALS = ("CPUUtilization", "WriteLatency", "ReadLatency", "DiskQueueDepth", "DatabaseConnections", "FreeStorageSpace")
+# Health metrics no hypothesis owns: a large sustained rise nothing explains means "unknown" (the minimum that
+# matters, in base units: 20 ms of latency, ten queued I/Os).
+_VITALS = {"WriteLatency": 0.02, "ReadLatency": 0.02, "DiskQueueDepth": 10.0}
 
 
 class Outcome(StrEnum):
@@ -117,7 +118,10 @@ def _unexplained(case: Case, findings: list[Finding]) -> str | None:
         return f"the alert watches {metric}, which is missing from the evidence, and nothing else explains it"
     candidates = [metric] if alert.is_firing and metric else []
     candidates += [m for m in _VITALS if m != metric]
+    explained_by_faults = {m for f in findings if f.verdict == Verdict.SYMPTOM for m in _EXPLAINS.get(f.mode, ())}
     for name in candidates:
+        if name in explained_by_faults:
+            continue
         p = case.file.profile(name)
         if p is None or not p.moved or p.recovered:
             continue
@@ -128,7 +132,7 @@ def _unexplained(case: Case, findings: list[Finding]) -> str | None:
             bad = -1 if alert.fires_below else 1
         if p.direction != bad:
             continue
-        big = p.end_ratio >= 3 if bad > 0 else p.end_ratio <= 0.5
+        big = p.end_ratio >= 3 and p.end >= _VITALS.get(name, 0.0) if bad > 0 else p.end_ratio <= 0.5
         if name == metric or big:
             return f"{name} moves from {value(name, p.baseline)} to {value(name, p.end)} and stays there"
     return None

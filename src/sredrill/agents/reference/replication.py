@@ -99,6 +99,14 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
         peak = lag.high
         if lag.direction <= 0 or peak < 30:
             return Finding(_MODE, Verdict.ABSENT, f"replica lag stays at {value('ReplicaLag', lag.median)}")
+        if lag.recovered:
+            return Finding(
+                _MODE,
+                Verdict.RECOVERED,
+                f"replica lag peaked at {value('ReplicaLag', peak)} {when(case, lag.extreme_at)} and has caught up "
+                f"(now {value('ReplicaLag', lag.end)})",
+                onset=lag.onset_at,
+            )
         rate = lag.slope
         # A replica losing half a second or more every second is not keeping up, whatever the lag reached so far.
         falling_behind = rate >= 0.5 and lag.fit >= 0.9 and not lag.recovered

@@ -47,8 +47,27 @@ def _consumer(case: Case) -> StatementView | None:
     return w.top_by(*groups)
 
 
+def _retained_wal(case: Case) -> Fact | None:
+    """WAL kept on disk for an unconsumed replication slot, when it accounts for most of the lost space."""
+    free, wal = case.file.profile("FreeStorageSpace"), case.file.profile("TransactionLogsDiskUsage")
+    if free is None or wal is None or wal.direction <= 0:
+        return None
+    lost, kept = free.baseline - free.end, wal.end - wal.baseline
+    if lost <= 0 or kept < 0.5 * lost:
+        return None
+    return Fact(
+        f"Disk used by transaction logs (TransactionLogsDiskUsage) grows by {value('TransactionLogsDiskUsage', kept)} "
+        f"while free storage loses {value('FreeStorageSpace', lost)}: the space goes to WAL retained for a "
+        "replication slot that is not being consumed.",
+        (case.src.metrics,),
+    )
+
+
 def _consumer_facts(case: Case, storm: WriteStorm) -> tuple[str, list[Fact]]:
     """How the space is being consumed (a phrase for the summary) and the facts behind it."""
+    retained = _retained_wal(case)
+    if retained is not None:
+        return "write-ahead log retained on disk for a lagging replication slot", [retained]
     stmt = _consumer(case)
     facts: list[Fact] = []
     if stmt is None:
@@ -168,7 +187,15 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
     runway = free[-1] / burn if burn > 0 else float("inf")
     drop = (p.baseline - p.end) / p.baseline if p.baseline > 0 else 0.0
     fraction = free[-1] / size if size else None
-    running_out = (burn > 0 and runway <= _RUNWAY_S and drop >= 0.3) or (fraction is not None and fraction <= 0.03)
+    alert = case.file.alert
+    below_alarm = (
+        alert.metric == "FreeStorageSpace" and alert.threshold is not None and free[-1] < alert.threshold and burn > 0
+    )
+    running_out = (
+        (burn > 0 and runway <= _RUNWAY_S and drop >= 0.3)
+        or (fraction is not None and fraction <= 0.03)
+        or (below_alarm and drop >= 0.05)
+    )
     if not running_out and not full:
         trend = (
             f"declines slowly ({runway / 3600:.0f} h of runway at the current rate)"
@@ -206,6 +233,6 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
         f"({value('FreeStorageSpace', p.baseline)} down to {value('FreeStorageSpace', free[-1])}){ending}"
     )
     chain = (how, "free storage falls toward zero", "RDS stops the database" if full else "writes start to fail")
-    return Finding(
-        _MODE, Verdict.CAUSE, summary, chain, tuple(facts), p.onset_at or case.file.times("FreeStorageSpace")[0]
-    )
+    follows = "replication_lag" if _retained_wal(case) is not None else None
+    onset = p.onset_at or case.file.times("FreeStorageSpace")[0]
+    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), onset, follows=follows)

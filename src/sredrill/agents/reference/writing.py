@@ -9,7 +9,7 @@ never to the claims, so a claim never asserts what the agent rejected.
 from __future__ import annotations
 
 from sredrill.agents.reference.catalog import info_of
-from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, value
+from sredrill.agents.reference.findings import HYPOTHESES, Case, Fact, Finding, Verdict, value
 from sredrill.agents.reference.reasoning import Conclusion, Outcome
 from sredrill.agents.reference.timeline import EventKind, describe_delta
 from sredrill.agents.reference.workload import WaitGroup
@@ -55,8 +55,12 @@ def _root_cause(conclusion: Conclusion) -> str:
         text = _sentence(causes[0].summary)
     else:
         count = ("Two", "Three", "Four")[min(len(causes), 4) - 2]
-        parts = [f"{count} independent faults on {case.instance}."]
-        parts += [_sentence(f"{_ORDINALS[i]}, {f.summary}") for i, f in enumerate(causes[:4])]
+        modes = {f.mode for f in causes}
+        linked = any(f.follows in modes for f in causes)
+        parts = [f"{count} {'linked' if linked else 'independent'} faults on {case.instance}."]
+        for i, f in enumerate(causes[:4]):
+            tail = f", a consequence of the {HYPOTHESES[f.follows]}" if f.follows in modes and f.follows else ""
+            parts.append(_sentence(f"{_ORDINALS[i]}, {f.summary}{tail}"))
         text = " ".join(parts)
     for s in _symptoms(conclusion):
         text += " " + _sentence(s.summary.split(":")[0])
@@ -71,7 +75,7 @@ def _healthy_root_cause(conclusion: Conclusion) -> str:
     recovered = [f for f in conclusion.others if f.verdict == Verdict.RECOVERED]
     if recovered:
         return _sentence(
-            f"No active incident on {case.instance}: {recovered[0].summary}; the alert that fired on the dip is "
+            f"No active incident on {case.instance}: {recovered[0].summary}; the alert that fired during it is "
             "stale, and every other metric stays within its normal range"
         )
     if not alert.is_firing:
@@ -255,8 +259,11 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
 
 
 def _healthy_chain(conclusion: Conclusion) -> str:
-    if any(f.verdict == Verdict.RECOVERED for f in conclusion.others):
+    recovered = [f for f in conclusion.others if f.verdict == Verdict.RECOVERED]
+    if recovered and recovered[0].mode == "storage_full":
         return "free storage dips -> alert fires -> the volume grows -> free storage recovers -> alert left stale"
+    if recovered:
+        return f"transient {recovered[0].hypothesis} -> alert fires -> it resolves on its own -> alert left stale"
     if not conclusion.case.file.alert.is_firing:
         return "routine alert -> every metric checked -> nothing outside its normal range -> no action needed"
     w = conclusion.case.workload
