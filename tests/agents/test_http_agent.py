@@ -6,11 +6,12 @@ import asyncio
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from sredrill.agents import Agent, AgentReply, Task, ToolHost, resolve_agent
-from sredrill.agents.connectors.http import HttpAgent
+from sredrill.agents.connectors.http import HttpAgent, ServiceReply
 from sredrill.errors import AgentError, AgentSpecError
 from sredrill.trajectory import Recorder, ResponseStep
 from tests.support.sample_agent_service import AgentService
@@ -163,3 +164,27 @@ async def test_an_unreachable_service_is_an_agent_error() -> None:
 def test_a_url_without_a_host_is_rejected_when_resolved(spec: str) -> None:
     with pytest.raises(AgentSpecError, match="--agent"):
         resolve_agent(spec)
+
+
+# -- docs/agent-protocol.md ------------------------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "agent-protocol.md"
+REPLY_SCHEMA = ("<!-- service-reply-schema:start -->", "<!-- service-reply-schema:end -->")
+
+
+def render_reply_schema(doc: str) -> str:
+    """The doc with the agent service reply's schema regenerated between its markers."""
+    start, end = REPLY_SCHEMA
+    before, rest = doc.split(start, 1)
+    _, after = rest.split(end, 1)
+    schema = json.dumps(ServiceReply.model_json_schema(), indent=2, ensure_ascii=False)
+    return f"{before}{start}\n```json\n{schema}\n```\n{end}{after}"
+
+
+def test_the_reply_schema_in_the_doc_is_current() -> None:
+    doc = DOC.read_text()
+    assert doc == render_reply_schema(doc), "regenerate: python tests/agents/test_http_agent.py"
+
+
+if __name__ == "__main__":
+    DOC.write_text(render_reply_schema(DOC.read_text()))

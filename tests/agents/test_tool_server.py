@@ -312,3 +312,29 @@ async def test_the_engine_serves_tools_to_a_cmd_agent_and_not_to_an_in_process_o
     async with httpx.AsyncClient() as client:
         with pytest.raises(httpx.ConnectError):
             await client.get(seen[0]["tools_url"] + "/tools")
+
+
+# -- docs/agent-protocol.md ------------------------------------------------------------------------------------
+
+DOC = ROOT / "docs" / "agent-protocol.md"
+ERROR_SCHEMA = ("<!-- tool-error-schema:start -->", "<!-- tool-error-schema:end -->")
+
+
+def render_error_schema(doc: str) -> str:
+    """The doc with the tool server's error body schema regenerated between its markers."""
+    from sredrill.agents.tool_server import ToolErrorBody
+
+    start, end = ERROR_SCHEMA
+    before, rest = doc.split(start, 1)
+    _, after = rest.split(end, 1)
+    schema = json.dumps(ToolErrorBody.model_json_schema(), indent=2, ensure_ascii=False)
+    return f"{before}{start}\n```json\n{schema}\n```\n{end}{after}"
+
+
+def test_the_error_schema_in_the_doc_is_current() -> None:
+    doc = DOC.read_text()
+    assert doc == render_error_schema(doc), "regenerate: python tests/agents/test_tool_server.py"
+
+
+if __name__ == "__main__":
+    DOC.write_text(render_error_schema(DOC.read_text()))
