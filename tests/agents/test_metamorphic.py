@@ -7,6 +7,8 @@
   make it claim that metric was observed; it either infers the same failure mode from other evidence, or
   says the question stays open (`unknown` among its failure modes, or the hypothesis listed as "not
   confirmed, and not excluded"), and it never invents a different failure mode.
+- Changing the story itself (a storage dip cut before its recovery, a replica that catches up, idle sessions
+  turned into lock waits, retained WAL eating the volume) must change the answer, the right way.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,3 +173,99 @@ def test_without_its_decisive_metric_it_infers_or_says_unknown_and_never_claims_
         if mode not in predicted and "unknown" not in predicted and not left_open:
             problems.append(f"{where}: {mode} neither inferred nor left open ({d.failure_modes})")
     assert not problems, "\n".join(problems)
+
+
+# -- semantic variants: change what should change the answer, and check it changes the right way -----------------
+
+
+def _edit(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def _series(data: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(r for r in data["metric_data_results"] if r["metric_name"] == name)
+
+
+def _cut_before_the_recovery(folder: Path) -> None:
+    """The storage dip without what followed: the volume never grew (no autoscaling, data ends at the low)."""
+
+    def cut(data: dict[str, Any]) -> None:
+        low = _series(data, "FreeStorageSpace")["values"]
+        n = next(i for i in range(1, len(low)) if low[i] > 1.2 * low[i - 1])
+        for r in data["metric_data_results"]:
+            r["timestamps"], r["values"] = r["timestamps"][:n], r["values"][:n]
+        data["end_time"] = data["metric_data_results"][0]["timestamps"][-1]
+
+    _edit(folder / "aws_cloudwatch_metrics.json", cut)
+    _edit(
+        folder / "aws_rds_events.json",
+        lambda d: d.update(events=[e for e in d["events"] if "allocated storage" not in e["message"]]),
+    )
+
+
+def _let_the_replica_catch_up(folder: Path) -> None:
+    """The write burst stops halfway; WAL returns to baseline and the replica catches up."""
+
+    def calm(data: dict[str, Any]) -> None:
+        half = len(_series(data, "ReplicaLag")["values"]) // 2
+        for r in data["metric_data_results"]:
+            v = r["values"]
+            if r["metric_name"] == "ReplicaLag":
+                r["values"] = v[:half] + [max(1.0, v[half - 1] * (1 - k / 6)) for k in range(1, len(v) - half + 1)]
+            elif r["metric_name"] not in ("FreeStorageSpace", "CheckpointLag", "MaximumUsedTransactionIDs"):
+                r["values"] = v[:half] + [v[0]] * (len(v) - half)
+
+    _edit(folder / "aws_cloudwatch_metrics.json", calm)
+
+
+def _turn_idle_sessions_into_lock_waits(folder: Path) -> None:
+    """Sessions blocked on row locks instead of idle in transaction."""
+
+    def swap(data: dict[str, Any]) -> None:
+        waits = [w for s in data["top_sql"] for w in s["wait_events"]] + data["top_wait_events"]
+        for w in waits:
+            if w["type"] == "Client":
+                w["name"], w["type"] = "Lock:tuple", "Lock"
+
+    _edit(folder / "aws_performance_insights.json", swap)
+
+
+def _let_retained_wal_fill_the_volume(folder: Path) -> None:
+    """Add the free storage a retained WAL backlog eats: it falls as fast as the transaction logs grow."""
+
+    def fill(data: dict[str, Any]) -> None:
+        logs = _series(data, "TransactionLogsDiskUsage")
+        free = {**logs, "id": "m_free_storage", "metric_name": "FreeStorageSpace", "label": "FreeStorageSpace"}
+        free["values"] = [logs["values"][-1] + 2e9 - (v - logs["values"][0]) for v in logs["values"]]
+        data["metric_data_results"].append(free)
+
+    _edit(folder / "aws_cloudwatch_metrics.json", fill)
+
+
+VARIANTS = [
+    # (seed scenario, change, expected failure modes, words the root cause must use)
+    ("013-storage-recovery-false-alert", _cut_before_the_recovery, ["storage_full"], "free storage"),
+    ("001-replication-lag", _let_the_replica_catch_up, ["healthy"], "caught up"),
+    ("002-connection-exhaustion", _turn_idle_sessions_into_lock_waits, ["connection_exhaustion"], "row locks"),
+    (
+        "010-replication-lag-missing-metric",
+        _let_retained_wal_fill_the_volume,
+        ["replication_lag", "storage_full"],
+        "linked",
+    ),
+]
+
+
+@pytest.mark.parametrize(("folder", "change", "modes", "words"), VARIANTS, ids=[v[1].__name__ for v in VARIANTS])
+def test_a_changed_story_changes_the_answer_the_right_way(
+    pack: Pack, tmp_path: Path, folder: str, change: Callable[[Path], None], modes: list[str], words: str
+) -> None:
+    root = tmp_path / "pack"
+    shutil.copytree(pack.root, root)
+    change(root / folder)
+    changed = load_pack(str(root))
+    for r in run_pack(replace(changed, scenarios=(changed.scenario(folder),))):
+        assert sorted(r.diagnosis.failure_modes) == modes, (r.axis, r.diagnosis.root_cause)
+        assert words in r.diagnosis.root_cause.lower(), r.diagnosis.root_cause

@@ -180,12 +180,14 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
         if w is None:
             summary = "CPU saturation: the CPUs stay pinned (no Performance Insights to name the query)"
             return Finding(_MODE, Verdict.CAUSE, summary, ("CPU-heavy workload", "CPU saturated"), (pinned,), cpu_onset)
+        # Pinned, yet the sessions mostly wait elsewhere: CPU is probably a consequence, but of nothing the
+        # evidence names, so the question stays open rather than being explained away.
+        waits = w.describe_waits() if w is not None else ""
         return Finding(
             _MODE,
-            Verdict.SYMPTOM,
-            f"CPU is high ({level:.0f}%) but CPU is only {cpu_share:.0%} of the database load: the sessions wait on "
-            "something else, so CPU is a symptom",
-            facts=(pinned,),
+            Verdict.UNASSESSED,
+            f"CPU is pinned near {level:.0f}% but is only {cpu_share:.0%} of the database load (top waits: {waits}): "
+            "likely a consequence of something else, which the evidence does not identify",
             onset=cpu_onset,
         )
     phrase, why, facts = _statement_facts(case, top)
