@@ -112,9 +112,10 @@ def assess_connections(case: Case) -> Finding:
         )
     if not (grew and at_limit):
         if p.swings:
+            shape = "swing with the workload's cycle" if p.high - p.low >= 0.3 * p.median else "fluctuate"
             reason = (
-                f"sessions swing between {p.low:,.0f} and {p.high:,.0f} with the workload's cycle and no upward "
-                f"trend, {'far below' if far else 'below'} {limit_text}"
+                f"sessions {shape} between {p.low:,.0f} and {p.high:,.0f} with no upward trend, "
+                f"{'far below' if far else 'below'} {limit_text}"
             )
         elif grew:
             reason = (

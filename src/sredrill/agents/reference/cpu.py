@@ -33,7 +33,7 @@ def _statement_facts(case: Case, stmt: StatementView) -> tuple[str, str, list[Fa
     """Why the top CPU statement burns CPU: the root-cause clause, a short chain step, and the facts."""
     w = case.workload
     owner = w.owner_of(stmt) if w is not None else None
-    by = f" (user {owner})" if owner else ""
+    by = f" from user {owner}" if owner else ""
     cpu = stmt.load_in(WaitGroup.CPU)
     per_call = stmt.cpu_ms_per_call
     rate = (

@@ -142,7 +142,7 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
         ]
         ending = "it has run out of space and RDS shut the database down" if full else "it is running out of space"
         summary = (
-            f"storage full: the volume of {case.instance} is filled by {how}, and {ending} (inferred from RDS's "
+            f"storage full: the volume of {case.instance} is filled by {how}; {ending} (inferred from RDS's "
             "storage events, as the free storage metric is missing)"
         )
         chain = (
@@ -229,8 +229,8 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
         facts.append(Fact("Connections drop to zero after the shutdown.", (src,)))
     ending = ", and RDS shut the database down" if full else ""
     summary = (
-        f"storage full: the free storage of {case.instance} is consumed by {how} "
-        f"({value('FreeStorageSpace', p.baseline)} down to {value('FreeStorageSpace', free[-1])}){ending}"
+        f"storage full: free storage on {case.instance} falls from {value('FreeStorageSpace', p.baseline)} to "
+        f"{value('FreeStorageSpace', free[-1])}, consumed by {how}{ending}"
     )
     chain = (how, "free storage falls toward zero", "RDS stops the database" if full else "writes start to fail")
     follows = "replication_lag" if _retained_wal(case) is not None else None

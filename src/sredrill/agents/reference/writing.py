@@ -191,6 +191,17 @@ def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
                 ),
             )
         )
+    backups = conclusion.case.timeline.recent(EventKind.BACKUP)
+    if backups and conclusion.outcome == Outcome.FAULTS:
+        out.append(
+            RuledOut(
+                hypothesis="the automated backup in the window",
+                reason=(
+                    "A snapshot reads the volume; it neither generates WAL nor holds connections, storage or "
+                    "checkpoints, so it does not explain what the metrics show."
+                ),
+            )
+        )
     if conclusion.outcome == Outcome.HEALTHY:
         out.append(
             RuledOut(
