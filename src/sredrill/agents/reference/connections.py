@@ -182,7 +182,12 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
                 f"LWLock:ProcArray contention ({procarray:.0%} of the load), which grows with the number of backends"
             )
         if checks:
-            parts.append(f"{checks[0].calls_per_sec or 0:,.0f} connection health-check queries per second")
+            rate = checks[0].calls_per_sec
+            parts.append(
+                f"{rate:,.0f} connection health-check queries per second"
+                if rate is not None
+                else "connection health-check queries among the top statements"
+            )
         if idle is not None and client_share >= 0.1:
             parts.append(f"sessions idle on their client (Client:ClientRead, {client_share:.0%})")
         user = w.top_user()

@@ -136,7 +136,9 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
     cpu_onset = p.onset_at
     period = case.file.period_s
     if connections.is_cause and cpu_onset is not None and connections.onset is not None:
-        cheap = top is not None and (top.cpu_ms_per_call or 0) < 10
+        # Unknown call cost (no call rate) is not evidence of cheap calls.
+        cost = top.cpu_ms_per_call if top is not None else None
+        cheap = cost is not None and cost < 10
         procarray = w is not None and w.share(WaitGroup.PROCARRAY) > 0
         if (connections.onset - cpu_onset).total_seconds() <= period and (cheap or procarray):
             return Finding(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from types import MappingProxyType
 
 from sredrill.agents.reference.casefile import CaseFile, Sources
 from sredrill.agents.reference.catalog import describe_value, info_of
@@ -30,14 +31,16 @@ class Verdict(StrEnum):
 
 
 # The plain words of each hypothesis, as an SRE names the alternative she dismisses.
-HYPOTHESES = {
-    "replication_lag": "replication lag",
-    "connection_exhaustion": "connection exhaustion",
-    "storage_full": "storage full",
-    "cpu_saturation": "CPU saturation",
-    "checkpoint_io_storm": "checkpoint I/O storm",
-    "failover": "failover",
-}
+HYPOTHESES = MappingProxyType(
+    {
+        "replication_lag": "replication lag",
+        "connection_exhaustion": "connection exhaustion",
+        "storage_full": "storage full",
+        "cpu_saturation": "CPU saturation",
+        "checkpoint_io_storm": "checkpoint I/O storm",
+        "failover": "failover",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,10 +268,13 @@ def parse_insights(result: Mapping[str, Any]) -> Insights:
     for raw in result.get("top_sql") or ():
         if not isinstance(raw, Mapping) or not isinstance(raw.get("statement"), str):
             continue
+        load = _number(raw.get("db_load_avg"))
+        if load is None:
+            continue  # a statement without a load cannot be ranked against the others
         statements.append(
             Statement(
                 text=raw["statement"],
-                load=_number(raw.get("db_load_avg")) or 0.0,
+                load=load,
                 calls_per_sec=_number(raw.get("calls_per_sec")),
                 waits=_waits(raw.get("wait_events") or ()),
             )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 
 from sredrill.agents.reference.casefile import CaseFile, Sources
 from sredrill.agents.reference.catalog import info_of
@@ -27,25 +28,29 @@ from sredrill.agents.reference.workload import read_workload
 __all__ = ["Conclusion", "Outcome", "conclude", "open_case"]
 
 # Which metrics each failure mode explains: to put the alert's own fault first.
-_EXPLAINS = {
-    "replication_lag": ("ReplicaLag", "OldestReplicationSlotLag", "TransactionLogsDiskUsage"),
-    "connection_exhaustion": ("DatabaseConnections",),
-    "storage_full": ("FreeStorageSpace",),
-    "cpu_saturation": ("CPUUtilization", "DBLoadCPU", "DBLoad"),
-    "checkpoint_io_storm": ("WriteLatency", "WriteIOPS", "DiskQueueDepth", "CheckpointLag", "WriteThroughput"),
-    "failover": ("DatabaseConnections",),
-}
+_EXPLAINS = MappingProxyType(
+    {
+        "replication_lag": ("ReplicaLag", "OldestReplicationSlotLag", "TransactionLogsDiskUsage"),
+        "connection_exhaustion": ("DatabaseConnections",),
+        "storage_full": ("FreeStorageSpace",),
+        "cpu_saturation": ("CPUUtilization", "DBLoadCPU", "DBLoad"),
+        "checkpoint_io_storm": ("WriteLatency", "WriteIOPS", "DiskQueueDepth", "CheckpointLag", "WriteThroughput"),
+        "failover": ("DatabaseConnections",),
+    }
+)
 # The metric each hypothesis cannot be confirmed or excluded without.
-_DECISIVE = {
-    "CPUUtilization": "cpu_saturation",
-    "DatabaseConnections": "connection_exhaustion",
-    "FreeStorageSpace": "storage_full",
-    "ReplicaLag": "replication_lag",
-    "CheckpointLag": "checkpoint_io_storm",
-}
+_DECISIVE = MappingProxyType(
+    {
+        "CPUUtilization": "cpu_saturation",
+        "DatabaseConnections": "connection_exhaustion",
+        "FreeStorageSpace": "storage_full",
+        "ReplicaLag": "replication_lag",
+        "CheckpointLag": "checkpoint_io_storm",
+    }
+)
 # Health metrics no hypothesis owns: a large sustained rise nothing explains means "unknown" (the minimum that
 # matters, in base units: 20 ms of latency, ten queued I/Os).
-_VITALS = {"WriteLatency": 0.02, "ReadLatency": 0.02, "DiskQueueDepth": 10.0}
+_VITALS = MappingProxyType({"WriteLatency": 0.02, "ReadLatency": 0.02, "DiskQueueDepth": 10.0})
 
 
 class Outcome(StrEnum):

@@ -201,10 +201,10 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
             )
         )
     behind = f"roughly {estimate / 60:.0f} minutes" if estimate is not None else "far"
-    if estimate is not None:
+    if estimate is not None and wal_rate is not None:
         facts.append(
             Fact(
-                f"At the current WAL rate ({value('TransactionLogsGeneration', wal_rate or 0)}) that backlog is "
+                f"At the current WAL rate ({value('TransactionLogsGeneration', wal_rate)}) that backlog is "
                 f"roughly {estimate / 60:.0f} minutes of replay.",
                 (case.src.metrics,),
             )

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from types import MappingProxyType
 
 from sredrill.agents.reference.observations import Event
 
@@ -46,18 +47,20 @@ _PATTERNS: tuple[tuple[EventKind, re.Pattern[str]], ...] = (
     (EventKind.BACKUP, re.compile(r"backup|snapshot", re.I)),
     (EventKind.CONFIGURATION, re.compile(r"modif|parameter|instance class|configuration", re.I)),
 )
-_CATEGORY_KIND = {
-    "failover": EventKind.FAILOVER,
-    "low storage": EventKind.LOW_STORAGE,
-    "maintenance": EventKind.MAINTENANCE,
-    "backup": EventKind.BACKUP,
-    "configuration change": EventKind.CONFIGURATION,
-    "read replica": EventKind.REPLICATION,
-    "notification": EventKind.NOTIFICATION,
-    "availability": EventKind.RESTART,
-    "restoration": EventKind.RESTART,
-    "recovery": EventKind.RESTART,
-}
+_CATEGORY_KIND = MappingProxyType(
+    {
+        "failover": EventKind.FAILOVER,
+        "low storage": EventKind.LOW_STORAGE,
+        "maintenance": EventKind.MAINTENANCE,
+        "backup": EventKind.BACKUP,
+        "configuration change": EventKind.CONFIGURATION,
+        "read replica": EventKind.REPLICATION,
+        "notification": EventKind.NOTIFICATION,
+        "availability": EventKind.RESTART,
+        "restoration": EventKind.RESTART,
+        "recovery": EventKind.RESTART,
+    }
+)
 _COMPLETED = re.compile(r"\b(finished|completed|complete|resumed|succeeded|ended)\b", re.I)
 _AUTOSCALING = re.compile(r"autoscal", re.I)
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 
 from sredrill.agents.reference.observations import Insights, Statement, Wait
 
@@ -69,15 +70,19 @@ def _shares(waits: Iterable[Wait]) -> dict[WaitGroup, float]:
 
 
 _VERB = re.compile(r"^\s*(?:\(\s*)?([a-z]+)", re.I)
-_TABLE_AFTER = {
-    "insert": re.compile(r"\binto\s+([\w.\"]+)", re.I),
-    "update": re.compile(r"^\s*update\s+(?:only\s+)?([\w.\"]+)", re.I),
-    "delete": re.compile(r"\bfrom\s+([\w.\"]+)", re.I),
-    "copy": re.compile(r"^\s*copy\s+([\w.\"]+)", re.I),
-    "vacuum": re.compile(r"^\s*vacuum\s*(?:\([^)]*\))?\s*(?:full\s+|freeze\s+|analyze\s+|verbose\s+)*([\w.\"]+)", re.I),
-    "analyze": re.compile(r"^\s*analy[sz]e\s*(?:\([^)]*\))?\s*([\w.\"]+)", re.I),
-    "select": re.compile(r"\bfrom\s+([\w.\"]+)", re.I),
-}
+_TABLE_AFTER = MappingProxyType(
+    {
+        "insert": re.compile(r"\binto\s+([\w.\"]+)", re.I),
+        "update": re.compile(r"^\s*update\s+(?:only\s+)?([\w.\"]+)", re.I),
+        "delete": re.compile(r"\bfrom\s+([\w.\"]+)", re.I),
+        "copy": re.compile(r"^\s*copy\s+([\w.\"]+)", re.I),
+        "vacuum": re.compile(
+            r"^\s*vacuum\s*(?:\([^)]*\))?\s*(?:full\s+|freeze\s+|analyze\s+|verbose\s+)*([\w.\"]+)", re.I
+        ),
+        "analyze": re.compile(r"^\s*analy[sz]e\s*(?:\([^)]*\))?\s*([\w.\"]+)", re.I),
+        "select": re.compile(r"\bfrom\s+([\w.\"]+)", re.I),
+    }
+)
 _VACUUM_OPTIONS = re.compile(r"^\s*vacuum\s*(\([^)]*\)|(?:\s*(?:full|freeze|analyze|verbose)\b)+)?", re.I)
 _HEALTH_CHECK = re.compile(r"^\s*select\s+1\s*;?\s*$", re.I)
 _AGGREGATE = re.compile(r"\b(sum|count|avg|max|min|percentile_cont|percentile_disc|string_agg|array_agg)\s*\(", re.I)
