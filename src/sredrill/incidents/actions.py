@@ -264,7 +264,9 @@ def validate_envelope(data: Action | Mapping[str, Any]) -> Action:
     try:
         return Action.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
+        # An unknown key explains a missing one (`actio` for `action_type`): report it first.
+        errors = sorted(exc.errors(include_url=False), key=lambda e: e["type"] != "extra_forbidden")
+        first = errors[0]
         where = ".".join(str(p) for p in first["loc"]) or "action"
         if first["type"] == "extra_forbidden":
             hint = did_you_mean(where, ACTION_FIELDS)
@@ -290,7 +292,7 @@ def parse_action(data: Action | Mapping[str, Any]) -> IncidentAction:
     action = validate_envelope(data)
     rule = _RULES.get(action.action_type)
     if rule is None:
-        hint = did_you_mean(action.action_type, _RULES)
+        hint = did_you_mean(action.action_type, [str(t) for t in _RULES])
         raise ActionError(
             f"unknown action {action.action_type!r}" + (f"; {hint}" if hint else ""),
             field="action_type",

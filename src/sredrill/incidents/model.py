@@ -291,6 +291,10 @@ class IncidentTask:
     max_reward: float
     params: Mapping[str, IntRange] = field(default_factory=lambda: MappingProxyType({}))
 
+    def __deepcopy__(self, memo: dict[int, object]) -> IncidentTask:
+        # An immutable value (its params are a read-only mapping, which cannot be deep-copied): share it.
+        return self
+
     def __post_init__(self) -> None:
         names = [f.name for f in self.faults]
         if len(set(names)) != len(names):

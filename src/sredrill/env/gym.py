@@ -1,0 +1,106 @@
+"""An incident task as a `gymnasium.Env` (the `gym` extra): `sredrill.env.gym.make(task_id, **kw)`.
+
+Spaces (documented in `docs/environment.md`):
+
+- action: `Discrete(len(ACTION_TABLE))`, an index into `ACTION_TABLE`, the enumeration of every incident
+  action with a target; `scale_workers` values come from `SCALE_LADDER`. `encode_action` / `decode_action`
+  convert between indices and typed actions.
+- observation: a `Dict` of `telemetry` (`Box`, services × [cpu %, memory %, error %, latency ms, queue depth]),
+  `status` (`MultiDiscrete`, 0 healthy / 1 degraded / 2 down per service), `alerts` (`MultiBinary`, one bit per
+  alert of `ALERTS` that is firing), `evidence` (`MultiBinary`, services × log signals seen by `inspect_logs`
+  this episode) and `steps_left` (`Discrete`).
+
+The reward of a step is its raw reward divided by the task's maximum, so an episode's return is the
+unclamped normalised episode reward. `terminated` is True when the agent declared (healthy or unfixable);
+`truncated` when the step limit ended the episode without a declaration. Only this module's `make` imports
+gymnasium; the encoding helpers work without it.
+
+Examples:
+    >>> from sredrill.env import gym
+    >>> env = gym.make("easy_cpu_spike")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(gym.encode_action({"action_type": "wait"}))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from sredrill.errors import ActionError, MissingExtra
+from sredrill.incidents import (
+    Action,
+    IncidentAction,
+    IncidentTask,
+    action_rules,
+    incident_task,
+    parse_action,
+)
+
+if TYPE_CHECKING:
+    from sredrill.env.gym_adapter import IncidentGymEnv
+
+__all__ = ["ACTION_TABLE", "SCALE_LADDER", "decode_action", "encode_action", "make"]
+
+SCALE_LADDER: tuple[int, ...] = (1, 2, 4, 6, 8, 12)
+"""The replica counts a discrete `scale_workers` action can set."""
+
+
+def _action_table() -> tuple[IncidentAction, ...]:
+    table: list[IncidentAction] = []
+    for rule in action_rules():
+        if rule.targets is None:
+            table.append(rule.model())
+        elif rule.value_range is not None:
+            table += [rule.model(target=t, value=v) for t in rule.targets for v in SCALE_LADDER]
+        else:
+            table += [rule.model(target=t) for t in rule.targets]
+    return tuple(table)
+
+
+ACTION_TABLE: tuple[IncidentAction, ...] = _action_table()
+"""Every discrete action, in a fixed order: action type (`ActionType` order), then target, then value."""
+_INDEX = {a.key: i for i, a in enumerate(ACTION_TABLE)}
+
+
+def encode_action(action: IncidentAction | Action | Mapping[str, Any]) -> int:
+    """The index of an action in `ACTION_TABLE`.
+
+    Raises:
+        ActionError: the action is invalid, or (for `scale_workers`) its value is not on `SCALE_LADDER`.
+    """
+    typed = action if not isinstance(action, Action | Mapping) else parse_action(action)
+    index = _INDEX.get(typed.key)
+    if index is None:
+        raise ActionError(
+            f"{typed.action_type} value {typed.value} has no discrete index",
+            field="value",
+            allowed=[str(v) for v in SCALE_LADDER],
+        )
+    return index
+
+
+def decode_action(index: int) -> IncidentAction:
+    """The typed action at an index of `ACTION_TABLE`."""
+    return ACTION_TABLE[int(index)]
+
+
+def make(task_id: str | IncidentTask, **kw: Any) -> IncidentGymEnv:
+    """An incident task as a `gymnasium.Env`.
+
+    Args:
+        task_id: a built-in incident task id, or an `IncidentTask`.
+        **kw: `seed` (the first episode's seed when `reset()` gets none) and `render_mode` (None or "ansi").
+
+    Raises:
+        MissingExtra: gymnasium is not installed.
+        InputError: unknown task id (RCA tasks have no gym spaces: use `sredrill.env.make`).
+    """
+    task = task_id if isinstance(task_id, IncidentTask) else incident_task(task_id)
+    try:
+        from sredrill.env.gym_adapter import IncidentGymEnv
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("gymnasium", "numpy"):
+            raise
+        raise MissingExtra("sredrill.env.gym", "gym") from exc
+    return IncidentGymEnv(task, **kw)

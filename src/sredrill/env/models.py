@@ -1,0 +1,148 @@
+"""The environment's wire models: what `reset`, `step`, `state` and the task list return (DESIGN §6).
+
+Shaped for `{observation, reward, done, info}` responses. The observation carries telemetry, status enums
+and alert names only; logs, metric series and alert details arrive in `inspection`, and only for the step
+that inspected them. No model here has a field for the cause: blind mode is a type (STYLE #9).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from sredrill.incidents import Action, AlertDetail, LogRecord, MetricSeries, Status
+
+__all__ = [
+    "Action",
+    "EnvState",
+    "Inspection",
+    "Observation",
+    "ResetInfo",
+    "ServiceView",
+    "StepInfo",
+    "StepResult",
+    "TaskInfo",
+    "TaskKind",
+]
+
+
+class TaskKind(StrEnum):
+    """`incident`: the TRACE simulator; `rca`: an RCA scenario of a pack, investigated and diagnosed."""
+
+    INCIDENT = "incident"
+    RCA = "rca"
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class ServiceView(_Wire):
+    """One service as the observation shows it."""
+
+    status: Status
+    cpu_pct: float
+    memory_pct: float
+    error_rate_pct: float
+    latency_ms: float
+    queue_depth: int
+
+
+class Inspection(_Wire):
+    """What the step's inspection showed; exactly one of `logs`, `series`, `alert`, `evidence` is set."""
+
+    action_type: str
+    target: str | None
+    logs: list[LogRecord] | None = None
+    """`inspect_logs` on an incident task: the service's newest structured log records, oldest first."""
+    series: list[MetricSeries] | None = None
+    """`inspect_metrics` on an incident task: one series per service that reports the metric."""
+    alert: AlertDetail | None = None
+    """`inspect_alert` on an incident task: the alert's rule and state."""
+    evidence: dict[str, JsonValue] | None = None
+    """An RCA task's inspection: the evidence tool's result (alert, metric series, events, Performance Insights)."""
+
+
+class Observation(_Wire):
+    """What the agent sees after `reset` and after every `step`."""
+
+    task_id: str
+    step: int
+    """Steps taken so far in this episode."""
+    max_steps: int
+    timestamp: str
+    """The simulated clock, ISO 8601 UTC; one step is one minute."""
+    services: dict[str, ServiceView]
+    """Service name -> status and telemetry (incident tasks; empty for RCA tasks)."""
+    alerts: list[str]
+    """Names of the alerts firing now (an RCA task: the alert's title)."""
+    inspection: Inspection | None
+    """The result of this step's inspection; null after `reset` and after any other action."""
+
+
+class ResetInfo(_Wire):
+    """`info` of a reset: never the cause."""
+
+    episode_id: str
+    task_id: str
+    max_steps: int
+
+
+class StepInfo(_Wire):
+    """`info` of a step; the score fields are set on the step that ends the episode."""
+
+    step: int
+    episode_reward: float
+    """The raw sum of this episode's step rewards so far (unclamped)."""
+    message: str
+    """What the action did, in one line."""
+    normalized_reward: float | None = None
+    """When done: the episode reward divided by the task's maximum, clamped to [0, 1]."""
+    grade: float | None = None
+    """When done: the task's grade in [0, 1] (incident: DESIGN §6's formula; RCA: the gate fraction)."""
+    resolved: bool | None = None
+    """When done: incident declared healthy while resolved, or RCA diagnosis passing every gate."""
+    truncated: bool | None = None
+    """When done: True when the step limit ended the episode, False when the agent ended it."""
+
+
+class StepResult(_Wire):
+    """`{observation, reward, done, info}`: the response of a reset (reward 0, `ResetInfo`) or a step."""
+
+    observation: Observation
+    reward: float
+    done: bool
+    info: StepInfo | ResetInfo
+
+
+class EnvState(_Wire):
+    """The environment's state (`GET /state`); before the first reset there is no episode."""
+
+    task_id: str
+    kind: TaskKind
+    episode_id: str | None
+    seed: int | None
+    """The episode's seed: reset with it to replay the episode."""
+    step_count: int
+    max_steps: int
+    episode_reward: float
+    done: bool
+    observation: Observation | None
+
+
+class TaskInfo(_Wire):
+    """A task as `list_tasks()` and `GET /tasks` describe it; never its cause (RCA ids are opaque)."""
+
+    task_id: str
+    kind: TaskKind
+    difficulty: int
+    """1 easy … 3 hard for incident tasks; the scenario's 1–4 for RCA tasks."""
+    max_steps: int
+    max_reward: float
+    """The normaliser of the episode reward (RCA: 1, the reward of a diagnosis passing every gate)."""
+    actions: list[str]
+    """The action types this task accepts."""
+    description: str
+    action_schema: dict[str, JsonValue] = Field(repr=False)
+    """JSON Schema of this task's actions (a discriminated union on `action_type`)."""
