@@ -9,6 +9,8 @@
   confirmed, and not excluded"), and it never invents a different failure mode.
 - Changing the story itself (a storage dip cut before its recovery, a replica that catches up, idle sessions
   turned into lock waits, retained WAL eating the volume) must change the answer, the right way.
+- Losing Performance Insights, or a window that opens after the incident began (no baseline to compare
+  with), must not change the failure modes: absolute levels and the other sources carry the reasoning.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 import pytest
 
 from sredrill.agents.reference.findings import HYPOTHESES
+from sredrill.evidence import BackendMode
 from sredrill.scenarios import Pack, Scenario, load_pack
 from tests.agents.test_reference_agent import Run, run_pack
 
@@ -269,3 +272,45 @@ def test_a_changed_story_changes_the_answer_the_right_way(
     for r in run_pack(replace(changed, scenarios=(changed.scenario(folder),))):
         assert sorted(r.diagnosis.failure_modes) == modes, (r.axis, r.diagnosis.root_cause)
         assert words in r.diagnosis.root_cause.lower(), r.diagnosis.root_cause
+
+
+# -- robustness: the answer must not hinge on one source or on seeing the onset ----------------------------------
+
+
+def _drop_performance_insights(folder: Path) -> None:
+    (folder / "aws_performance_insights.json").unlink()
+    meta = folder / "scenario.yml"
+    meta.write_text(meta.read_text().replace("- aws_performance_insights\n", ""))
+
+
+def _start_mid_incident(folder: Path, keep: float = 0.55) -> None:
+    """Keep only the last part of every series: the window opens after the incident began."""
+    consolidated = folder / "aws_cloudwatch_metrics.json"
+    files = [consolidated] if consolidated.exists() else sorted(folder.glob("aws_cloudwatch_metrics_*.json"))
+    for path in files:
+        data = json.loads(path.read_text())
+        results = data.get("metric_data_results") or ([data] if "values" in data else [])
+        for r in results:
+            drop = int(len(r["values"]) * (1 - keep))
+            r["timestamps"], r["values"] = r["timestamps"][drop:], r["values"][drop:]
+        if "start_time" in data and results:
+            data["start_time"] = results[0]["timestamps"][0]
+        path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("change", [_drop_performance_insights, _start_mid_incident], ids=lambda c: c.__name__)
+def test_the_failure_modes_survive_losing_a_source_or_the_baseline(
+    pack: Pack, tmp_path: Path, change: Callable[[Path], None]
+) -> None:
+    root = tmp_path / "pack"
+    shutil.copytree(pack.root, root)
+    for s in pack.scenarios:
+        change(root / s.folder)
+    changed = load_pack(str(root))
+    assert not changed.broken
+    wrong = [
+        f"{r.scenario.folder}: {r.diagnosis.failure_modes} ({r.diagnosis.root_cause[:120]})"
+        for r in run_pack(changed, modes=(BackendMode.FULL,))
+        if sorted(r.diagnosis.failure_modes) != sorted(r.scenario.failure_modes)
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -26,6 +26,9 @@ _MODE = "checkpoint_io_storm"
 # every few dozen seconds, which the time-based schedule (every five minutes) never produces.
 _FREQUENT_RUN = 5
 _FREQUENT_LIMIT_S = 60.0
+# Healthy EBS writes take a few milliseconds and queue a handful of I/Os: these levels are saturated anywhere.
+_SLOW_WRITE_S = 0.05
+_DEEP_QUEUE = 20.0
 
 
 def _ratio(p: Profile | None) -> float:
@@ -58,11 +61,13 @@ class WriteStorm:
 
     @property
     def saturated(self) -> bool:
-        """Storage cannot keep up: write latency or the disk queue far above baseline and still there."""
-        lat = self.latency
-        slow = lat is not None and lat.direction > 0 and lat.end_ratio >= 10 and lat.end >= 0.02 and not lat.recovered
-        q = self.queue
-        queued = q is not None and q.direction > 0 and q.end_ratio >= 8 and q.end >= 10 and not q.recovered
+        """Storage cannot keep up: write latency or the disk queue far above baseline (or far above what healthy
+        EBS volumes show, when the window starts mid-incident) and still there."""
+        lat, q = self.latency, self.queue
+        slow = lat is not None and not lat.recovered and lat.end >= 0.02 and (lat.direction > 0 and lat.end_ratio >= 10)
+        slow = slow or (lat is not None and lat.onset is None and lat.end >= _SLOW_WRITE_S)
+        queued = q is not None and not q.recovered and q.end >= 10 and (q.direction > 0 and q.end_ratio >= 8)
+        queued = queued or (q is not None and q.onset is None and q.end >= _DEEP_QUEUE)
         return slow or queued
 
 

@@ -90,7 +90,7 @@ def assess_connections(case: Case) -> Finding:
     grew = p.direction > 0 and p.ratio >= 1.5
     if stated is not None:
         limit_text = f"the max_connections limit of {stated:,.0f}"
-        at_limit = peak >= 0.93 * stated
+        at_limit = peak >= 0.93 * stated and (p.flat_top or p.steady_end or p.end >= 0.93 * stated)
         far = peak < 0.7 * stated
     elif default is not None and peak < 0.5 * default:
         limit_text = f"the at least {default:,.0f} sessions the instance's memory allows"
@@ -102,7 +102,8 @@ def assess_connections(case: Case) -> Finding:
             if cap
             else "a hard ceiling"
         )
-        at_limit, far = p.flat_top, False
+        # A flat top after a climb is a hard ceiling; without a visible climb, only RDS's own cap identifies one.
+        at_limit, far = p.flat_top or (cap and p.steady_end), False
     if grew and p.recovered and (stated is None or peak >= 0.93 * stated):
         return Finding(
             _MODE,
@@ -110,7 +111,8 @@ def assess_connections(case: Case) -> Finding:
             f"sessions climbed to {peak:,.0f} {when(case, p.extreme_at)} and have fallen back to {p.end:,.0f}",
             onset=p.onset_at,
         )
-    if not (grew and at_limit):
+    pinned = at_limit and p.steady_end
+    if not ((grew or pinned) and at_limit):
         if p.swings:
             shape = "swing with the workload's cycle" if p.high - p.low >= 0.3 * p.median else "fluctuate"
             reason = (
@@ -140,13 +142,12 @@ def assess_connections(case: Case) -> Finding:
     if cpu_first is not None:
         return Finding(_MODE, Verdict.SYMPTOM, cpu_first, onset=p.onset_at)
     src = case.src
-    facts = [
-        Fact(
-            f"Open sessions (DatabaseConnections) climb from {p.baseline:,.0f} {when(case, p.onset_at)} to "
-            f"{peak:,.0f} and flatten against {limit_text}.",
-            (src.metrics,),
-        )
-    ]
+    climb = (
+        f"climb from {p.baseline:,.0f} {when(case, p.onset_at)} to {peak:,.0f} and flatten against {limit_text}"
+        if grew
+        else f"sit at {peak:,.0f}, pinned against {limit_text}, for the whole window"
+    )
+    facts = [Fact(f"Open sessions (DatabaseConnections) {climb}.", (src.metrics,))]
     mem = case.file.profile("FreeableMemory")
     if mem is not None and mem.direction < 0 and mem.baseline - mem.end >= 0.5e9:
         facts.append(

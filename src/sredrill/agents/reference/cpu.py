@@ -11,6 +11,7 @@ incident, from a read-only workload, is a red herring.
 
 from __future__ import annotations
 
+from datetime import datetime
 from statistics import median
 
 from sredrill.agents.reference.checkpoints import WriteStorm
@@ -75,6 +76,16 @@ def _statement_facts(case: Case, stmt: StatementView) -> tuple[str, str, list[Fa
     return query, "", facts
 
 
+def _together(a: datetime | None, b: datetime | None, period_s: float) -> bool:
+    """Two onsets within one period of each other; unknown onsets (a window that starts mid-incident) count."""
+    return a is None or b is None or abs((a - b).total_seconds()) <= period_s
+
+
+def _not_after(cause: datetime | None, effect: datetime | None, period_s: float) -> bool:
+    """The cause did not start after the effect (give or take a period); unknown onsets count."""
+    return cause is None or effect is None or (cause - effect).total_seconds() <= period_s
+
+
 def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
     """Is CPU saturation a root cause, a symptom, a red herring, or absent?"""
     p = case.file.profile("CPUUtilization")
@@ -135,45 +146,44 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
     pinned = Fact(f"CPU utilisation climbs {rise}to about {level:.0f}% and stays pinned.", (case.src.metrics,))
     cpu_onset = p.onset_at
     period = case.file.period_s
-    if connections.is_cause and cpu_onset is not None and connections.onset is not None:
-        # Unknown call cost (no call rate) is not evidence of cheap calls.
+    if connections.is_cause and _together(connections.onset, cpu_onset, period):
+        # Unknown call cost (no call rate) is not evidence of cheap calls; without PI the timing alone decides.
         cost = top.cpu_ms_per_call if top is not None else None
         cheap = cost is not None and cost < 10
         procarray = w is not None and w.share(WaitGroup.PROCARRAY) > 0
-        if (connections.onset - cpu_onset).total_seconds() <= period and (cheap or procarray):
+        if cheap or procarray or w is None:
+            together = (
+                f"from the same minute ({clock(cpu_onset)})" if cpu_onset is not None else "throughout the window"
+            )
             return Finding(
                 _MODE,
                 Verdict.SYMPTOM,
-                "CPU saturation is a consequence of the connection flood, not a second problem: CPU rises with "
-                "the session count from the same minute, and the load is thousands of cheap calls plus "
-                "backend contention rather than one expensive query",
+                "CPU saturation is a consequence of the connection flood, not a second problem: CPU is pinned "
+                "together with the session count, and the load is many cheap calls plus backend contention "
+                "rather than one expensive query",
                 facts=(
                     Fact(
-                        f"CPU utilisation rises from {p.baseline:.0f}% to about {level:.0f}% together with the "
-                        f"session count, from the same minute ({clock(cpu_onset)}).",
+                        f"CPU utilisation sits at about {level:.0f}% together with the session count, {together}.",
                         (case.src.metrics,),
                     ),
                 ),
                 onset=cpu_onset,
             )
-    storm_first = (
-        storm.heavy
-        and storm.onset is not None
-        and cpu_onset is not None
-        and (storm.onset - cpu_onset).total_seconds() <= period
-    )
-    if storm_first and cpu_share is not None and cpu_share < 0.5:
+    storming = storm.heavy or storm.saturated
+    io_bound = cpu_share < 0.5 if cpu_share is not None else storm.saturated
+    if storming and io_bound and _not_after(storm.onset, cpu_onset, period):
+        share = f"CPU is just {cpu_share:.0%} of the database load, and " if cpu_share is not None else ""
         return Finding(
             _MODE,
             Verdict.SYMPTOM,
-            f"CPU at {level:.0f}% is a symptom of the write storm, not its root cause: it rises only when WAL "
-            f"and write I/O surge, CPU is just {cpu_share:.0%} of the database load, and the sessions wait on "
-            "I/O and buffer contention",
+            f"CPU at {level:.0f}% is a symptom of the write storm, not its root cause: it comes with the WAL and "
+            f"write I/O surge, {share}the sessions wait on I/O and buffer contention",
             facts=(
                 Fact(
-                    f"CPU utilisation rises to about {level:.0f}% only {when(case, cpu_onset)}, with the write "
-                    f"surge; CPU is {cpu_share:.0%} of the database load.",
-                    (case.src.metrics, case.src.insights),
+                    f"CPU utilisation sits at about {level:.0f}% {when(case, cpu_onset) or 'throughout'}, with the "
+                    "write surge"
+                    + (f"; CPU is {cpu_share:.0%} of the database load." if cpu_share is not None else "."),
+                    (case.src.metrics, case.src.insights) if cpu_share is not None else (case.src.metrics,),
                 ),
             ),
             onset=cpu_onset,

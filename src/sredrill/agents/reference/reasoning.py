@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from statistics import median
 from types import MappingProxyType
 
 from sredrill.agents.reference.casefile import CaseFile, Sources
@@ -51,6 +52,10 @@ _DECISIVE = MappingProxyType(
 # Health metrics no hypothesis owns: a large sustained rise nothing explains means "unknown" (the minimum that
 # matters, in base units: 20 ms of latency, ten queued I/Os).
 _VITALS = MappingProxyType({"WriteLatency": 0.02, "ReadLatency": 0.02, "DiskQueueDepth": 10.0})
+# Levels that are abnormal on any instance, seen or not seen rising: pinned CPU, very slow I/O, a deep queue.
+_ABNORMAL = MappingProxyType(
+    {"CPUUtilization": 88.0, "WriteLatency": 0.05, "ReadLatency": 0.05, "DiskQueueDepth": 20.0}
+)
 
 
 class Outcome(StrEnum):
@@ -107,32 +112,39 @@ def _relevance(case: Case, finding: Finding) -> tuple[int, float]:
     return (0 if explains else 1, finding.onset.timestamp() if finding.onset else float("inf"))
 
 
+def _explained_by_findings(findings: list[Finding]) -> set[str]:
+    """Metrics whose change a finding already explains as a symptom or a recovered transient."""
+    kinds = (Verdict.SYMPTOM, Verdict.RECOVERED)
+    return {m for f in findings if f.verdict in kinds for m in _EXPLAINS.get(f.mode, ())}
+
+
 def _unexplained(case: Case, findings: list[Finding]) -> str | None:
-    """A sustained change in the bad direction that no finding explains, as a phrase; None when all is quiet."""
+    """A sustained change in the bad direction (or an abnormal level) no finding explains; None when all is quiet."""
     alert = case.file.alert
     metric = _alert_metric(case)
-    recovered = {f.mode for f in findings if f.verdict == Verdict.RECOVERED}
-    explained = metric is not None and any(metric in _EXPLAINS.get(m, ()) for m in recovered)
+    explained = _explained_by_findings(findings)
     if (
         alert.is_firing
         and metric is not None
         and metric not in case.file.profiles
         and case.file.profiles
-        and not explained
+        and metric not in explained
     ):
         return f"the alert watches {metric}, which is missing from the evidence, and nothing else explains it"
+    for name, limit in _ABNORMAL.items():
+        values = case.file.values(name)
+        recent = values[len(values) // 2 :]
+        if recent and name not in explained and median(recent) >= limit:
+            return (
+                f"{name} stays at {value(name, median(recent))}, an abnormal level that no known failure mode explains"
+            )
     candidates = [metric] if alert.is_firing and metric else []
     candidates += [m for m in _VITALS if m != metric]
-    explained_by_faults = {m for f in findings if f.verdict == Verdict.SYMPTOM for m in _EXPLAINS.get(f.mode, ())}
     for name in candidates:
-        if name in explained_by_faults:
-            continue
         p = case.file.profile(name)
-        if p is None or not p.moved or p.recovered:
+        if name in explained or p is None or not p.moved or p.recovered:
             continue
-        if any(name in _EXPLAINS.get(m, ()) for m in recovered):
-            continue
-        bad = info_of(name).worse or (-1 if (name == metric and alert.fires_below) else 1)
+        bad = info_of(name).worse or 1
         if name == metric and alert.comparison:
             bad = -1 if alert.fires_below else 1
         if p.direction != bad:

@@ -164,7 +164,19 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
     retained_name = "TransactionLogsDiskUsage"
     retained = f.profile(retained_name)
     missing = "ReplicaLag is missing from the evidence"
-    if slot is None or slot.direction <= 0 or slot.end < GB or slot.end_ratio < 10:
+    wal_rate = storm.wal.end if storm.wal is not None else None
+    estimate = slot.end / wal_rate if slot is not None and wal_rate else None
+    # A slot that grows ten-fold, or steadily to minutes of replay at the current WAL rate (when the window
+    # starts mid-incident and the baseline is not visible), is a replica falling behind.
+    growing = (
+        slot is not None
+        and slot.end >= GB
+        and (
+            (slot.direction > 0 and slot.end_ratio >= 10)
+            or (slot.slope > 0 and slot.fit >= 0.9 and estimate is not None and estimate >= REPLICA_LAG_INCIDENT_S)
+        )
+    )
+    if slot is None or not growing:
         if replica or slot is not None:
             # A small slot proves the replica receives the WAL, not that it replays it: without ReplicaLag the
             # replay delay cannot be measured, so the hypothesis stays open.
@@ -176,8 +188,6 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
             )
             return Finding(_MODE, Verdict.UNASSESSED, reason)
         return Finding(_MODE, Verdict.ABSENT, "no read replica or replication slot shows up in the evidence")
-    wal_rate = storm.wal.end if storm.wal is not None else None
-    estimate = slot.end / wal_rate if wal_rate else None
     if estimate is not None and estimate < REPLICA_LAG_INCIDENT_S:
         return Finding(
             _MODE,

@@ -59,6 +59,8 @@ class Profile:
     """After moving, the last points sit at the extreme with almost no spread: a ceiling was hit."""
     swings: bool
     """No sustained change, but it oscillates widely (a periodic workload)."""
+    steady_end: bool
+    """The last four points sit within 2% of their mean: pinned, whether or not the onset is visible."""
 
     @property
     def moved(self) -> bool:
@@ -193,6 +195,8 @@ def profile_series(times: Sequence[datetime], values: Sequence[float], *, floor:
         and (max(last4) - min(last4)) <= 0.02 * abs(extreme)
         and abs(sum(last4) / len(last4) - extreme) <= 0.02 * abs(extreme)
     )
+    mean4 = sum(last4) / len(last4)
+    steady_end = len(last4) >= 4 and (max(last4) - min(last4)) <= 0.02 * abs(mean4)
     span = max(values) - min(values)
     trendless = abs(slope * (xs[-1] - xs[0] if xs else 0)) < 0.3 * span if span else True
     swings = onset is None and span >= 0.1 * abs(mid) and span > 2 * band / _BAND_SIGMAS and trendless
@@ -217,6 +221,7 @@ def profile_series(times: Sequence[datetime], values: Sequence[float], *, floor:
         recovered=onset is not None and abs(end - baseline) <= band,
         flat_top=flat_top,
         swings=swings,
+        steady_end=steady_end,
     )
 
 
