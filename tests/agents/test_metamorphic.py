@@ -9,13 +9,15 @@
   confirmed, and not excluded"), and it never invents a different failure mode.
 - Changing the story itself (a storage dip cut before its recovery, a replica that catches up, idle sessions
   turned into lock waits, retained WAL eating the volume) must change the answer, the right way.
-- Losing Performance Insights, or a window that opens after the incident began (no baseline to compare
-  with), must not change the failure modes: absolute levels and the other sources carry the reasoning.
+- Losing Performance Insights, a window that opens after the incident began (no baseline to compare with),
+  or ±5% noise must not change the failure modes; losing the RDS events may turn an answer into `unknown`
+  (a failover without its events), never into another failure mode.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 from collections.abc import Callable
@@ -298,9 +300,29 @@ def _start_mid_incident(folder: Path, keep: float = 0.55) -> None:
         path.write_text(json.dumps(data))
 
 
-@pytest.mark.parametrize("change", [_drop_performance_insights, _start_mid_incident], ids=lambda c: c.__name__)
+def _jitter(folder: Path) -> None:
+    """±5% deterministic wobble on every value: noise the reasoning must see through."""
+    consolidated = folder / "aws_cloudwatch_metrics.json"
+    files = [consolidated] if consolidated.exists() else sorted(folder.glob("aws_cloudwatch_metrics_*.json"))
+    for path in files:
+        data = json.loads(path.read_text())
+        for r in data.get("metric_data_results") or ([data] if "values" in data else []):
+            phase = len(r["metric_name"])
+            r["values"] = [v * (1 + 0.05 * math.sin(1.7 * i + phase)) for i, v in enumerate(r["values"])]
+        path.write_text(json.dumps(data))
+
+
+def _drop_events(folder: Path) -> None:
+    (folder / "aws_rds_events.json").write_text(json.dumps({"events": []}))
+
+
+@pytest.mark.parametrize(
+    ("change", "may_say_unknown"),
+    [(_drop_performance_insights, False), (_start_mid_incident, False), (_jitter, False), (_drop_events, True)],
+    ids=["no_performance_insights", "window_opens_mid_incident", "jitter", "no_events"],
+)
 def test_the_failure_modes_survive_losing_a_source_or_the_baseline(
-    pack: Pack, tmp_path: Path, change: Callable[[Path], None]
+    pack: Pack, tmp_path: Path, change: Callable[[Path], None], may_say_unknown: bool
 ) -> None:
     root = tmp_path / "pack"
     shutil.copytree(pack.root, root)
@@ -308,9 +330,10 @@ def test_the_failure_modes_survive_losing_a_source_or_the_baseline(
         change(root / s.folder)
     changed = load_pack(str(root))
     assert not changed.broken
-    wrong = [
-        f"{r.scenario.folder}: {r.diagnosis.failure_modes} ({r.diagnosis.root_cause[:120]})"
-        for r in run_pack(changed, modes=(BackendMode.FULL,))
-        if sorted(r.diagnosis.failure_modes) != sorted(r.scenario.failure_modes)
-    ]
+    wrong = []
+    for r in run_pack(changed, modes=(BackendMode.FULL,)):
+        got, expected = sorted(r.diagnosis.failure_modes), sorted(r.scenario.failure_modes)
+        # Without the events, a failover or a storage-full shutdown leaves no decisive trace: "unknown" is honest.
+        if got != expected and not (may_say_unknown and got == ["unknown"]):
+            wrong.append(f"{r.scenario.folder}: {got} ({r.diagnosis.root_cause[:120]})")
     assert not wrong, "\n".join(wrong)

@@ -96,14 +96,18 @@ def assess_connections(case: Case) -> Finding:
         limit_text = f"the at least {default:,.0f} sessions the instance's memory allows"
         at_limit, far = False, True
     else:
-        cap = default is not None and default >= DEFAULT_MAX_CONNECTIONS_CAP and abs(peak - default) <= 0.02 * default
+        cap = (
+            default is not None
+            and default >= DEFAULT_MAX_CONNECTIONS_CAP
+            and abs(p.end - DEFAULT_MAX_CONNECTIONS_CAP) <= 0.05 * DEFAULT_MAX_CONNECTIONS_CAP
+        )
         limit_text = (
             f"the {DEFAULT_MAX_CONNECTIONS_CAP:,} ceiling of RDS's default max_connections formula"
             if cap
             else "a hard ceiling"
         )
         # A flat top after a climb is a hard ceiling; without a visible climb, only RDS's own cap identifies one.
-        at_limit, far = p.flat_top or (cap and p.steady_end), False
+        at_limit, far = p.flat_top or cap, False
     if grew and p.recovered and (stated is None or peak >= 0.93 * stated):
         return Finding(
             _MODE,

@@ -131,6 +131,13 @@ def _unexplained(case: Case, findings: list[Finding]) -> str | None:
         and metric not in explained
     ):
         return f"the alert watches {metric}, which is missing from the evidence, and nothing else explains it"
+    sessions = case.file.profile("DatabaseConnections")
+    if sessions is not None and sessions.direction < 0 and sessions.extreme <= 0.05 * sessions.baseline:
+        back = "and came back" if sessions.recovered else "and stayed down"
+        return (
+            f"clients were cut off: sessions fell from {sessions.baseline:,.0f} to {sessions.extreme:,.0f} "
+            f"{back}, and no event or metric in the evidence explains the outage"
+        )
     for name, limit in _ABNORMAL.items():
         values = case.file.values(name)
         recent = values[len(values) // 2 :]
