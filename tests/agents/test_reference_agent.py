@@ -258,3 +258,54 @@ def test_the_guard_catches_a_planted_identifier_and_sql(pack: Pack) -> None:
     text = " ".join(planted.lower().split())
     found = [why for needle, why in _pack_secrets(pack).items() if needle in text]
     assert any("instance identifier" in w for w in found) and any("SQL" in w for w in found)
+
+
+# -- degenerate evidence: never a crash, never a claim of health without metrics ---------------------------------
+
+
+def _diagnose(alert: dict[str, object], series: list[dict[str, object]], insights: dict[str, object]) -> Diagnosis:
+    from sredrill.agents.reference.casefile import CaseFile
+    from sredrill.agents.reference.observations import parse_alert, parse_insights, parse_series
+    from sredrill.agents.reference.reasoning import conclude, open_case
+    from sredrill.agents.reference.writing import write_diagnosis
+
+    parsed = parse_series({"series": series})
+    file = CaseFile.build(
+        alert=parse_alert(alert),
+        listed=[s.metric for s in parsed],
+        period_s=60,
+        window=None,
+        series=parsed,
+        events=[],
+        insights=parse_insights(insights) if insights else None,
+        read=frozenset({"aws_cloudwatch_metrics", "aws_rds_events", "aws_performance_insights"}),
+    )
+    return write_diagnosis(conclude(open_case(file)))
+
+
+def _series(name: str, values: list[float], unit: str = "Count") -> dict[str, object]:
+    stamps = [f"2026-01-01T00:{i:02d}:00Z" for i in range(len(values))]
+    return {
+        "metric_name": name,
+        "stat": "Average",
+        "unit": unit,
+        "dimensions": {},
+        "timestamps": stamps,
+        "values": values,
+    }
+
+
+@pytest.mark.parametrize(
+    ("series", "modes"),
+    [
+        ([], ["unknown"]),
+        ([_series(m, [0.0] * 10) for m in ("CPUUtilization", "DatabaseConnections", "FreeStorageSpace")], ["healthy"]),
+        ([_series("DatabaseConnections", [50.0] * 10)], ["healthy"]),
+        ([_series("CPUUtilization", [20.0] * 5 + [97.0] * 10, "Percent")], ["cpu_saturation"]),
+        ([_series("WriteLatency", [0.001] * 5 + [0.3] * 10, "Seconds")], ["unknown"]),
+    ],
+    ids=["no_metrics", "all_zero", "constant", "cpu_pinned_without_pi", "unexplained_latency"],
+)
+def test_degenerate_evidence_gets_an_honest_answer(series: list[dict[str, object]], modes: list[str]) -> None:
+    alert = {"title": "an alarm", "state": "alerting"}
+    assert _diagnose(alert, series, {}).failure_modes == modes

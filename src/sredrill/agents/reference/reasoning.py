@@ -123,6 +123,9 @@ def _unexplained(case: Case, findings: list[Finding]) -> str | None:
     alert = case.file.alert
     metric = _alert_metric(case)
     explained = _explained_by_findings(findings)
+    if not case.file.profiles:
+        # "Healthy" is a claim about the metrics: with none to look at, it cannot be made.
+        return "no CloudWatch metric came back, so the instance's state cannot be judged"
     if (
         alert.is_firing
         and metric is not None

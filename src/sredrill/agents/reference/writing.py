@@ -88,10 +88,14 @@ def _healthy_root_cause(conclusion: Conclusion) -> str:
     if p is not None and metric is not None:
         shape = "swings with the workload's cycle" if p.swings else "moves"
         name = "the session count" if metric == "DatabaseConnections" else info_of(metric).words
+        span = (
+            f"holds at {value(metric, p.low)}"
+            if value(metric, p.low) == value(metric, p.high)
+            else f"{shape} between {value(metric, p.low)} and {value(metric, p.high)} without a trend"
+        )
         return _sentence(
-            f"No incident on {case.instance}: {name} {shape} between {value(metric, p.low)} and "
-            f"{value(metric, p.high)} without a trend and stays within its normal range, so the alert threshold "
-            "sits too close to normal load"
+            f"No incident on {case.instance}: {name} {span} and stays within its normal range, so the alert "
+            "threshold sits too close to normal load"
         )
     return _sentence(f"No incident on {case.instance}: every metric stays within its normal range")
 
