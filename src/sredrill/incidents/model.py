@@ -259,6 +259,9 @@ class Cause:
     """A snake_case identifier tests search for in everything the environment emits."""
     summary: str
     """One sentence for humans (docs, the task's table)."""
+    terms: tuple[str, ...] = ()
+    """Words that would give the cause away: never in an observation's telemetry, statuses or alert names, nor
+    in what a harmful action or a mitigation reports (inspections may show them: that is the evidence)."""
 
 
 @dataclass(frozen=True, slots=True)

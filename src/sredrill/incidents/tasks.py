@@ -71,7 +71,7 @@ DESCRIPTION = (
 def db_outage() -> Harm:
     return Harm(
         ActionMatch(A.RESTART_DATABASE),
-        "the database was not at fault: every connection dropped and requests failed while it restarted",
+        "every database connection dropped and requests failed while it restarted",
         disruption=Disruption(
             DB, DOWN, 1, (Impact(DB, M.ERROR_RATE, fr(40, 60)), Impact(API, M.ERROR_RATE, fr(20, 30)))
         ),
@@ -81,7 +81,7 @@ def db_outage() -> Harm:
 def data_loss() -> Harm:
     return Harm(
         ActionMatch(A.CLEAR_QUEUE),
-        "the queue held legitimate work: the purge dropped customer messages",
+        "the purge dropped customer messages that were waiting to be processed",
         disruption=Disruption(QUEUE, DEGRADED, 1, (Impact(QUEUE, M.ERROR_RATE, fr(10, 20)),)),
     )
 
@@ -103,7 +103,7 @@ def release_line() -> LogLine:
 def scaling_storm(service: Service) -> Harm:
     return Harm(
         ActionMatch(A.SCALE_WORKERS, service),
-        "more consumers replayed more retries: the database fell over",
+        "more consumers, more load: the database went down",
         escalate=(Stage(DB, DOWN),),
         worsen=(Impact(DB, M.ERROR_RATE, fr(25, 35)), Impact(API, M.ERROR_RATE, fr(12, 18))),
         while_fault="storm",
@@ -117,7 +117,11 @@ EASY_CPU_SPIKE = IncidentTask(
     difficulty=Difficulty.EASY,
     max_steps=5,
     description=DESCRIPTION,
-    cause=Cause("inbound_traffic_surge", "A surge of inbound traffic saturates the API workers; more replicas fix it."),
+    cause=Cause(
+        "inbound_traffic_surge",
+        "A surge of inbound traffic saturates the API workers; more replicas fix it.",
+        ("surge", "traffic"),
+    ),
     params=MappingProxyType({"desired_replicas": ir(4, 6)}),
     faults=(
         Fault(
@@ -147,7 +151,7 @@ EASY_CPU_SPIKE = IncidentTask(
     ),
     relevant=(ActionMatch(A.INSPECT_LOGS, API),),
     harms=(
-        restart_outage(API, "restarting every worker at peak load dropped all in-flight requests"),
+        restart_outage(API, "restarting every worker dropped all in-flight requests"),
         db_outage(),
         data_loss(),
     ),
@@ -160,7 +164,11 @@ MEDIUM_CASCADE = IncidentTask(
     difficulty=Difficulty.MEDIUM,
     max_steps=7,
     description=DESCRIPTION,
-    cause=Cause("queue_consumer_memory_leak", "The queue service leaks memory; its backlog then starves the API."),
+    cause=Cause(
+        "queue_consumer_memory_leak",
+        "The queue service leaks memory; its backlog then starves the API.",
+        ("leak",),
+    ),
     faults=(
         Fault(
             name="leak",
@@ -189,7 +197,7 @@ MEDIUM_CASCADE = IncidentTask(
                 Mitigation(
                     ActionMatch(A.CLEAR_QUEUE),
                     ir(1, 2),
-                    "the backlog drained for a moment; the leaking consumer keeps falling behind",
+                    "the backlog drained for a moment; it is building up again",
                 ),
             ),
         ),
@@ -216,6 +224,7 @@ HARD_MIXED = IncidentTask(
     cause=Cause(
         "release_exhausted_connection_pool",
         "A release added inefficient queries that exhausted the database's connection pool; API CPU is a symptom.",
+        ("release", "regression", "inefficient"),
     ),
     params=MappingProxyType({"release_version": ir(41, 57)}),
     faults=(
@@ -263,12 +272,12 @@ HARD_MIXED = IncidentTask(
     harms=(
         Harm(
             ActionMatch(A.SCALE_WORKERS, API),
-            "more workers opened more connections: the database stopped accepting any",
+            "more workers, more load: the database went down",
             escalate=(Stage(DB, DOWN),),
             worsen=(Impact(API, M.ERROR_RATE, fr(12, 18)), Impact(DB, M.ERROR_RATE, fr(20, 30))),
             while_fault="pool",
         ),
-        restart_outage(API, "restarting the API workers dropped in-flight requests; they reconnected to a full pool"),
+        restart_outage(API, "restarting the API workers dropped in-flight requests"),
         data_loss(),
     ),
     optimal=(
@@ -284,12 +293,16 @@ HARD_MIXED = IncidentTask(
 
 # -- sredrill's additions --------------------------------------------------------------------------------
 
-EASY_FALSE_ALARM = IncidentTask(
-    task_id="easy_false_alarm",
+EASY_LATENCY_ALERT = IncidentTask(
+    task_id="easy_latency_alert",
     difficulty=Difficulty.EASY,
     max_steps=4,
     description=DESCRIPTION,
-    cause=Cause("transient_latency_blip", "A one-minute latency blip that already passed; nothing needs fixing."),
+    cause=Cause(
+        "transient_latency_blip",
+        "A one-minute latency blip that already passed; nothing needs fixing.",
+        ("blip", "transient", "false alarm"),
+    ),
     faults=(
         Fault(
             name="blip",
@@ -301,12 +314,12 @@ EASY_FALSE_ALARM = IncidentTask(
     ),
     relevant=(ActionMatch(A.INSPECT_ALERT, "alert_latency_high"), ActionMatch(A.INSPECT_METRICS, M.LATENCY)),
     harms=(
-        restart_outage(API, "the workers were healthy: the restart dropped in-flight requests"),
-        restart_outage(QUEUE, "the queue service was healthy: the restart stalled message delivery"),
+        restart_outage(API, "the restart dropped in-flight requests"),
+        restart_outage(QUEUE, "the restart stalled message delivery"),
         db_outage(),
         Harm(
             ActionMatch(A.ROLLBACK_RELEASE),
-            "the release was healthy: rolling it back restarted every worker and removed shipped features",
+            "rolling back restarted every worker and removed shipped features",
             disruption=Disruption(API, DEGRADED, 2, (Impact(API, M.ERROR_RATE, fr(6, 10)),)),
         ),
         data_loss(),
@@ -315,12 +328,16 @@ EASY_FALSE_ALARM = IncidentTask(
     max_reward=11.5,
 )
 
-MEDIUM_BAD_DEPLOY = IncidentTask(
-    task_id="medium_bad_deploy",
+MEDIUM_ERROR_SPIKE = IncidentTask(
+    task_id="medium_error_spike",
     difficulty=Difficulty.MEDIUM,
     max_steps=6,
     description=DESCRIPTION,
-    cause=Cause("defective_release", "The latest release throws on a common request path; only a rollback fixes it."),
+    cause=Cause(
+        "defective_release",
+        "The latest release throws on a common request path; only a rollback fixes it.",
+        ("release", "deploy", "defect"),
+    ),
     params=MappingProxyType({"release_version": ir(60, 90)}),
     faults=(
         Fault(
@@ -341,7 +358,7 @@ MEDIUM_BAD_DEPLOY = IncidentTask(
                 Mitigation(
                     ActionMatch(A.RESTART_SERVICE, API),
                     ir(1),
-                    "fresh workers looked fine for a moment; they run the same release",
+                    "the restarted workers looked fine for a moment",
                 ),
             ),
         ),
@@ -352,14 +369,15 @@ MEDIUM_BAD_DEPLOY = IncidentTask(
     max_reward=17.0,
 )
 
-MEDIUM_RETRY_STORM = IncidentTask(
-    task_id="medium_retry_storm",
+MEDIUM_DB_SATURATION = IncidentTask(
+    task_id="medium_db_saturation",
     difficulty=Difficulty.MEDIUM,
     max_steps=7,
     description=DESCRIPTION,
     cause=Cause(
         "retry_backlog_overload",
         "A backlog of retried messages keeps the database saturated; scaling consumers makes it worse.",
+        ("retry", "retries", "retried"),
     ),
     faults=(
         Fault(
@@ -393,10 +411,10 @@ MEDIUM_RETRY_STORM = IncidentTask(
         scaling_storm(QUEUE),
         Harm(
             ActionMatch(A.RESTART_DATABASE),
-            "the restart dropped every connection; the retries came straight back",
+            "the restart dropped every connection; the load came straight back",
             disruption=Disruption(DB, DOWN, 1, (Impact(API, M.ERROR_RATE, fr(20, 30)),)),
         ),
-        restart_outage(API, "restarting the API workers dropped in-flight requests; the retries kept coming"),
+        restart_outage(API, "restarting the API workers dropped in-flight requests; the load kept coming"),
     ),
     optimal=(InspectLogs(target=QUEUE), InspectMetrics(target=M.QUEUE_DEPTH), ClearQueue(), DeclareHealthy()),
     max_reward=17.0,
@@ -405,7 +423,14 @@ MEDIUM_RETRY_STORM = IncidentTask(
 TASKS: Mapping[str, IncidentTask] = MappingProxyType(
     {
         t.task_id: t
-        for t in (EASY_CPU_SPIKE, MEDIUM_CASCADE, HARD_MIXED, EASY_FALSE_ALARM, MEDIUM_BAD_DEPLOY, MEDIUM_RETRY_STORM)
+        for t in (
+            EASY_CPU_SPIKE,
+            MEDIUM_CASCADE,
+            HARD_MIXED,
+            EASY_LATENCY_ALERT,
+            MEDIUM_ERROR_SPIKE,
+            MEDIUM_DB_SATURATION,
+        )
     }
 )
 """Every built-in incident task by id, the seed's three first."""
