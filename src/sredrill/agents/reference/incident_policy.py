@@ -25,7 +25,7 @@ service; `replicas_insufficient` → `scale_workers` to the replica count the re
 Examples:
     >>> from sredrill.env import make
     >>> from sredrill.agents.reference.incident_policy import play
-    >>> results = play(make("medium_retry_storm"), seed=0)
+    >>> results = play(make("medium_db_saturation"), seed=0)
     >>> results[-1].info.resolved
     True
 """
