@@ -360,8 +360,10 @@ class ToolServer:
             raise StateError("the tool server is already started")
         server = _uvicorn_server(tool_app(self.registry))
         # Our own socket, listening before uvicorn starts: the port is known at once, and a connection
-        # that arrives early waits in the backlog instead of being refused.
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # that arrives early waits in the backlog instead of being refused. IPPROTO_TCP explicitly: asyncio
+        # sets TCP_NODELAY only on sockets whose proto says TCP, and without it every keep-alive call waits
+        # about 40 ms for a delayed ACK (Nagle).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.bind((self.host, self.port))
             sock.listen(128)
