@@ -43,9 +43,8 @@ class ConnectorEntry:
 
 
 # A key ending in ":" or "://" is a prefix: the rest of the spec is the connector's target. Any other key is
-# a whole spec (a built-in agent's name). Still to come, one line each, from their own issues: "reference"
-# (the reference agent), "majority", "keyword", "random" (baselines), "http://" and "https://" (agent
-# services), "openai:" (the built-in LLM agent, which reads `ConnectOptions.base_url` and `api_key`).
+# a whole spec (a built-in agent's name). "openai:" (the built-in LLM agent) reads `ConnectOptions.base_url`
+# and `api_key`.
 CONNECTORS: Final[Mapping[str, ConnectorEntry]] = MappingProxyType(
     {
         "py:": ConnectorEntry("py:MODULE:ATTR", "sredrill.agents.connectors.py:connect"),
@@ -157,7 +156,8 @@ def resolve_agent(
     """Resolve an `--agent SPEC` into a ready agent, checking its target now rather than mid-run.
 
     Args:
-        spec: `py:MODULE:ATTR` (an async Python callable) or `cmd:COMMAND` (a subprocess, DESIGN §4.1).
+        spec: `py:MODULE:ATTR` (an async Python callable), `cmd:COMMAND` (a subprocess), `http(s)://…` (an
+            agent service), `openai:MODEL` (the built-in LLM agent), or a built-in agent's name (DESIGN §4).
         base_url: OpenAI-compatible endpoint, for connectors that talk to a model.
         api_key: key for that endpoint.
         packs: the run's scenario packs, for agents built from a pack (the `majority` baseline).
