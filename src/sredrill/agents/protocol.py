@@ -92,6 +92,10 @@ class AgentReply:
 class Agent(Protocol):
     """One role, one method: run a task, record steps on the recorder, return the reply.
 
+    A connector whose agent runs outside the sredrill process (`cmd:`, `http(s)://`) also sets the class
+    attribute `needs_tool_server = True`: the engine then serves each agent run's tools over HTTP and the
+    Task carries `tools_url` and `token` (`sredrill.agents.tool_server`).
+
     Examples:
         >>> class Echo:
         ...     spec = "py:echo"
