@@ -116,7 +116,7 @@ def inspect(sim: Simulator, action: IncidentAction) -> InspectionResult:
             ActionType.INSPECT_LOGS, target, f"read {len(logs)} log records of {target}", logs, None, None
         )
     if kind == ActionType.INSPECT_METRICS:
-        rows = tuple(sim.row(s) for s in range(-HISTORY_STEPS, sim.t + 1))
+        rows = sim.history()
         services = ", ".join(METRIC_SERVICES[Metric(target)])
         return InspectionResult(ActionType.INSPECT_METRICS, target, f"read {target} of {services}", None, rows, None)
     index, rule = _RULES[target]

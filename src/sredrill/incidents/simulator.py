@@ -358,6 +358,10 @@ class Simulator:
         t = self.t
         return all(f.is_resolved(t) for f in self._faults) and not any(t < d[0] for d in self._disruptions)
 
+    def history(self) -> tuple[list[float], ...]:
+        """Every telemetry row from `-HISTORY_STEPS` to now, oldest first (rows are never modified)."""
+        return tuple(self._rows)
+
     def row(self, step: int) -> list[float]:
         """The telemetry row of a past or current step (`-HISTORY_STEPS ≤ step ≤ t`)."""
         return self._rows[step + HISTORY_STEPS]
