@@ -248,6 +248,10 @@ class Recorder:
         self._next_id += 1
         return f"call_{self._next_id}"
 
+    def _failed(self, call_id: str, name: str, error: str, start: float) -> None:
+        latency = round((time.perf_counter() - start) * 1000, 3)
+        self.add(ToolResultStep(call_id=call_id, name=name, error=error, latency_ms=latency))
+
     async def call_tool(self, toolset: Toolset, name: str, args: dict[str, Any]) -> JsonValue:
         """Call a tool and record the call and its result (or error) on the trajectory.
 
@@ -260,14 +264,10 @@ class Recorder:
         try:
             result = await toolset.call(name, args)
         except ToolError as exc:
-            self.add(
-                ToolResultStep(
-                    call_id=call_id,
-                    name=name,
-                    error=f"{exc.code}: {exc.message}",
-                    latency_ms=round((time.perf_counter() - start) * 1000, 3),
-                )
-            )
+            self._failed(call_id, name, f"{exc.code}: {exc.message}", start)
+            raise
+        except Exception as exc:  # recorded, then re-raised: the trajectory shows the call failed
+            self._failed(call_id, name, f"tool_failed: {type(exc).__name__}: {exc}", start)
             raise
         self.add(
             ToolResultStep(

@@ -41,9 +41,10 @@ def test_a_spec_error_is_an_input_error_about_the_agent_flag() -> None:
 
 def test_an_unknown_spec_lists_the_forms_and_the_closest() -> None:
     error = spec_error("pyy:pkg.mod:agent")
-    assert error.allowed == ["cmd:COMMAND", "py:MODULE:ATTR"]
+    assert error.allowed == sorted(e.form for e in CONNECTORS.values())
+    assert {"cmd:COMMAND", "py:MODULE:ATTR", "reference"} <= set(error.allowed)
     assert "did you mean 'py:pkg.mod:agent'?" in str(error)
-    assert "allowed: cmd:COMMAND, py:MODULE:ATTR" in str(error)
+    assert "allowed: " in str(error) and "py:MODULE:ATTR" in str(error)
 
 
 def test_an_empty_spec_says_so() -> None:
