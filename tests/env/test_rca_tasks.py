@@ -52,7 +52,7 @@ def investigate(env: Env, scenario: Scenario) -> None:
 
 @pytest.mark.parametrize("scenario", PACK.scenarios, ids=lambda s: s.folder)
 def test_submitting_the_correct_diagnosis_earns_one(scenario: Scenario) -> None:
-    env = CATALOG.make(RcaTask.of(PACK, scenario).task_id)
+    env = make(RcaTask.of(PACK, scenario).task_id)
     investigate(env, scenario)
     result = env.step({"action_type": "submit_diagnosis", "args": correct_diagnosis(scenario).model_dump(mode="json")})
     assert result.done

@@ -7,7 +7,7 @@ allowed. The simulator only ever sees typed variants.
 
 Examples:
     >>> parse_action({"action_type": "scale_workers", "target": "api_workers", "value": 5})
-    ScaleWorkers(action_type='scale_workers', target=<Service.API_WORKERS: 'api_workers'>, value=5, args=None)
+    ScaleWorkers(action_type='scale_workers', target=<Service.API_WORKERS: 'api_workers'>, value=5)
     >>> parse_action({"action_type": "scale_worker"})  # doctest: +SKIP
     ActionError: action_type: unknown action 'scale_worker'; did you mean 'scale_workers'?
 """
