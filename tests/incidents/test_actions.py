@@ -93,6 +93,11 @@ def test_invalid_actions_name_the_field_and_the_allowed_values(
     assert phrase in str(error)
 
 
+def test_a_typed_action_is_already_valid() -> None:
+    action = ScaleWorkers(target=API, value=3)
+    assert parse_action(action) is action
+
+
 def test_a_non_object_action_is_rejected() -> None:
     with pytest.raises(ActionError, match="JSON object"):
         parse_action(["wait"])  # type: ignore[arg-type]

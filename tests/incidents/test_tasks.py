@@ -73,6 +73,7 @@ def _minimal(**changes: object) -> IncidentTask:
         ({"optimal": ()}, "optimal path"),
         ({"optimal": (DeclareHealthy(),) * 6}, "optimal path"),
         ({"max_reward": 0.0}, "max_reward"),
+        ({"params": {}}, "parameter 'desired_replicas'"),
     ],
 )
 def test_the_task_model_rejects_inconsistent_tasks(changes: dict, message: str) -> None:

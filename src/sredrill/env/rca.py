@@ -204,7 +204,7 @@ class RcaEpisode:
         self._resolved = False
         started = task.scenario.alert_started_at
         self._start = started if started is not None else _EPOCH
-        self._alerts = [str(self.toolset.alert.get("title") or "alert")]
+        self._alerts = [str(self.toolset.alert["title"])]
 
     def observation(self, inspection: Inspection | None = None) -> Observation:
         return Observation(

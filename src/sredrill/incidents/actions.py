@@ -276,11 +276,11 @@ def validate_envelope(data: Action | Mapping[str, Any]) -> Action:
         raise ActionError(f"{first['msg']} (got {first.get('input')!r})", field=where.split(".")[0]) from None
 
 
-def parse_action(data: Action | Mapping[str, Any]) -> IncidentAction:
+def parse_action(data: IncidentAction | Action | Mapping[str, Any]) -> IncidentAction:
     """Validate an incident action and return its typed variant.
 
     Args:
-        data: the wire envelope, as an `Action` or a JSON object.
+        data: the wire envelope, as an `Action` or a JSON object (a typed action is returned as it is).
 
     Returns:
         The typed action (`InspectLogs`, `ScaleWorkers`, …).
@@ -289,6 +289,8 @@ def parse_action(data: Action | Mapping[str, Any]) -> IncidentAction:
         ActionError: naming the field that is wrong (`action_type`, `target`, `value`, `args`), with the
             allowed values and, for a misspelt name, the closest one.
     """
+    if isinstance(data, _Typed):
+        return data  # type: ignore[return-value]  # already validated
     action = validate_envelope(data)
     rule = _RULES.get(action.action_type)
     if rule is None:

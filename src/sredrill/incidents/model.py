@@ -308,6 +308,12 @@ class IncidentTask:
         for match in self.relevant:
             if not match.action_type.is_inspection or match.target is None:
                 raise ValueError(f"task {self.task_id!r}: relevant entries are inspections with a target")
+        named = [line.value.name for f in self.faults for line in f.logs if isinstance(line.value, Param)]
+        matches = [m for f in self.faults for m in (*f.fixes, *(x.match for x in f.mitigations))]
+        named += [m.min_value for m in (*matches, *(h.match for h in self.harms)) if isinstance(m.min_value, str)]
+        for name in named:
+            if name not in self.params:
+                raise ValueError(f"task {self.task_id!r}: parameter {name!r} is not in params {sorted(self.params)}")
         if not 1 <= len(self.optimal) <= self.max_steps:
             raise ValueError(f"task {self.task_id!r}: the optimal path must fit in max_steps")
         if self.max_reward <= 0:
