@@ -17,6 +17,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictFloat, StrictInt, TypeAdapter, ValidationError
@@ -236,10 +237,12 @@ def _value_range(model: type[_Typed]) -> tuple[int, int] | None:
 
 
 _VARIANTS: tuple[type[_Typed], ...] = typing.get_args(typing.get_args(IncidentAction)[0])
-_RULES: dict[str, ActionRule] = {
-    (t := ActionType(m.model_fields["action_type"].default)): ActionRule(t, m, _targets(m), _value_range(m))
-    for m in _VARIANTS
-}
+_RULES: Mapping[str, ActionRule] = MappingProxyType(
+    {
+        (t := ActionType(m.model_fields["action_type"].default)): ActionRule(t, m, _targets(m), _value_range(m))
+        for m in _VARIANTS
+    }
+)
 
 
 def action_rules() -> tuple[ActionRule, ...]:

@@ -50,19 +50,19 @@ from sredrill.incidents.vocabulary import (
 __all__ = ["Outcome", "ServiceState", "Simulator", "Snapshot"]
 
 _STATUSES = (Status.HEALTHY, Status.DEGRADED, Status.DOWN)
-_CEILING = [
+_CEILING = tuple(
     100.0 if m in PERCENT_METRICS else float(POOL_SIZE) if m is Metric.DB_CONNECTIONS else float("inf")
     for _ in SERVICES
     for m in METRICS
-]
+)
 """Per slot, the largest value a reading can take (percentages, the connection pool)."""
 _QUEUE_SLOT = slot(Service.QUEUE_SERVICE, Metric.QUEUE_DEPTH)
 _API_REPLICAS = slot(Service.API_WORKERS, Metric.REPLICAS)
 _QUEUE_REPLICAS = slot(Service.QUEUE_SERVICE, Metric.REPLICAS)
-_ALERTS_BY_SLOT = [
+_ALERTS_BY_SLOT = tuple(
     tuple((a, r.threshold) for a, r in enumerate(ALERT_RULES) if slot(r.service, r.metric) == i)
     for i in range(len(SERVICES) * len(METRICS))
-]
+)
 _ALERT_NAMES = tuple(r.name for r in ALERT_RULES)
 _ALERT_HOLDS = tuple(r.hold for r in ALERT_RULES)
 _TELEMETRY_SLOTS = tuple(tuple(slot(s, m) for m in TELEMETRY) for s in SERVICES)

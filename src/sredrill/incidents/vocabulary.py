@@ -6,8 +6,10 @@ reason from a log record's `signal` or an alert's metric instead of matching one
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 
 __all__ = [
     "ALERTS",
@@ -62,28 +64,32 @@ class Metric(StrEnum):
     DB_CONNECTIONS = "db_connections"
 
 
-METRIC_UNITS: dict[Metric, str] = {
-    Metric.CPU: "percent",
-    Metric.MEMORY: "percent",
-    Metric.ERROR_RATE: "percent",
-    Metric.LATENCY: "ms",
-    Metric.QUEUE_DEPTH: "count",
-    Metric.REQUEST_RATE: "requests/s",
-    Metric.REPLICAS: "count",
-    Metric.DB_CONNECTIONS: "count",
-}
+METRIC_UNITS: Mapping[Metric, str] = MappingProxyType(
+    {
+        Metric.CPU: "percent",
+        Metric.MEMORY: "percent",
+        Metric.ERROR_RATE: "percent",
+        Metric.LATENCY: "ms",
+        Metric.QUEUE_DEPTH: "count",
+        Metric.REQUEST_RATE: "requests/s",
+        Metric.REPLICAS: "count",
+        Metric.DB_CONNECTIONS: "count",
+    }
+)
 """Metric -> unit of its values."""
 
-METRIC_SERVICES: dict[Metric, tuple[Service, ...]] = {
-    Metric.CPU: tuple(Service),
-    Metric.MEMORY: tuple(Service),
-    Metric.ERROR_RATE: tuple(Service),
-    Metric.LATENCY: tuple(Service),
-    Metric.QUEUE_DEPTH: tuple(Service),
-    Metric.REQUEST_RATE: (Service.API_WORKERS,),
-    Metric.REPLICAS: (Service.API_WORKERS, Service.QUEUE_SERVICE),
-    Metric.DB_CONNECTIONS: (Service.DATABASE,),
-}
+METRIC_SERVICES: Mapping[Metric, tuple[Service, ...]] = MappingProxyType(
+    {
+        Metric.CPU: tuple(Service),
+        Metric.MEMORY: tuple(Service),
+        Metric.ERROR_RATE: tuple(Service),
+        Metric.LATENCY: tuple(Service),
+        Metric.QUEUE_DEPTH: tuple(Service),
+        Metric.REQUEST_RATE: (Service.API_WORKERS,),
+        Metric.REPLICAS: (Service.API_WORKERS, Service.QUEUE_SERVICE),
+        Metric.DB_CONNECTIONS: (Service.DATABASE,),
+    }
+)
 """Metric -> the services that report it (one series each in an `inspect_metrics` result)."""
 
 
