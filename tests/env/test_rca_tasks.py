@@ -118,7 +118,8 @@ def test_metric_inspection_filters_by_name_and_lists_without_target() -> None:
         ({"action_type": "inspect_metrics", "value": 3}, "value"),
         ({"action_type": "submit_diagnosis"}, "args"),
         ({"action_type": "submit_diagnosis", "args": {"root_cause": "x", "category": "nope"}}, "args.category"),
-        ({"action_type": "inspect_metrics", "target": "CPUUtilization", "args": {"stat": "Mean"}}, "target"),
+        ({"action_type": "inspect_metrics", "target": "CPUUtilization", "args": {"stat": "Mean"}}, "args"),
+        ({"action_type": "inspect_metrics", "target": " "}, "target"),
     ],
 )
 def test_invalid_rca_actions_raise_action_errors(action: dict, field: str) -> None:

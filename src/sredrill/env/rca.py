@@ -272,7 +272,7 @@ def _tool_call(action: RcaInspectAlert | RcaInspectMetrics | RcaInspectLogs) -> 
     if isinstance(action, RcaInspectMetrics):
         if action.target is None:
             return "list_metrics", extra, "args"
-        return "query_metrics", {**extra, "metric_name": action.target}, "target"
+        return "query_metrics", {**extra, "metric_name": action.target}, "args" if extra else "target"
     if action.target == "events":
         return "get_events", extra, "args"
     return "get_performance_insights", extra, "args"
