@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import Counter
 
 import pytest
 
 from sredrill.agents import Agent, AgentReply, Task, resolve_agent
 from sredrill.agents.baselines import KeywordAgent, MajorityAgent, RandomAgent
-from sredrill.errors import AgentSpecError
+from sredrill.errors import AgentError, AgentSpecError
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.grading import Grade, grade_diagnosis
 from sredrill.scenarios import Pack, load_pack
@@ -92,11 +93,17 @@ def test_majority_answers_the_most_common_failure_modes_and_category(pack: Pack)
     assert "_" not in answer.root_cause
 
 
-def test_majority_without_a_pack_is_a_clear_spec_error() -> None:
-    with pytest.raises(AgentSpecError) as caught:
-        resolve_agent("majority")
-    assert caught.value.field == "--agent"
-    assert "packs" in str(caught.value) and "MajorityAgent(pack)" in str(caught.value)
+async def test_majority_without_a_pack_has_no_rca_answer_and_says_so() -> None:
+    # Resolving without packs is allowed (incident-only runs); an RCA task then errors clearly.
+    agent = resolve_agent("majority")
+    with pytest.raises(AgentError, match="without a scenario pack"):
+        await agent.run(Task(run_id="r", prompt="p"), Recorder())
+
+
+def test_majority_with_a_pack_that_loads_nothing_is_a_spec_error(pack: Pack) -> None:
+    empty = dataclasses.replace(pack, scenarios=())
+    with pytest.raises(AgentSpecError, match="at least one loaded scenario"):
+        resolve_agent("majority", packs=[empty])
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,9 @@
 """Naive baselines: a constant answer, the alert title's words, a seeded coin. They prove the benchmark discriminates.
 
 A benchmark that one of these passes measures nothing (DESIGN §4, §9): `sredrill baselines` runs them beside
-the reference agent on the same packs. None of them calls a tool, so none of them reads evidence.
+the reference agent on the same packs. On RCA scenarios none of them calls a tool, so none reads evidence; on
+incident episodes they act without inspecting: `majority` declares healthy at once, `keyword` applies the
+remediation whose name shares a word with a firing alert's, `random` takes seeded random actions.
 
 - `majority` (`MajorityAgent(pack)`): the pack's most common `failure_modes` set and category, always.
 - `keyword` (`KeywordAgent()`): the failure mode whose identifier's words best match the alert title's.
@@ -28,9 +30,9 @@ from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.reply import reply_from_diagnosis
 from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.diagnosis import Category, Diagnosis
-from sredrill.errors import AgentSpecError
+from sredrill.errors import AgentError, AgentSpecError
 from sredrill.scenarios import Pack, Vocabulary
-from sredrill.trajectory import Recorder, ResponseStep
+from sredrill.trajectory import Recorder, ResponseStep, ToolError
 
 __all__ = [
     "KeywordAgent",
@@ -75,19 +77,22 @@ class MajorityAgent:
         """
         packs = [pack] if isinstance(pack, Pack) else list(pack)
         scenarios = [s for p in packs for s in p.scenarios]
+        self.spec = spec
+        self.answer: Diagnosis | None = None
         if not scenarios:
-            raise AgentSpecError(
-                "the majority baseline needs at least one loaded scenario to count answers from",
-                field="--agent",
-                hint="pass a pack that loads (check it with: sredrill scenarios lint --pack PATH)",
-            )
+            if packs:
+                raise AgentSpecError(
+                    "the majority baseline needs at least one loaded scenario to count answers from",
+                    field="--agent",
+                    hint="pass a pack that loads (check it with: sredrill scenarios lint --pack PATH)",
+                )
+            return  # incident episodes only: the constant there is "declare healthy"
         # Ties are broken by name, so the constant does not depend on the order scenarios were loaded in.
         modes = Counter(tuple(sorted(s.failure_modes)) for s in scenarios)
         best_modes = min(modes, key=lambda m: (-modes[m], m))
         categories = Counter(s.category for s in scenarios)
         best_category = min(categories, key=lambda c: (-categories[c], c.value))
         words = " and ".join(_words(m) for m in best_modes)
-        self.spec = spec
         self.answer = Diagnosis(
             root_cause=f"Majority baseline: the most common answer of the pack, {words}, whatever the alert says.",
             category=best_category,
@@ -99,7 +104,11 @@ class MajorityAgent:
         )
 
     async def run(self, task: Task, recorder: Recorder) -> AgentReply:
-        """Answer the constant, without calling a tool."""
+        """Answer the constant, without calling a tool (an incident episode: declare it healthy at once)."""
+        if _is_incident(task):
+            return await _act(task, recorder, [("declare_healthy", {})], "Majority baseline")
+        if self.answer is None:
+            raise AgentError("the majority baseline was built without a scenario pack: it has no answer to give")
         return _finish(self.answer, recorder)
 
 
@@ -144,7 +153,20 @@ class KeywordAgent:
         return best, best_score
 
     async def run(self, task: Task, recorder: Recorder) -> AgentReply:
-        """Map the title's words to a failure mode; `unknown` when no word matches."""
+        """Map the title's words to a failure mode; `unknown` when no word matches.
+
+        On an incident episode: the remediation whose name shares a word with a firing alert's, then declare.
+        """
+        if _is_incident(task):
+            observation = await task.call_tool("observe")
+            alerts = " ".join(observation.get("alerts", [])) if isinstance(observation, dict) else ""
+            words = set(_tokens(alerts.replace("_", " ")))
+            plan = [
+                (spec.name, {})
+                for spec in task.tools
+                if spec.name in _REMEDIATIONS and words & set(_tokens(spec.name.replace("_", " ")))
+            ][:1]
+            return await _act(task, recorder, [*plan, ("declare_healthy", {})], "Keyword baseline")
         title = _title(task)
         mode, score = self.guess(title)
         category = self.vocabulary.category_of(mode)
@@ -179,7 +201,28 @@ class RandomAgent:
         return rng.choice(self.vocabulary.names), rng.choice(list(Category))
 
     async def run(self, task: Task, recorder: Recorder) -> AgentReply:
-        """Answer a random failure mode and category, without calling a tool."""
+        """Answer a random failure mode and category, without calling a tool.
+
+        On an incident episode: seeded random actions (random targets from each tool's schema) until it ends.
+        """
+        if _is_incident(task):
+            observation = await task.call_tool("observe")
+            alerts = observation.get("alerts", []) if isinstance(observation, dict) else []
+            rng = random.Random(f"{self.seed}\0{task.prompt}\0{alerts}")
+            actions = [t for t in task.tools if t.name != "observe"]
+            plan = []
+            for _ in range(_MAX_RANDOM_ACTIONS):
+                spec = rng.choice(actions)
+                props = spec.input_schema.get("properties", {})
+                args = {}
+                target = props.get("target", {}) if isinstance(props, dict) else {}
+                choices = _enum(target)
+                if choices:
+                    args["target"] = rng.choice(choices)
+                if isinstance(props, dict) and "value" in props:
+                    args["value"] = rng.randint(1, 8)
+                plan.append((spec.name, args))
+            return await _act(task, recorder, plan, f"Random baseline (seed {self.seed})")
         mode, category = self.draw(task)
         diagnosis = Diagnosis(
             root_cause=f"Random baseline: a draw picked {_words(mode)}.",
@@ -188,6 +231,47 @@ class RandomAgent:
             report=f"Seed {self.seed}. No evidence was read.",
         )
         return _finish(diagnosis, recorder)
+
+
+_REMEDIATIONS = frozenset({"restart_service", "scale_workers", "restart_database", "rollback_release", "clear_queue"})
+_MAX_RANDOM_ACTIONS = 40
+
+
+def _is_incident(task: Task) -> bool:
+    """An incident episode offers the environment's actions as tools, declarations among them."""
+    return any(t.name == "declare_healthy" for t in task.tools)
+
+
+def _enum(schema: Any) -> list[Any]:
+    """The allowed values of a JSON Schema property (`enum`, or `anyOf` members with `enum`/`const`)."""
+    if not isinstance(schema, dict):
+        return []
+    if "enum" in schema:
+        return [v for v in schema["enum"] if v is not None]
+    out = []
+    for member in schema.get("anyOf", []):
+        out += _enum(member)
+        if isinstance(member, dict) and member.get("const") is not None:
+            out.append(member["const"])
+    return out
+
+
+async def _act(task: Task, recorder: Recorder, plan: list[tuple[str, dict[str, Any]]], who: str) -> AgentReply:
+    """Play a fixed list of actions until the episode ends; rejected actions are skipped (they are recorded)."""
+    taken = []
+    for name, args in plan:
+        try:
+            result = await task.call_tool(name, **args)
+        except ToolError as exc:
+            if exc.code == "episode_over":
+                break
+            continue
+        taken.append(name)
+        if isinstance(result, dict) and result.get("done"):
+            break
+    output = f"{who}: {', '.join(taken) or 'no action'}. No evidence was read."
+    recorder.add(ResponseStep(content=output))
+    return AgentReply(output=output)
 
 
 def _vocabulary(packs: Iterable[Any]) -> Vocabulary | None:
@@ -204,13 +288,6 @@ def connect_majority(spec: AgentSpec, options: ConnectOptions) -> MajorityAgent:
         AgentSpecError: no pack was given, or none has a scenario.
     """
     packs = [p for p in options.packs if isinstance(p, Pack)]
-    if not packs:
-        raise AgentSpecError(
-            "the majority baseline needs the run's scenario packs, and none was given",
-            field="--agent",
-            hint="it runs inside `sredrill run` or `sredrill baselines`; in Python pass them: "
-            'resolve_agent("majority", packs=[load_pack(...)]) or MajorityAgent(pack)',
-        )
     return MajorityAgent(packs, spec=spec.text)
 
 

@@ -200,14 +200,15 @@ async def run_packs(
     """
     from sredrill.scenarios import builtin_pack_names, load_pack
 
+    from .incident_suite import INCIDENTS_PACK, decorate_incident, incident_tests
     from .rca import axes_for, decorate_rca, pack_error_results, rca_tests
 
-    names = list(packs) or [n for n in builtin_pack_names() if n != "incidents"]
-    loaded = [load_pack(n) for n in names]
+    names = list(dict.fromkeys(packs)) or [*builtin_pack_names(), INCIDENTS_PACK]
+    loaded = [load_pack(n) for n in names if n != INCIDENTS_PACK]
     axes = axes_for(mode, axis2)
     for sid in scenario_ids:  # an unknown id is a usage error before anything runs
         owners = [p for p in loaded if sid.split("/")[0] in (p.name, sid)]
-        if not any(sid.removeprefix(f"{p.name}/") in p.folders for p in owners or loaded):
+        if loaded and not any(sid.removeprefix(f"{p.name}/") in p.folders for p in owners or loaded):
             (owners or loaded)[0].scenario(sid)
     levels = _difficulties(difficulty)
     tests = rca_tests(
@@ -218,6 +219,8 @@ async def run_packs(
         difficulties=levels,
         timeout_s=options.timeout_s or 120.0,
     )
+    if INCIDENTS_PACK in names:
+        tests += incident_tests(timeout_s=options.timeout_s or 120.0)
     preset = pack_error_results(loaded, axes)
     previous: list[TestResult] = []
     if resume is not None:
@@ -260,7 +263,7 @@ async def run_packs(
                 "timeout": options.timeout_s,
             },
         )
-    title = f"sredrill run · {', '.join(p.name for p in loaded)} · {agent_spec} · {mode_label}"
+    title = f"sredrill run · {', '.join(names)} · {agent_spec} · {mode_label}"
     return await execute(
         tests,
         runtime,
@@ -270,7 +273,9 @@ async def run_packs(
         title=title,
         preset=preset,
         previous=previous,
-        decorate=decorate_rca,
+        decorate=lambda ctx, result: (
+            decorate_incident(ctx, result) if ctx.test.file == INCIDENTS_PACK else decorate_rca(ctx, result)
+        ),
         agent=agent_spec,
         mode=mode_label,
         started_at=started_at,

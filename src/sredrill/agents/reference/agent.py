@@ -16,6 +16,7 @@ from typing import Any
 
 from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.reference.casefile import CaseFile, Sources
+from sredrill.agents.reference.incident_agent import is_incident_task, play_incident
 from sredrill.agents.reference.observations import (
     AlertView,
     Event,
@@ -162,7 +163,12 @@ class ReferenceAgent:
     spec: str = "reference"
 
     async def run(self, task: Task, recorder: Recorder) -> AgentReply:
-        """Investigate the task's alert through its tools and return (and submit) a diagnosis."""
+        """Investigate the task's alert through its tools and return (and submit) a diagnosis.
+
+        On an incident episode (its tools are the environment's actions), play it with the incident policy.
+        """
+        if is_incident_task(task):
+            return await play_incident(task, recorder)
         available = {t.name for t in task.tools}
         gathered = _Gathered(alert=parse_alert(task.alert))
         rounds = 0

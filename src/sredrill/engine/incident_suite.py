@@ -1,0 +1,111 @@
+"""The `incidents` pack: every incident task × seeds 0–4 as a generated SDK test on the same engine.
+
+The agent plays one seeded episode through the environment's actions as tools; the test passes when the
+incident is resolved and declared (DESIGN §6). Difficulty easy/medium/hard → 1/2/3.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sredrill.env import TaskInfo, TaskKind, list_tasks, make
+from sredrill.env.toolset import EnvToolset
+from sredrill.results import ResultKind, Signal, SignalKind, SignalRole, TestResult
+from sredrill.sdk import Scope, TestContext, TestDef, current_context
+
+__all__ = ["INCIDENTS_PACK", "INCIDENT_PROMPT", "SEEDS", "decorate_incident", "incident_tests"]
+
+INCIDENTS_PACK = "incidents"
+SEEDS = (0, 1, 2, 3, 4)
+INCIDENT_PROMPT = (
+    "You are on call for a small production system (API workers, a queue service, a database). Alerts are "
+    "firing. Use the tools: inspect logs, metrics and alerts; remediate what the evidence shows; wait and verify; "
+    "then declare the incident healthy, or unfixable if it is. Every tool call is one step of a limited budget."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Played:
+    task: TaskInfo
+    seed: int
+    grade: float | None = None
+    resolved: bool | None = None
+    declared: bool | None = None
+    normalized_reward: float | None = None
+
+
+def _body(task: TaskInfo, seed: int) -> Callable[..., Any]:
+    async def body(agent: Any) -> None:
+        ctx = current_context()
+        env = make(task.task_id, seed=seed)
+        env.reset(seed=seed)
+        toolset = EnvToolset(env)
+        ctx.extra["played"] = _Played(task, seed)
+        try:
+            await agent.run(INCIDENT_PROMPT, tools=toolset)
+            end = env.score()
+            state = env.state
+        finally:
+            env.close()
+        declared = state.done and not end.truncated
+        ctx.extra["played"] = _Played(task, seed, end.grade, end.resolved, declared, end.normalized_reward)
+        for name, passed, detail in (
+            ("resolved", end.resolved, "the incident was not resolved" if not end.resolved else ""),
+            ("declared", declared, "the episode ended without a declaration (step limit)" if not declared else ""),
+        ):
+            ctx.record(Signal(kind=SignalKind.CHECK, name=name, role=SignalRole.GATE, passed=passed, message=detail))
+        ctx.record(Signal(kind=SignalKind.METRIC, name="grade", role=SignalRole.OBSERVE, passed=None, value=end.grade))
+        ctx.record(
+            Signal(
+                kind=SignalKind.METRIC,
+                name="normalized_reward",
+                role=SignalRole.OBSERVE,
+                passed=None,
+                value=end.normalized_reward,
+            )
+        )
+
+    return body
+
+
+def incident_tests(*, seeds: Sequence[int] = SEEDS, timeout_s: float = 120.0) -> list[TestDef]:
+    """One TestDef per (incident task, seed), ids `incidents/<task>#seed<N>`."""
+    scope = Scope(name=INCIDENTS_PACK)
+    tests = []
+    for task in (t for t in list_tasks() if t.kind == TaskKind.INCIDENT):
+        for seed in seeds:
+            name = f"{INCIDENTS_PACK}/{task.task_id}#seed{seed}"
+            tests.append(
+                TestDef(
+                    id=name,
+                    name=name,
+                    file=INCIDENTS_PACK,
+                    line=0,
+                    describe_path=(),
+                    labels=(f"difficulty:{task.difficulty}", f"seed:{seed}"),
+                    timeout_s=timeout_s,
+                    prompt=INCIDENT_PROMPT,
+                    context=(),
+                    skip_judge=True,
+                    description=task.description,
+                    body=_body(task, seed),
+                    fixtures={},
+                    scope=scope,
+                    content_hash=hashlib.sha256(name.encode()).hexdigest()[:16],
+                )
+            )
+    return tests
+
+
+def decorate_incident(ctx: TestContext, result: TestResult) -> TestResult:
+    """The incident fields of the RunReport: kind, difficulty, score = the episode's grade."""
+    played: _Played | None = ctx.extra.get("played")
+    if played is None:
+        return result.model_copy(update={"kind": ResultKind.INCIDENT})
+    update: dict[str, Any] = {"kind": ResultKind.INCIDENT, "difficulty": played.task.difficulty, "prompt": None}
+    if played.grade is not None:
+        update["score"] = round(played.grade, 4)
+    return result.model_copy(update=update)
