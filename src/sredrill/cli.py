@@ -180,6 +180,41 @@ def baselines_cmd(
     _guard(body)
 
 
+@app.command("serve")
+def serve_cmd(
+    host: Annotated[str, typer.Option("--host", help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port (0: a free one).")] = 7860,
+    pack: PackOpt = None,
+    evals: Annotated[str | None, typer.Option("--evals", help="Eval files for the runs API (stored).")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="Require 'Authorization: Bearer T'.")] = None,
+    max_sessions: Annotated[int, typer.Option("--max-sessions", help="Sessions open at once.")] = 64,
+    idle_timeout: Annotated[float, typer.Option("--idle-timeout", help="Seconds before an idle session closes.")] = 300,
+) -> None:
+    """Serve the environment over OpenEnv's protocol (HTTP, WebSocket, MCP) and agents' tool routes."""
+
+    def body() -> int:
+        from sredrill.server import create_app, is_loopback, serve
+
+        served = create_app(
+            packs=list(pack) if pack else None, max_sessions=max_sessions, idle_timeout_s=idle_timeout,
+            token=token, loopback_only=is_loopback(host), evals=evals,
+        )  # fmt: skip
+
+        def ready(url: str) -> None:
+            typer.echo(f"sredrill serve: listening on {url} (docs: {url}/docs; Ctrl-C stops)", err=True)
+            if not is_loopback(host) and token is None:
+                typer.echo("warning: reachable from other machines without a token (add --token)", err=True)
+
+        try:
+            serve(served, host=host, port=port, on_ready=ready)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise InputError(f"cannot listen on {host}:{port}: {reason}", hint="try another --port") from exc
+        return ExitCode.OK
+
+    _guard(body)
+
+
 @app.command("test")
 def test_cmd(
     paths: Annotated[list[str] | None, typer.Argument(help="Eval files or folders (*_eval.py, eval_*.py).")] = None,

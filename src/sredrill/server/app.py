@@ -1,0 +1,345 @@
+"""`create_app`: the FastAPI application of `sredrill serve` (DESIGN §6).
+
+Routes (`docs/server.md` has the details):
+
+| route | what |
+|---|---|
+| `POST /reset` | `{}` or `{task_id, seed}` → `{observation, reward, done, info}`; `X-Session-Id` names the session |
+| `POST /step` | `{"action": {…}}` → the same shape |
+| `GET /state` | the session's state |
+| `GET /health`, `/metadata`, `/schema`, `/tasks` | OpenEnv's fixed answers, and the task list |
+| `POST /mcp` | JSON-RPC: `tools/list`, `tools/call` over the actions, `openenv/session/create`/`close` |
+| `WS /ws` | OpenEnv's WebSocket protocol; one session per connection |
+| `/runs/{run_id}/tools…` | the tool routes of `sredrill.agents.tool_server`, over the server's own registry |
+
+The session routes and `/ws` are served before FastAPI's middleware and dependency layers (`_FAST_HTTP`):
+an environment step is a few microseconds of computation, and those layers would otherwise cost more than
+the step itself. They are also registered as ordinary FastAPI routes, calling the same functions, so they
+appear in the OpenAPI document (`openenv validate --url` reads it) and still work when this app is mounted
+under a prefix.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the route functions' annotations at run time, and
+# `Request` is imported inside `create_app` (fastapi is the `server` extra, loaded only when a server starts).
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from sredrill.errors import MissingExtra
+from sredrill.scenarios import Pack
+from sredrill.server.catalog import EnvCatalog, TraceCatalog
+from sredrill.server.mcp import McpHandler
+from sredrill.server.security import Guard
+from sredrill.server.service import SESSION_HEADER, Answer, EnvService
+from sredrill.server.sessions import Session, SessionStore, reaping
+from sredrill.server.websocket import Receive, Scope, Send, WebSocketEndpoint
+from sredrill.server.wire import ErrorBody, ResetRequest, error_body
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_SESSIONS", "ServerOptions", "create_app"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_SESSIONS: Final = 64
+DEFAULT_IDLE_TIMEOUT_S: Final = 300.0
+MAX_BODY_BYTES: Final = 4 * 1024 * 1024
+"""Larger request bodies are refused (413) before they are read whole."""
+_JSON: Final = (b"content-type", b"application/json")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """What a server was started with; kept on `app.state.options`.
+
+    `evals` is stored for the runs API and web UI of a later issue; nothing reads it yet.
+    """
+
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
+    token: str | None = None
+    loopback_only: bool = True
+    packs: tuple[str, ...] | None = None
+    evals: str | None = None
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body; None when it exceeds `MAX_BODY_BYTES`."""
+    message = await receive()
+    body = message.get("body", b"")
+    if not message.get("more_body"):
+        return body
+    chunks = [body]
+    size = len(body)
+    while message.get("more_body"):
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _send_answer(send: Send, answer: Answer) -> None:
+    headers = [_JSON, (b"content-length", str(len(answer.body)).encode())]
+    if answer.session_id is not None:
+        headers.append((b"x-session-id", answer.session_id.encode()))
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer.body})
+
+
+def _internal_error(exc: Exception) -> Answer:
+    # The server's edge (STYLE #16): a bug answers 500 with its message and is logged with its traceback,
+    # rather than dropping the connection.
+    logger.exception("internal error while answering a request")
+    body = error_body("internal_error", [], f"internal error in sredrill (a bug): {type(exc).__name__}: {exc}")
+    return Answer.error(500, body)
+
+
+class _Routes:
+    """The session routes as byte-level functions, shared by the fast path and the FastAPI routes."""
+
+    def __init__(self, service: EnvService, mcp: McpHandler, guard: Guard) -> None:
+        self.service = service
+        self.mcp = mcp
+        self.guard = guard
+
+    def answer(self, route: Callable[[dict[bytes, bytes], bytes], Answer], headers: dict[bytes, bytes],
+               body: bytes | None) -> Answer:  # fmt: skip
+        denied = self.guard.check(headers, write=True)
+        if denied is not None:
+            return Answer.error(denied.status, denied.body)
+        if body is None:
+            too_large = f"request bodies are limited to {MAX_BODY_BYTES} bytes"
+            return Answer.error(413, error_body("too_large", ["body"], too_large))
+        try:
+            return route(headers, body)
+        except Exception as exc:
+            return _internal_error(exc)
+
+    def reset(self, headers: dict[bytes, bytes], body: bytes) -> Answer:
+        return self.service.http_reset(headers, body)
+
+    def step(self, headers: dict[bytes, bytes], body: bytes) -> Answer:
+        return self.service.http_step(headers, body)
+
+    def state(self, headers: dict[bytes, bytes], body: bytes) -> Answer:
+        return self.service.http_state(headers)
+
+    def mcp_call(self, headers: dict[bytes, bytes], body: bytes) -> Answer:
+        named = headers.get(b"x-session-id")
+        sessions = self.service.sessions
+
+        def find(session_id: str | None) -> Session | None:
+            if session_id is not None:
+                return sessions.get(session_id)
+            if named is not None:
+                return sessions.get(named.decode("latin-1"))
+            return sessions.default
+
+        response = self.mcp.handle_bytes(body, session=find)
+        if response is None:
+            return Answer(202, b"")
+        return Answer(200, json.dumps(response, ensure_ascii=False).encode())
+
+
+def create_app(
+    *,
+    packs: Sequence[str | os.PathLike[str] | Pack] | None = None,
+    catalog: EnvCatalog | None = None,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+    token: str | None = None,
+    loopback_only: bool = True,
+    evals: str | None = None,
+) -> "FastAPI":
+    """The environment server as a FastAPI application.
+
+    Args:
+        packs: scenario packs whose scenarios are served as RCA tasks beside the incident tasks (built-in names
+            or folders); None: every built-in pack; `()`: incident tasks only. Ignored when `catalog` is given.
+        catalog: serve this instead of sredrill's tasks (any `EnvCatalog`).
+        max_sessions: sessions open at once (HTTP, WebSocket and MCP together); one more answers 503.
+        idle_timeout_s: a session unused this long is closed.
+        token: when set, the session routes need `Authorization: Bearer <token>`.
+        loopback_only: accept only loopback `Host` names on the session routes (a server bound to loopback);
+            False for a server bound to another address.
+        evals: eval files for the runs API (stored; a later issue serves them).
+
+    Returns:
+        The app; `app.state` holds `options`, `catalog`, `sessions` and `tool_registry`.
+
+    Raises:
+        MissingExtra: fastapi is not installed (the `server` extra).
+        InputError: a bad option or a pack that cannot be loaded.
+    """
+    try:
+        from fastapi import FastAPI, Request
+        from fastapi.responses import Response
+        from starlette.routing import WebSocketRoute
+    except ImportError as exc:
+        raise MissingExtra("`sredrill serve`", "server") from exc
+    from sredrill.agents import ToolRegistry, tool_routes
+
+    options = ServerOptions(
+        max_sessions=max_sessions,
+        idle_timeout_s=idle_timeout_s,
+        token=token,
+        loopback_only=loopback_only,
+        packs=None if packs is None else tuple(str(p.name if isinstance(p, Pack) else p) for p in packs),
+        evals=evals,
+    )
+    sessions = SessionStore(max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
+    served = catalog if catalog is not None else TraceCatalog.load(packs=packs)
+    service = EnvService(served, sessions)
+    guard = Guard(token=token, loopback_only=loopback_only)
+    mcp = McpHandler(service)
+    routes = _Routes(service, mcp, guard)
+    websocket = WebSocketEndpoint(service, mcp, guard)
+
+    async def serve_http(scope: Scope, receive: Receive, send: Send,
+                         route: Callable[[dict[bytes, bytes], bytes], Answer]) -> None:  # fmt: skip
+        body = await _read_body(receive)
+        await _send_answer(send, routes.answer(route, dict(scope["headers"]), body))
+
+    fast_http: dict[tuple[str, str], Callable[[dict[bytes, bytes], bytes], Answer]] = {
+        ("POST", "/reset"): routes.reset,
+        ("POST", "/step"): routes.step,
+        ("GET", "/state"): routes.state,
+        ("POST", "/mcp"): routes.mcp_call,
+    }
+
+    class EnvApp(FastAPI):
+        """FastAPI, with the session routes and `/ws` answered before its middleware and routing."""
+
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            kind = scope["type"]
+            if kind == "http":
+                route = fast_http.get((scope["method"], scope["path"]))
+                if route is not None:
+                    await serve_http(scope, receive, send, route)
+                    return
+            elif kind == "websocket" and scope["path"] == "/ws":
+                await websocket(scope, receive, send)
+                return
+            await super().__call__(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with reaping(sessions):
+            yield
+
+    description = served.description
+    app = EnvApp(
+        title=f"sredrill environment server: {description.name}",
+        version="1.0.0",
+        description=description.description,
+        lifespan=lifespan,
+    )
+    registry = ToolRegistry()
+    app.state.options = options
+    app.state.catalog = served
+    app.state.sessions = sessions
+    app.state.tool_registry = registry
+
+    def _fixed(body: bytes) -> Callable[[], Awaitable[Any]]:
+        async def answer() -> Any:
+            return Response(content=body, media_type="application/json")
+
+        return answer
+
+    errors: dict[int | str, dict[str, Any]] = {
+        400: {"model": ErrorBody, "description": "invalid body, action, task or session (with the allowed values)"},
+        401: {"model": ErrorBody, "description": "missing or wrong token (--token)"},
+        403: {"model": ErrorBody, "description": "Host or Origin refused"},
+        503: {"model": ErrorBody, "description": "every session slot is taken"},
+    }
+    step_result = {200: {"description": "{observation, reward, done, info}; X-Session-Id names the session"}}
+
+    async def via_fastapi(request: Request, route: Callable[[dict[bytes, bytes], bytes], Answer]) -> Any:
+        body = await request.body()
+        answer = routes.answer(route, dict(request.scope["headers"]), body if len(body) <= MAX_BODY_BYTES else None)
+        headers = {SESSION_HEADER: answer.session_id} if answer.session_id is not None else None
+        return Response(content=answer.body, status_code=answer.status, media_type="application/json", headers=headers)
+
+    @app.post(
+        "/reset",
+        tags=["environment"],
+        summary="Start an episode",
+        responses={**step_result, **errors},
+        openapi_extra={
+            "requestBody": {
+                "required": False,
+                "content": {"application/json": {"schema": ResetRequest.model_json_schema()}},
+            }
+        },
+    )
+    async def reset(request: Request) -> Any:
+        """`{}` allowed. Without `X-Session-Id`: a new session, which becomes the default one."""
+        return await via_fastapi(request, routes.reset)
+
+    @app.post(
+        "/step",
+        tags=["environment"],
+        summary="Apply one action",
+        responses={**step_result, **errors},
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {"action": {"type": "object", "description": "see GET /schema"}},
+                            "required": ["action"],
+                            "additionalProperties": False,
+                        }
+                    }
+                },
+            }
+        },
+    )
+    async def step(request: Request) -> Any:
+        """On the session named by `X-Session-Id`, or the default one."""
+        return await via_fastapi(request, routes.step)
+
+    @app.get("/state", tags=["environment"], summary="The session's state", responses=errors)
+    async def state(request: Request) -> Any:
+        return await via_fastapi(request, routes.state)
+
+    @app.post("/mcp", tags=["environment"], summary="JSON-RPC: tools/list, tools/call, openenv/session/*")
+    async def mcp_route(request: Request) -> Any:
+        return await via_fastapi(request, routes.mcp_call)
+
+    for path, body, summary in (
+        ("/health", service.health_json, 'Always {"status": "healthy"} while the server runs'),
+        ("/metadata", service.metadata_json, "Name, description and version"),
+        ("/schema", service.schema_json, "JSON Schemas of the action, the observation and the state"),
+        ("/tasks", service.tasks_json, "Every task served; the first is the default one"),
+        ("/", _index(description.name), "The routes"),
+    ):
+        app.add_api_route(path, _fixed(body), methods=["GET"], tags=["info"], summary=summary,
+                          include_in_schema=path != "/")  # fmt: skip
+
+    # A plain ASGI endpoint (not a function), so Starlette hands it the raw connection, as the fast path does.
+    app.router.routes.append(WebSocketRoute("/ws", websocket))
+
+    app.include_router(tool_routes(registry))
+    return app
+
+
+_ROUTES: Final = (
+    "POST /reset", "POST /step", "GET /state", "GET /health", "GET /metadata", "GET /schema", "GET /tasks",
+    "POST /mcp", "WS /ws", "GET /docs",
+)  # fmt: skip
+
+
+def _index(name: str) -> bytes:
+    return json.dumps({"name": name, "routes": list(_ROUTES)}).encode()
