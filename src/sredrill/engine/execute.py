@@ -8,7 +8,9 @@ import asyncio
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -77,7 +79,7 @@ def _combine(outcomes: list[AttemptOutcome], *, repeat: int) -> AttemptOutcome:
             "duration_ms": round(sum(a.duration_ms for a in attempts), 3),
         }
     )
-    return AttemptOutcome(result=result, steps=chosen.steps)
+    return AttemptOutcome(result=result, steps=chosen.steps, tools_offered=chosen.tools_offered)
 
 
 async def _llm_insights(runtime: Runtime, result: TestResult, steps: list[dict] | None) -> TestResult:
@@ -105,6 +107,31 @@ async def _llm_insights(runtime: Runtime, result: TestResult, steps: list[dict] 
     return result.model_copy(update={"insights": fallback.model_copy(update={"why": [*fallback.why, note]})})
 
 
+class _ResultWriter:
+    """One writer thread per run (STYLE #18): each result goes to SQLite as it completes, in completion order,
+    and the event loop never waits for a commit (a thread hop per result was a third of a no-op test's cost).
+    A failed write stops the run at the next result.
+    """
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sredrill-store")
+        self._pending: deque[Future[None]] = deque()
+
+    def write(self, run_id: str, result: TestResult, steps: list[dict] | None) -> None:
+        while self._pending and self._pending[0].done():
+            self._pending.popleft().result()  # re-raises a failed write
+        self._pending.append(self._pool.submit(self._store.write_result, run_id, result, steps))
+
+    async def close(self) -> None:
+        """Wait for every write; raise the first failure."""
+        try:
+            while self._pending:
+                await asyncio.wrap_future(self._pending.popleft())
+        finally:
+            self._pool.shutdown(wait=True)
+
+
 async def execute(
     tests: Sequence[TestDef],
     runtime: Runtime,
@@ -120,7 +147,7 @@ async def execute(
     mode: str | None = None,
     started_at: datetime | None = None,
 ) -> RunReport:
-    """Run `tests` and return the RunReport; every result is in the store before the next is reported.
+    """Run `tests` and return the RunReport; each result is handed to the store the moment it completes.
 
     Args:
         preset: results that exist without running (files that failed to load: `errored`).
@@ -141,15 +168,17 @@ async def execute(
     sem = asyncio.Semaphore(max(1, options.jobs))
     attempts_max = options.repeat if options.repeat > 1 else 1 + options.retries
 
-    async def finish(outcome: AttemptOutcome, tools_offered: int) -> None:
+    writer = _ResultWriter(store) if store is not None else None
+
+    async def finish(outcome: AttemptOutcome) -> None:
         result = outcome.result
-        insights = insights_for_test(result, tools_offered=tools_offered)
+        insights = insights_for_test(result, tools_offered=outcome.tools_offered)
         if insights is not None:
             result = result.model_copy(update={"insights": insights})
         if options.insights == "llm":
             result = await _llm_insights(runtime, result, outcome.steps)
-        if store is not None:
-            await asyncio.to_thread(store.write_result, run_id, result, outcome.steps)
+        if writer is not None:
+            writer.write(run_id, result, outcome.steps)
         tally.results.append(result)
         listener.on_test_end(result)
 
@@ -170,18 +199,19 @@ async def execute(
                 outcome.result = outcome.result.model_copy(
                     update={"status": TestStatus.ERRORED, "failure_reason": "; ".join(hook_errors)}
                 )
-            offered = len(runtime.toolset.specs()) if runtime.toolset is not None else 0
-            await finish(outcome, offered)
+            await finish(outcome)
 
-    for result in preset:
-        await finish(AttemptOutcome(result=result, steps=None), 0)
     try:
+        for result in preset:
+            await finish(AttemptOutcome(result=result, steps=None))
         async with asyncio.TaskGroup() as group:
             for test in tests:
                 group.create_task(one(test))
     finally:
         if host is not None:
             await host.aclose()
+        if writer is not None:
+            await writer.close()
 
     order = {t.id: i for i, t in enumerate(tests)}
     results = sorted(tally.results, key=lambda r: order.get(r.id, -1))

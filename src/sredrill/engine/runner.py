@@ -89,6 +89,8 @@ class AttemptOutcome:
 
     result: TestResult
     steps: list[dict[str, Any]] | None
+    tools_offered: int = 0
+    """How many tools the agent was given (insights: an agent that called none of them)."""
 
 
 def _error_text(exc: BaseException) -> str:
@@ -213,4 +215,4 @@ async def run_test(
     )
     if decorate is not None:
         result = decorate(ctx, result)
-    return AttemptOutcome(result=result, steps=ctx.steps)
+    return AttemptOutcome(result=result, steps=ctx.steps, tools_offered=ctx.extra.get("tools_offered", 0))

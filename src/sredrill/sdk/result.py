@@ -176,6 +176,7 @@ class AgentFixture:
             deadline_s=ctx.test.timeout_s,
             env=dict(env or {}),
         ).bind(toolset, recorder)
+        ctx.extra["tools_offered"] = len(task.tools)
         content = text + "".join(f"\n\n{c.description}:\n{c.value}" for c in items)
         recorder.add(UserStep(content=content, t_ms=0.0))
         start = time.perf_counter()
