@@ -86,6 +86,10 @@ def serve(app: Any, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, on_re
     try:
         on_ready(url_of(sock))
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        # uvicorn shuts down gracefully on Ctrl-C, then raises the signal again for the caller: stopping
+        # is what was asked for, not an error. (SIGTERM ends the process the same way, after the shutdown.)
+        pass
     finally:
         sock.close()
 

@@ -1,0 +1,1 @@
+"""The TRACE environment server (`server.app`)."""

@@ -1,0 +1,214 @@
+"""OpenEnv conformance of the TRACE package, run in the package's own environment (openenv-core 0.3.0).
+
+    cd envs/trace_env && ../../.tools/bin/uv sync --frozen && .venv/bin/python tests/conformance.py
+
+1. `openenv validate envs/trace_env` (the static checks) passes.
+2. The Dockerfile's command (`server`, on the PATH the image sets) serves outside Docker, on a free loopback port.
+3. `openenv validate --url` against that server passes.
+4. openenv-core's `GenericEnvClient` plays a whole episode over WebSocket; the package's `TraceEnv` plays another.
+5. `inference.py` against that server, without a model, prints its lines and exits 0.
+
+Each check prints one line; the first failure stops the script with exit code 1. `.ci/run` runs it after
+`make test`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+PACKAGE = Path(__file__).resolve().parents[1]
+ROOT = PACKAGE.parents[1]
+BIN = Path(sys.executable).parent
+TIMEOUT_S = 120
+
+
+class Failed(Exception):
+    pass
+
+
+def check(name: str, fn: Callable[[], str]) -> None:
+    started = time.monotonic()
+    try:
+        detail = fn()
+    except Exception as exc:
+        print(f"FAIL {name}: {type(exc).__name__}: {exc}", flush=True)
+        raise Failed(name) from exc
+    print(f"ok   {name} ({time.monotonic() - started:.1f} s){': ' + detail if detail else ''}", flush=True)
+
+
+def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, **kwargs)
+
+
+# -- 1. the static checks ---------------------------------------------------------------------------------------
+
+
+def validate_local() -> str:
+    done = run([str(BIN / "openenv"), "validate", str(PACKAGE.relative_to(ROOT)), "--verbose"], cwd=ROOT)
+    if done.returncode != 0 or "[OK] trace: Ready for multi-mode deployment" not in done.stdout:
+        raise AssertionError(f"exit {done.returncode}\n{done.stdout}{done.stderr}")
+    print(done.stdout.rstrip(), flush=True)
+    return ""
+
+
+# -- 2. the Dockerfile's command, outside Docker ------------------------------------------------------------------
+
+
+def dockerfile_command() -> list[str]:
+    cmd = [line[4:].strip() for line in (PACKAGE / "Dockerfile").read_text().splitlines() if line.startswith("CMD ")]
+    if len(cmd) != 1:
+        raise AssertionError(f"expected one CMD in the Dockerfile, found {cmd}")
+    return json.loads(cmd[0])
+
+
+class Server:
+    """The Dockerfile's CMD, run with the image's PATH (the package's .venv/bin first), HOST and a free PORT."""
+
+    def __init__(self) -> None:
+        command = dockerfile_command()
+        env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "HOST": "127.0.0.1",
+               "PORT": "0"}  # fmt: skip
+        self.proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines: queue.Queue[str | None] = queue.Queue()
+        self.log: list[str] = []
+
+        def pump() -> None:
+            assert self.proc.stderr is not None
+            for line in self.proc.stderr:
+                self.log.append(line)
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        while True:
+            line = lines.get(timeout=TIMEOUT_S)
+            if line is None:
+                raise AssertionError(f"{command} exited ({self.proc.wait()}):\n{''.join(self.log)}")
+            if m := re.search(r"http://127\.0\.0\.1:\d+", line):
+                self.url = m.group(0)
+                break
+        with urllib.request.urlopen(f"{self.url}/health", timeout=30) as answer:
+            if json.load(answer) != {"status": "healthy"}:
+                raise AssertionError("GET /health is not healthy")
+
+    def stop(self) -> int:
+        self.proc.terminate()
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+# -- 3. the runtime checks ----------------------------------------------------------------------------------------
+
+
+def validate_url(url: str) -> str:
+    done = run([str(BIN / "openenv"), "validate", "--url", url])
+    print(done.stdout.rstrip(), flush=True)
+    report = json.loads(done.stdout)
+    if done.returncode != 0 or report.get("passed") is not True:
+        raise AssertionError(f"exit {done.returncode}: {done.stderr}")
+    return f"{report.get('summary', {}).get('passed_count', '?')} criteria passed, mode {report.get('mode')}"
+
+
+# -- 4. openenv-core's clients ------------------------------------------------------------------------------------
+
+
+def play(env: Any, task_id: str, *, typed: bool) -> str:
+    """A whole episode with sredrill's reference policy, through an openenv-core client (sync wrapper)."""
+    from sredrill.agents.reference.incident_policy import choose
+    from sredrill.env import Action, Observation
+
+    result = env.reset(task_id=task_id, seed=0)
+    observation = result.observation if typed else Observation.model_validate(result.observation)
+    history: list[tuple[Action, Observation]] = []
+    rewards = []
+    while not result.done:
+        action = choose(observation, history)
+        result = env.step(action if typed else action.model_dump(mode="json", exclude_none=True))
+        observation = result.observation if typed else Observation.model_validate(result.observation)
+        history.append((action, observation))
+        rewards.append(result.reward)
+    state = env.state()
+    state = state if isinstance(state, dict) else state.model_dump(mode="json")
+    if not (state["done"] and state["step_count"] == len(history) and state["task_id"] == task_id):
+        raise AssertionError(f"unexpected final state {state}")
+    return f"{task_id}: {len(history)} steps, rewards {rewards}, episode reward {state['episode_reward']}"
+
+
+def generic_client(url: str) -> str:
+    from openenv.core import GenericEnvClient
+
+    with GenericEnvClient(base_url=url).sync() as env:
+        return play(env, "hard_mixed", typed=False)
+
+
+def typed_client(url: str) -> str:
+    sys.path.insert(0, str(PACKAGE.parent))
+    from trace_env import TraceEnv
+
+    with TraceEnv(base_url=url).sync() as env:
+        return play(env, "medium_error_spike", typed=True)
+
+
+# -- 5. inference.py ----------------------------------------------------------------------------------------------
+
+
+def inference(url: str) -> str:
+    env = {**os.environ, "ENV_BASE_URL": url, "API_BASE_URL": "http://127.0.0.1:9/v1", "TASKS": "easy_cpu_spike"}
+    done = run([sys.executable, str(PACKAGE / "inference.py")], env=env)
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or not lines or not lines[0].endswith("model=fallback:reference"):
+        raise AssertionError(f"exit {done.returncode}\n{done.stdout}{done.stderr}")
+    if not re.fullmatch(r"\[END\] success=true steps=\d+ score=\d\.\d{3} rewards=[-\d.,]+", lines[-1]):
+        raise AssertionError(f"unexpected last line {lines[-1]!r}")
+    return lines[-1]
+
+
+def main() -> int:
+    server: Server | None = None
+    passed = True
+    try:
+        check("openenv validate envs/trace_env", validate_local)
+
+        def start() -> str:
+            nonlocal server
+            server = Server()
+            return f"{' '.join(dockerfile_command())} → {server.url}"
+
+        check("the Dockerfile's CMD serves outside Docker", start)
+        assert server is not None
+        url = server.url
+        check("openenv validate --url", lambda: validate_url(url))
+        check("GenericEnvClient plays a whole episode over WebSocket", lambda: generic_client(url))
+        check("TraceEnv (client.py) plays a whole episode", lambda: typed_client(url))
+        check("inference.py without a model", lambda: inference(url))
+    except Failed:
+        passed = False
+    finally:
+        if server is not None:
+            code = server.stop()
+            # uvicorn shuts down, then re-raises SIGTERM: the process ends "killed by SIGTERM" (-15).
+            if code not in (0, -signal.SIGTERM):
+                print(f"FAIL the server exited with {code}:\n{''.join(server.log)}", flush=True)
+                passed = False
+    if passed:
+        print("conformance: every check passed", flush=True)
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
