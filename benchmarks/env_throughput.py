@@ -13,8 +13,11 @@ an observation `{count, last}`, reward 1.0), each in its own process on a loopba
 defaults (h11, asyncio) and the same settings (log level warning, no access log). The openenv-core server
 runs in the package environment (`envs/trace_env/.venv`, where openenv-core is installed). The client is this
 process: one keep-alive `http.client` connection (`POST /reset` once, then `POST /step` in a loop), and one
-`websockets` sync connection (`reset`, then `step` messages). Each figure is the median of 3 runs of N
-sequential calls after a warm-up. Targets: WebSocket ≥ 1.5× and HTTP ≥ 2× openenv-core.
+`websockets` sync connection (`reset`, then `step` messages). Each figure is the median of 7 rounds of N
+sequential calls after a warm-up; a round measures every server and transport in turn, so a change in the
+machine's load (it is shared) hits them alike. A third server, the floor, is uvicorn with the same settings
+in front of a bare ASGI app answering a fixed result: what any server can reach over this transport.
+Targets: WebSocket ≥ 1.5× and HTTP ≥ 2× openenv-core.
 
 Prints a table and the ratios; nothing here is asserted (speed is measured, never tested).
 """
@@ -37,7 +40,7 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_PYTHON = ROOT / "envs" / "trace_env" / ".venv" / "bin" / "python"
-REPEATS = 5
+REPEATS = 7
 WARMUP = 200
 
 # The trivial environment as sredrill's server serves it: an `EnvCatalog` with one task.
@@ -140,6 +143,36 @@ sock.bind(("127.0.0.1", 0))
 sock.listen(2048)
 print(f"http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
 uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(sockets=[sock])
+"""
+
+
+# The floor: uvicorn (same settings) in front of a bare ASGI app that answers a fixed step result and does
+# nothing else. No framework can be faster over this transport; it shows how much of a call is uvicorn's.
+FLOOR_SERVER = """
+import json
+from sredrill.server import serve
+
+ANSWER = json.dumps({"observation": {"count": 1, "last": 1}, "reward": 1.0, "done": False}).encode()
+MESSAGE = json.dumps({"type": "observation", "data": json.loads(ANSWER)})
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+    elif scope["type"] == "http":
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(ANSWER))]})
+        await send({"type": "http.response.body", "body": ANSWER})
+    else:
+        await receive()
+        await send({"type": "websocket.accept"})
+        while (await receive())["type"] == "websocket.receive":
+            await send({"type": "websocket.send", "text": MESSAGE})
+
+serve(app, port=0, on_ready=lambda url: print(url, flush=True))
 """
 
 
@@ -259,8 +292,14 @@ class HttpClient:
         self.body = json.dumps({"action": {"value": 1}})
 
     def step(self) -> None:
-        self.conn.request("POST", "/step", body=self.body, headers=self.headers)
-        answer = self.conn.getresponse()
+        try:
+            self.conn.request("POST", "/step", body=self.body, headers=self.headers)
+            answer = self.conn.getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # uvicorn closes a keep-alive connection idle for 5 s (while the other servers are measured).
+            self.conn.close()
+            self.conn.request("POST", "/step", body=self.body, headers=self.headers)
+            answer = self.conn.getresponse()
         answer.read()
         assert answer.status == 200, answer.status
 
@@ -288,8 +327,8 @@ class WsClient:
         self._stack.close()
 
 
-def compare(urls: dict[str, str], n: int) -> dict[tuple[str, str], float]:
-    """Calls/s per (server, transport): the median of `REPEATS` rounds; each round measures every pair in turn,
+def compare(urls: dict[str, str], n: int, rounds: int) -> dict[tuple[str, str], float]:
+    """Calls/s per (server, transport): the median of `rounds` rounds; each round measures every pair in turn,
     so a change in the machine's load affects both servers alike."""
     clients = {}
     for server, url in urls.items():
@@ -300,8 +339,10 @@ def compare(urls: dict[str, str], n: int) -> dict[tuple[str, str], float]:
             for _ in range(WARMUP):
                 client.step()
         rates: dict[tuple[str, str], list[float]] = {key: [] for key in clients}
-        for _ in range(REPEATS):
+        for _ in range(rounds):
             for key, client in clients.items():
+                for _ in range(WARMUP // 10):  # reconnects, if the server closed an idle connection
+                    client.step()
                 rates[key].append(timed_rate(client.step, n))
         return {key: statistics.median(r) for key, r in rates.items()}
     finally:
@@ -314,32 +355,38 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000, help="calls per timed run over the network")
     parser.add_argument("--sim-steps", type=int, default=200_000, help="simulator steps per in-process workload")
     parser.add_argument("--skip-peer", action="store_true", help="do not measure openenv-core")
+    parser.add_argument("--rounds", type=int, default=REPEATS, help="interleaved rounds (the median is reported)")
     args = parser.parse_args()
 
     print("in process (target: ≥ 100,000 simulator steps/s)")
     for name, rate in in_process(args.sim_steps):
         print(f"  {name:<52}{rate:>12,.0f}")
 
-    servers = {"sredrill": [sys.executable, "-c", SREDRILL_SERVER]}
+    servers = {"sredrill": [sys.executable, "-c", SREDRILL_SERVER], "floor": [sys.executable, "-c", FLOOR_SERVER]}
     if not args.skip_peer:
         if PEER_PYTHON.exists():
             servers["openenv-core"] = [str(PEER_PYTHON), "-c", OPENENV_SERVER]
         else:
             print(f"\nopenenv-core skipped: {PEER_PYTHON} is missing; create it with: "
                   "cd envs/trace_env && ../../.tools/bin/uv sync --frozen", file=sys.stderr)  # fmt: skip
-    started = {name: start(cmd, quiet=name != "sredrill") for name, cmd in servers.items()}
+    started = {name: start(cmd, quiet=name == "openenv-core") for name, cmd in servers.items()}
     try:
-        rates = compare({name: url for name, (_, url) in started.items()}, args.steps)
+        rates = compare({name: url for name, (_, url) in started.items()}, args.steps, args.rounds)
     finally:
         for proc, _ in started.values():
             stop(proc)
-    print(f"\nover the network: the same trivial environment, {args.steps} calls per round, median of {REPEATS} rounds")
-    print(f"  {'transport':<12}{'sredrill':>12}{'openenv-core':>15}{'ratio':>9}{'target':>9}")
+    print(f"\nover the network, one trivial environment: {args.steps} calls per round, median of {args.rounds} rounds")
+    print(f"  {'transport':<12}{'sredrill':>12}{'openenv-core':>15}{'ratio':>9}{'target':>9}{'floor':>10}")
     for name, target in (("WebSocket", 1.5), ("HTTP", 2.0)):
         ours, theirs = rates[("sredrill", name)], rates.get(("openenv-core", name))
+        floor = rates[("floor", name)]
         other = f"{theirs:>15,.0f}" if theirs else f"{'—':>15}"
         ratio = f"{ours / theirs:>8.2f}x" if theirs else f"{'—':>9}"
-        print(f"  {name:<12}{ours:>12,.0f}{other}{ratio}{'≥ ' + format(target, '.1f') + 'x':>9}")
+        print(f"  {name:<12}{ours:>12,.0f}{other}{ratio}{'≥ ' + format(target, '.1f') + 'x':>9}{floor:>10,.0f}")
+    print(
+        "  floor: uvicorn, same settings, in front of a bare ASGI app answering a fixed result (no framework, no"
+        " environment):\n  the most any server can do over this transport and client."
+    )
     print(
         "  note: openenv-core's HTTP routes are stateless (each /reset and /step builds a new environment and closes"
         " it,\n  so its /step does not continue the episode); sredrill's HTTP steps run in the session /reset opened"
