@@ -87,8 +87,16 @@ class Config:
             api_key=os.environ.get("HF_TOKEN") or os.environ.get("API_KEY") or "missing-HF_TOKEN",
             env_base_url=os.environ.get("ENV_BASE_URL") or None,
             tasks=tasks or DEFAULT_TASKS,
-            seed=int(os.environ.get("SEED") or 0),
+            seed=_seed(os.environ.get("SEED")),
         )
+
+
+def _seed(text: str | None) -> int:
+    try:
+        return max(0, int(text or 0))
+    except ValueError:
+        log(f"inference: SEED={text!r} is not an integer; using 0")
+        return 0
 
 
 # -- the environment, over HTTP ------------------------------------------------------------------------------

@@ -116,7 +116,11 @@ class EnvService:
     def state(self, session: Session | None) -> BaseModel:
         """The session's state; without a session or an episode: the default task's state before any episode."""
         if session is None or session.env is None:
-            return self.catalog.make(self.default_task).state
+            env = self.catalog.make(self.default_task)
+            try:
+                return env.state
+            finally:
+                env.close()
         return session.env.state
 
     # -- HTTP -----------------------------------------------------------------------------------------------

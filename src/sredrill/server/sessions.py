@@ -21,7 +21,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from enum import StrEnum
 
 from sredrill.errors import InputError, SredrillError
@@ -208,7 +208,7 @@ class SessionStore:
 
 
 @contextlib.asynccontextmanager
-async def reaping(store: SessionStore):  # type: ignore[no-untyped-def]
+async def reaping(store: SessionStore) -> AsyncIterator[None]:
     """Run the store's reaper for the duration of a block (the app's lifespan)."""
     task = asyncio.create_task(store.run_reaper(), name="sredrill-session-reaper")
     try:
