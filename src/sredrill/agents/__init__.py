@@ -8,6 +8,7 @@ from sredrill.agents.protocol import Agent, AgentReply, ContextItem, Task
 from sredrill.agents.spec import AgentSpec, ConnectOptions, parse_agent_spec, resolve_agent
 
 __all__ = [
+    "MCP_PATH",
     "Agent",
     "AgentReply",
     "AgentSpec",
@@ -18,6 +19,7 @@ __all__ = [
     "ContextItem",
     "LLMError",
     "LLMUnavailable",
+    "McpEndpoint",
     "Task",
     "ToolAccess",
     "ToolHost",
@@ -42,6 +44,7 @@ _LAZY.update(
         for name in ("ToolAccess", "ToolHost", "ToolRegistry", "ToolServer", "needs_tool_server", "tool_routes")
     }
 )
+_LAZY.update({name: "sredrill.agents.mcp_server" for name in ("MCP_PATH", "McpEndpoint")})
 
 
 def __getattr__(name: str) -> Any:

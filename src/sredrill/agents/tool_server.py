@@ -12,6 +12,9 @@ process, so the trajectory does not depend on the transport. Errors: 401 `unauth
 existed), 404 `unknown_tool`, 400 `bad_json` (the body is not JSON), 400 `bad_arguments` or the toolset's
 own code (the arguments were rejected), 500 `tool_failed` (the toolset itself crashed).
 
+The same registry and tokens serve the tools over MCP at `/runs/{run_id}/mcp` (`mcp_server.McpEndpoint`, started
+with the server when the `mcp` extra is installed; the Task's `mcp_url`).
+
 `tool_routes(registry)` is the FastAPI router, for `sredrill serve` to mount; `ToolServer` serves it with
 uvicorn on an asyncio task of the running loop; `ToolHost` is what the engine keeps per run: it starts the
 server on the first agent run that needs it (`needs_tool_server`), and stops it when the run ends.
@@ -42,8 +45,12 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 from sredrill.errors import MissingExtra, StateError
 from sredrill.trajectory import Recorder, ToolError, Toolset, ToolSpec
 
+from .mcp_server import MCP_PATH
+
 if TYPE_CHECKING:
     from fastapi import APIRouter, FastAPI
+
+    from .mcp_server import McpEndpoint
 
 __all__ = [
     "ToolAccess",
@@ -124,6 +131,8 @@ class ToolAccess:
     """`http://127.0.0.1:PORT/runs/{run_id}`; the routes are below it."""
     token: str = field(repr=False)
     """The bearer token of this run only; never shown in a repr."""
+    mcp_url: str | None = None
+    """`{tools_url}/mcp`, the same tools over MCP (`mcp_server.py`); None without the `mcp` extra."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,8 +285,8 @@ def tool_routes(registry: ToolRegistry) -> "APIRouter":
     return router
 
 
-def tool_app(registry: ToolRegistry) -> "FastAPI":
-    """A FastAPI app serving only the tool routes (what `ToolServer` runs).
+def tool_app(registry: ToolRegistry, mcp: "McpEndpoint | None" = None) -> "FastAPI":
+    """A FastAPI app serving only the tool routes (what `ToolServer` runs), and `mcp` at `MCP_PATH` if given.
 
     Raises:
         MissingExtra: fastapi is not installed (the `server` extra).
@@ -287,6 +296,8 @@ def tool_app(registry: ToolRegistry) -> "FastAPI":
 
     app = FastAPI(title="sredrill tools", docs_url=None, redoc_url=None, openapi_url=None)
     app.include_router(routes)
+    if mcp is not None:
+        app.add_route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     return app
 
 
@@ -317,6 +328,17 @@ def _uvicorn_server(app: "FastAPI") -> Any:
     return _Server(config)
 
 
+def _mcp_endpoint(registry: ToolRegistry) -> "McpEndpoint | None":
+    """The MCP endpoint over `registry`, or None without the `mcp` extra (the HTTP routes still serve)."""
+    from .mcp_server import McpEndpoint
+
+    try:
+        return McpEndpoint(registry)
+    except MissingExtra:
+        logger.info("the mcp extra is not installed: tools are served over HTTP only (pip install 'sredrill[mcp]')")
+        return None
+
+
 class ToolServer:
     """A registry's routes served by uvicorn on a loopback port, on a task of the running event loop.
 
@@ -332,6 +354,7 @@ class ToolServer:
         self.port = port
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
+        self._mcp: McpEndpoint | None = None
 
     def __repr__(self) -> str:
         state = self.base_url if self._task is not None else "not started"
@@ -358,7 +381,10 @@ class ToolServer:
         """
         if self._task is not None:
             raise StateError("the tool server is already started")
-        server = _uvicorn_server(tool_app(self.registry))
+        self._mcp = _mcp_endpoint(self.registry)
+        server = _uvicorn_server(tool_app(self.registry, self._mcp))
+        if self._mcp is not None:
+            await self._mcp.start()
         # Our own socket, listening before uvicorn starts: the port is known at once, and a connection
         # that arrives early waits in the backlog instead of being refused. IPPROTO_TCP explicitly: asyncio
         # sets TCP_NODELAY only on sockets whose proto says TCP, and without it every keep-alive call waits
@@ -370,6 +396,7 @@ class ToolServer:
             sock.setblocking(False)
         except OSError:
             sock.close()
+            await self._stop_mcp()
             raise
         self.port = sock.getsockname()[1]
         self._server = server
@@ -385,9 +412,15 @@ class ToolServer:
         if not server.started:
             raise StateError(f"the tool server on {self.host}:{self.port} stopped while starting")
 
+    async def _stop_mcp(self) -> None:
+        mcp, self._mcp = self._mcp, None
+        if mcp is not None:
+            await mcp.stop()
+
     async def _stop(self) -> None:
         task, self._task = self._task, None
         if task is None:
+            await self._stop_mcp()
             return
         self._server.should_exit = True
         try:
@@ -396,6 +429,8 @@ class ToolServer:
         except TimeoutError:
             task.cancel()
             logger.warning("the tool server on port %s did not stop in %ss: cancelled", self.port, _STOP_TIMEOUT_S)
+        finally:
+            await self._stop_mcp()
 
     async def close(self) -> None:
         """Stop serving: close the port and wait for requests in flight (a few seconds at most)."""
@@ -409,8 +444,10 @@ class ToolServer:
         await self.close()
 
     def access(self, run_id: str, token: str) -> ToolAccess:
-        """The URL and token a registered run's agent uses."""
-        return ToolAccess(run_id=run_id, tools_url=f"{self.base_url}/runs/{run_id}", token=token)
+        """The URLs and token a registered run's agent uses."""
+        tools_url = f"{self.base_url}/runs/{run_id}"
+        mcp_url = self.base_url + MCP_PATH.format(run_id=run_id) if self._mcp is not None else None
+        return ToolAccess(run_id=run_id, tools_url=tools_url, token=token, mcp_url=mcp_url)
 
 
 class ToolHost:

@@ -172,6 +172,7 @@ class AgentFixture:
             alert=ctx.extra.get("alert", runtime.alert),
             tools=toolset.specs() if toolset is not None else [],
             tools_url=access.tools_url if access is not None else None,
+            mcp_url=access.mcp_url if access is not None else None,
             token=access.token if access is not None else None,
             deadline_s=ctx.test.timeout_s,
             env=dict(env or {}),

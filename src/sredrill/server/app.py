@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sredrill.errors import MissingExtra
 from sredrill.scenarios import Pack
+from sredrill.server.agent_routes import mount_agent_routes, serving_agent_routes
 from sredrill.server.catalog import EnvCatalog, TraceCatalog
 from sredrill.server.mcp import McpHandler
 from sredrill.server.security import Guard
@@ -233,7 +234,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with reaping(sessions):
+        async with reaping(sessions), serving_agent_routes(app):
             yield
 
     description = served.description
@@ -332,6 +333,7 @@ def create_app(
     app.router.routes.append(WebSocketRoute("/ws", websocket))
 
     app.include_router(tool_routes(registry))
+    mount_agent_routes(app, registry)
     return app
 
 
