@@ -185,23 +185,27 @@ def serve_cmd(
     host: Annotated[str, typer.Option("--host", help="Address to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port (0: a free one).")] = 7860,
     pack: PackOpt = None,
-    evals: Annotated[str | None, typer.Option("--evals", help="Eval files for the runs API (stored).")] = None,
+    evals: Annotated[
+        str | None, typer.Option("--evals", help="Folder of eval files the runs API and UI may run.")
+    ] = None,
     token: Annotated[str | None, typer.Option("--token", help="Require 'Authorization: Bearer T'.")] = None,
     max_sessions: Annotated[int, typer.Option("--max-sessions", help="Sessions open at once.")] = 64,
     idle_timeout: Annotated[float, typer.Option("--idle-timeout", help="Seconds before an idle session closes.")] = 300,
+    db: DbOpt = None,
 ) -> None:
     """Serve the environment over OpenEnv's protocol (HTTP, WebSocket, MCP) and agents' tool routes."""
 
     def body() -> int:
+        from sredrill.engine import load_settings
         from sredrill.server import create_app, is_loopback, serve
 
         served = create_app(
             packs=list(pack) if pack else None, max_sessions=max_sessions, idle_timeout_s=idle_timeout,
-            token=token, loopback_only=is_loopback(host), evals=evals,
+            token=token, loopback_only=is_loopback(host), evals=evals, db=db or load_settings({}).db,
         )  # fmt: skip
 
         def ready(url: str) -> None:
-            typer.echo(f"sredrill serve: listening on {url} (docs: {url}/docs; Ctrl-C stops)", err=True)
+            typer.echo(f"sredrill serve: listening on {url} (UI: {url}/ui; docs: {url}/docs; Ctrl-C stops)", err=True)
             if not is_loopback(host) and token is None:
                 typer.echo("warning: reachable from other machines without a token (add --token)", err=True)
 

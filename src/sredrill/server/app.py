@@ -59,7 +59,7 @@ _JSON: Final = (b"content-type", b"application/json")
 class ServerOptions:
     """What a server was started with; kept on `app.state.options`.
 
-    `evals` is stored for the runs API and web UI of a later issue; nothing reads it yet.
+    `evals` is the folder the runs API may run eval files from.
     """
 
     max_sessions: int = DEFAULT_MAX_SESSIONS
@@ -160,6 +160,7 @@ def create_app(
     token: str | None = None,
     loopback_only: bool = True,
     evals: str | None = None,
+    db: str | os.PathLike[str] | None = None,
 ) -> "FastAPI":
     """The environment server as a FastAPI application.
 
@@ -172,7 +173,8 @@ def create_app(
         token: when set, the session routes need `Authorization: Bearer <token>`.
         loopback_only: accept only loopback `Host` names on the session routes (a server bound to loopback);
             False for a server bound to another address.
-        evals: eval files for the runs API (stored; a later issue serves them).
+        evals: the folder of eval files the runs API may run (none outside it).
+        db: the SQLite store of the runs API and web UI (None: `.sredrill/sredrill.db`, opened on first use).
 
     Returns:
         The app; `app.state` holds `options`, `catalog`, `sessions` and `tool_registry`.
@@ -334,6 +336,9 @@ def create_app(
 
     app.include_router(tool_routes(registry))
     mount_agent_routes(app, registry)
+    from sredrill.server.web import mount_web
+
+    mount_web(app, options, db=db)  # the runs API (/api/...) and the web UI (/ui/...)
     return app
 
 

@@ -1,0 +1,224 @@
+"""Runs started by the server: each on a thread of its own, calling the engine function the CLI calls.
+
+A `LiveRun` is the engine's `RunListener` for one run: every event it hears (`run_started`, `test_started`,
+`test_finished`, `run_finished`) is kept in order, so a Server-Sent Events stream opened late replays what it
+missed and then waits for more. The run's results go to the store as they complete (the engine does that), so
+a cancelled run keeps every finished result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from sredrill.errors import InputError, SredrillError
+from sredrill.results import RunReport, Summary, TestResult, TestStatus
+
+__all__ = ["LiveRun", "LiveStatus", "RunEvent", "RunLauncher"]
+
+log = logging.getLogger(__name__)
+
+
+class LiveStatus(StrEnum):
+    """Where a run started by this server is."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    """The run stopped on an error of sredrill's or of its input (the event carries the message)."""
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RunStarted(_Event):
+    kind: Literal["run_started"] = "run_started"
+    run_id: str
+    total: int
+    title: str
+
+
+class TestStarted(_Event):
+    __test__ = False
+    kind: Literal["test_started"] = "test_started"
+    test_id: str
+    name: str
+
+
+class TestFinished(_Event):
+    __test__ = False
+    kind: Literal["test_finished"] = "test_finished"
+    test_id: str
+    name: str
+    status: TestStatus
+    score: float | None
+    failure_reason: str | None
+    signals: list[dict[str, JsonValue]]
+    """Every signal of the result (gate and observe), as in the RunReport."""
+
+
+class RunFinished(_Event):
+    kind: Literal["run_finished"] = "run_finished"
+    run_id: str
+    status: LiveStatus
+    summary: Summary | None
+    """None when the run was cancelled or failed before the engine summarized it."""
+    message: str | None = None
+
+
+_AnyEvent = RunStarted | TestStarted | TestFinished | RunFinished
+RunEvent = Annotated[_AnyEvent, Field(discriminator="kind")]
+"""One Server-Sent Event of `GET /api/runs/{run_id}/events` (its `event:` line is the `kind`)."""
+
+
+class LiveRun:
+    """One run started by the server: its events so far, its status, and how to cancel it.
+
+    The engine calls the listener methods on the run's own thread; readers (`events_after`) may be on any.
+    """
+
+    def __init__(self) -> None:
+        self.run_id: str | None = None
+        self.status = LiveStatus.STARTING
+        self.error: SredrillError | None = None
+        self._events: list[_AnyEvent] = []
+        self._changed = threading.Condition()
+        self._started = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._cancel_asked = False
+
+    # -- RunListener ----------------------------------------------------------------------------------
+
+    def on_run_start(self, run_id: str, total: int, *, title: str) -> None:
+        self.run_id = run_id
+        self.status = LiveStatus.RUNNING
+        self._add(RunStarted(run_id=run_id, total=total, title=title))
+        self._started.set()
+
+    def on_test_start(self, test_id: str, name: str) -> None:
+        self._add(TestStarted(test_id=test_id, name=name))
+
+    def on_test_end(self, result: TestResult) -> None:
+        self._add(
+            TestFinished(
+                test_id=result.id,
+                name=result.name,
+                status=result.status,
+                score=result.score,
+                failure_reason=result.failure_reason,
+                signals=[s.model_dump(mode="json") for s in result.signals],
+            )
+        )
+
+    def on_run_end(self, report: RunReport) -> None:
+        self._finish(LiveStatus.FINISHED, report.summary, None)
+
+    # -- readers ----------------------------------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self.status in (LiveStatus.FINISHED, LiveStatus.CANCELLED, LiveStatus.FAILED)
+
+    def events_after(self, seen: int, *, timeout_s: float) -> list[_AnyEvent]:
+        """Events after the first `seen`; waits up to `timeout_s` for one when there is none yet."""
+        with self._changed:
+            if len(self._events) <= seen and not self.done:
+                self._changed.wait(timeout_s)
+            return self._events[seen:]
+
+    def wait_started(self, timeout_s: float) -> bool:
+        """True once the engine announced the run (its id is known) or the run stopped before that."""
+        return self._started.wait(timeout_s)
+
+    def cancel(self) -> bool:
+        """Ask the run to stop; finished results stay stored. False when it already ended."""
+        if self.done or self._loop is None or self._task is None:
+            return False
+        self._cancel_asked = True
+        self._loop.call_soon_threadsafe(self._task.cancel)
+        return True
+
+    # -- the run's thread ---------------------------------------------------------------------------------
+
+    def run_in_thread(self, make: Callable[[LiveRun], Coroutine[Any, Any, RunReport]]) -> threading.Thread:
+        """Start `make(self)` (an engine coroutine with this object as its listener) on a new thread."""
+
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+            try:
+                await make(self)
+            except asyncio.CancelledError:
+                self._finish(LiveStatus.CANCELLED, None, "cancelled: every finished result is stored")
+            except SredrillError as exc:
+                self.error = exc
+                self._finish(LiveStatus.FAILED, None, exc.message if isinstance(exc, InputError) else str(exc))
+            except Exception as exc:  # the server's edge (STYLE #16): logged with its traceback, reported
+                log.exception("a run started by the server crashed")
+                self._finish(LiveStatus.FAILED, None, f"internal error in sredrill (a bug): {exc!r}")
+
+        def target() -> None:
+            # A cancelled main task ends asyncio.run with CancelledError after `main` handled it.
+            with contextlib.suppress(asyncio.CancelledError):
+                asyncio.run(main())
+
+        thread = threading.Thread(target=target, name="sredrill-run", daemon=True)
+        thread.start()
+        return thread
+
+    def _add(self, event: _AnyEvent) -> None:
+        with self._changed:
+            self._events.append(event)
+            self._changed.notify_all()
+
+    def _finish(self, status: LiveStatus, summary: Summary | None, message: str | None) -> None:
+        if self._cancel_asked and status is LiveStatus.FINISHED:
+            status = LiveStatus.CANCELLED
+        self.status = status
+        self._add(RunFinished(run_id=self.run_id or "", status=status, summary=summary, message=message))
+        self._started.set()
+
+
+class RunLauncher:
+    """The runs this server started, by id (runs from the CLI are read from the store instead)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, LiveRun] = {}
+        self._lock = threading.Lock()
+
+    def get(self, run_id: str) -> LiveRun | None:
+        with self._lock:
+            return self._runs.get(run_id)
+
+    def start(self, make: Callable[[LiveRun], Coroutine[Any, Any, RunReport]], *, timeout_s: float) -> LiveRun:
+        """Start a run and return once the engine announced it.
+
+        Raises:
+            SredrillError: the run stopped before it started (an unknown pack or scenario, a bad agent spec).
+        """
+        live = LiveRun()
+        live.run_in_thread(make)
+        live.wait_started(timeout_s)
+        if live.error is not None:
+            raise live.error
+        if live.run_id is not None:
+            with self._lock:
+                self._runs[live.run_id] = live
+        return live
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            runs = list(self._runs.values())
+        for live in runs:
+            live.cancel()

@@ -1,0 +1,314 @@
+"""The runs API: start, cancel, list and read runs, and follow one live over Server-Sent Events.
+
+| route | what |
+|---|---|
+| `POST /api/runs` | `RunRequest` → 201 `{run_id, status}`: the run goes on in the background |
+| `GET /api/runs` | stored runs, newest first (CLI runs included), with live status |
+| `GET /api/runs/{run_id}` | the RunReport so far (or final) and the live status |
+| `POST /api/runs/{run_id}/cancel` | stop a run; its finished results stay stored |
+| `GET /api/runs/{run_id}/events` | Server-Sent Events: `run_started`, `test_started`, `test_finished`, `run_finished` |
+| `GET /api/runs/{run_id}/results/{test_id}` | one result and its full trajectory |
+| `GET /api/compare?a=A&b=B` | which tests changed status between two runs |
+
+A run calls `engine.run_packs` or `engine.run_eval_files`, the functions `sredrill run` and `sredrill test`
+call, with the store the UI reads: a run made on the CLI with the same `--db` shows up here too.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the route functions' annotations at run time.
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sredrill.errors import InputError
+from sredrill.server.live import LiveRun, LiveStatus, RunLauncher
+from sredrill.server.wire import error_body, input_error_body, validation_error_body
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from sredrill.server.gate import RunsGate
+    from sredrill.store import Store
+
+__all__ = ["MAX_RUN_BODY_BYTES", "RunRequest", "runs_router"]
+
+MAX_RUN_BODY_BYTES: Final = 64 * 1024
+_START_TIMEOUT_S: Final = 60.0
+_TOO_LARGE: Final = error_body("too_large", ["body"], f"run requests are limited to {MAX_RUN_BODY_BYTES} bytes")
+_WAIT_S: Final = 1.0
+"""How long one wait for events blocks a worker thread; a keep-alive comment follows an empty wait."""
+
+
+class RunRequest(BaseModel):
+    """What `POST /api/runs` starts: packs (like `sredrill run`) or eval files (like `sredrill test`)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    packs: list[str] = Field(default_factory=list)
+    """Built-in pack names, or packs the server was started with (`--pack`). Empty with no `evals`: every
+    pack the server serves."""
+    evals: list[str] = Field(default_factory=list)
+    """Eval files or folders, relative to the server's `--evals` folder; when given, the run is a `test` run."""
+    agent: str = Field("reference", min_length=1)
+    """An agent spec (`reference`, `keyword`, `py:module:attr`, `cmd:COMMAND`, …)."""
+    mode: Literal["full", "selective", "temporal"] | None = None
+    axis2: bool = False
+    """Run both axes (full and selective) and report the gap."""
+    scenarios: list[str] = Field(default_factory=list)
+    difficulty: list[Annotated[int, Field(ge=1, le=4)]] = Field(default_factory=list)
+    jobs: int = Field(1, ge=1, le=32)
+    repeat: int = Field(1, ge=1, le=100)
+    timeout_s: float | None = Field(None, gt=0)
+
+
+def _json(status: int, body: Any) -> Any:
+    from fastapi.responses import Response
+
+    data = body.model_dump_json(exclude_none=True) if isinstance(body, BaseModel) else json.dumps(body)
+    return Response(content=data, status_code=status, media_type="application/json")
+
+
+def _not_found(what: str, value: str, hint: str) -> Any:
+    return _json(404, error_body("not_found", ["path", what], f"no {what} {value!r}", hint=hint))
+
+
+def _inside(root: Path, path: str) -> Path | None:
+    """`path` under `root`, or None when it leaves it (`..`, an absolute path, a symlink out)."""
+    target = (root / path).resolve()
+    return target if target == root or root in target.parents else None
+
+
+def runs_router(
+    *,
+    open_store: "Callable[[], Store]",
+    launcher: RunLauncher,
+    gate: "RunsGate",
+    packs: tuple[str, ...] | None,
+    evals: str | None,
+) -> "APIRouter":
+    """The runs API over the store; runs started here are kept by `launcher`.
+
+    Args:
+        open_store: the store runs are written to and read from (`--db`), opened on first use.
+        launcher: the server's live runs.
+        gate: the Host, Origin and token checks.
+        packs: the packs the server was started with (None: every built-in pack).
+        evals: the folder eval files may be read from (None: eval runs are refused).
+    """
+    from fastapi import APIRouter, Depends, Request
+    from fastapi.responses import Response, StreamingResponse
+
+    from sredrill.engine import RunOptions, Settings, run_eval_files, run_packs
+    from sredrill.scenarios import builtin_pack_names
+
+    router = APIRouter(prefix="/api", tags=["runs"])
+    served_packs = set(builtin_pack_names()) | {"incidents"} | set(packs or ())
+    evals_root = Path(evals).resolve() if evals else None
+
+    def resolve_run(run_id: str) -> str | None:
+        try:
+            return open_store().resolve_run(run_id)
+        except InputError:
+            return None
+
+    def plan(request: RunRequest) -> Any:
+        """The engine coroutine for `request` (its listener is the LiveRun), or an error answer."""
+        options = RunOptions(jobs=request.jobs, repeat=request.repeat, timeout_s=request.timeout_s)
+        settings = Settings(agent=request.agent)
+        if request.evals:
+            if evals_root is None:
+                msg = "this server was started without --evals, so it runs no eval files"
+                hint = "restart it with: sredrill serve --evals DIR"
+                return _json(400, error_body("no_evals", ["body", "evals"], msg, hint=hint))
+            paths = []
+            for i, name in enumerate(request.evals):
+                inside = _inside(evals_root, name)
+                if inside is None:
+                    msg = f"{name!r} is outside the eval folder the server was started with ({evals_root})"
+                    return _json(403, error_body("forbidden_path", ["body", "evals", i], msg))
+                paths.append(str(inside))
+            return lambda live: run_eval_files(
+                paths, settings=settings, options=options, listener=live, store=open_store()
+            )
+        for i, name in enumerate(request.packs):
+            if name not in served_packs:
+                msg = f"pack {name!r} is not served here: only built-in packs and the server's --pack folders run"
+                return _json(400, error_body("unknown_pack", ["body", "packs", i], msg, allowed=sorted(served_packs)))
+        names = request.packs or list(packs or ())
+        return lambda live: run_packs(
+            names,
+            settings=settings,
+            options=options,
+            listener=live,
+            store=open_store(),
+            mode=request.mode,
+            axis2=request.axis2,
+            scenario_ids=request.scenarios,
+            difficulty=request.difficulty,
+        )
+
+    @router.post("/runs", status_code=201, dependencies=[Depends(gate.write)], summary="Start a run")
+    async def start_run(request: Request) -> Any:
+        """Body: `RunRequest`. Answers once the engine announced the run; follow it at `/api/runs/{id}/events`."""
+        size = request.headers.get("content-length")
+        if size is not None and size.isdigit() and int(size) > MAX_RUN_BODY_BYTES:
+            return _json(413, _TOO_LARGE)
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_RUN_BODY_BYTES:
+                return _json(413, _TOO_LARGE)
+        try:
+            body = RunRequest.model_validate_json(raw or b"{}")
+        except ValidationError as exc:
+            return _json(422, validation_error_body(exc, ["body"], sorted(RunRequest.model_fields)))
+        make = plan(body)
+        if isinstance(make, Response):
+            return make
+        try:
+            live = await asyncio.to_thread(launcher.start, make, timeout_s=_START_TIMEOUT_S)
+        except InputError as exc:
+            return _json(400, input_error_body(exc, ["body"], "invalid_run"))
+        if live.run_id is None:
+            return _json(504, error_body("not_started", [], "the run did not start in time"))
+        return _json(201, {"run_id": live.run_id, "status": live.status.value})
+
+    @router.get("/runs", dependencies=[Depends(gate.read)], summary="Stored runs, newest first")
+    async def list_runs(limit: int = 50) -> Any:
+        records = await asyncio.to_thread(open_store().list_runs, max(1, min(limit, 500)))
+        rows = []
+        for r in records:
+            live = launcher.get(r.run_id)
+            rows.append(
+                {
+                    "run_id": r.run_id,
+                    "kind": r.kind,
+                    "agent": r.agent,
+                    "mode": r.mode,
+                    "started_at": r.started_at.isoformat(),
+                    "finished": r.finished,
+                    "duration_ms": r.duration_ms,
+                    "status": _status_of(live, r.finished),
+                    "counts": r.counts.model_dump(),
+                    "pass_rate": r.counts.pass_rate,
+                }
+            )
+        return _json(200, {"runs": rows})
+
+    @router.get("/runs/{run_id}", dependencies=[Depends(gate.read)], summary="A run's report and status")
+    async def get_run(run_id: str) -> Any:
+        found = resolve_run(run_id)
+        report = None if found is None else await asyncio.to_thread(open_store().report, found)
+        if found is None or report is None:
+            return _not_found("run", run_id, "list runs at GET /api/runs")
+        record = open_store().get_run(found)
+        status = _status_of(launcher.get(found), record is not None and record.finished)
+        return _json(200, {"status": status, "report": report.model_dump(mode="json")})
+
+    @router.post("/runs/{run_id}/cancel", status_code=202, dependencies=[Depends(gate.write)], summary="Cancel")
+    async def cancel_run(run_id: str) -> Any:
+        live = launcher.get(run_id)
+        if live is None:
+            if resolve_run(run_id) is None:
+                return _not_found("run", run_id, "list runs at GET /api/runs")
+            return _json(409, error_body("not_running", ["path", "run_id"], f"run {run_id!r} is not running here"))
+        if not live.cancel():
+            return _json(409, error_body("not_running", ["path", "run_id"], f"run {run_id!r} already ended"))
+        return _json(202, {"run_id": run_id, "status": "cancelling"})
+
+    @router.get("/runs/{run_id}/events", dependencies=[Depends(gate.read)], summary="Live progress (SSE)")
+    async def events(run_id: str, request: Request) -> Any:
+        live = launcher.get(run_id)
+        if live is None:
+            found = resolve_run(run_id)
+            if found is None:
+                return _not_found("run", run_id, "list runs at GET /api/runs")
+            record = open_store().get_run(found)
+            report = open_store().report(found)
+            done = {
+                "kind": "run_finished",
+                "run_id": found,
+                "status": _status_of(None, record.finished),
+                "summary": report.summary.model_dump(mode="json") if report else None,
+            }
+            return StreamingResponse(_once(done), media_type="text/event-stream")
+        return StreamingResponse(
+            _stream(live, request),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @router.get("/runs/{run_id}/results/{test_id:path}", dependencies=[Depends(gate.read)], summary="One result")
+    async def get_result(run_id: str, test_id: str) -> Any:
+        found = resolve_run(run_id)
+        if found is None:
+            return _not_found("run", run_id, "list runs at GET /api/runs")
+        results = {r.id: r for r in await asyncio.to_thread(open_store().results, found)}
+        if test_id not in results:
+            return _not_found("test", test_id, f"GET /api/runs/{found} lists the run's results")
+        steps = await asyncio.to_thread(open_store().trajectory, found, test_id)
+        return _json(200, {"run_id": found, "result": results[test_id].model_dump(mode="json"), "trajectory": steps})
+
+    @router.get("/compare", dependencies=[Depends(gate.read)], summary="Which tests changed between two runs")
+    async def compare(a: str, b: str) -> Any:
+        for ref, name in ((a, "a"), (b, "b")):
+            if resolve_run(ref) is None:
+                return _not_found(f"run ({name})", ref, "list runs at GET /api/runs")
+        cmp = await asyncio.to_thread(open_store().compare, a, b)
+        return _json(
+            200,
+            {
+                "run_a": cmp.run_a,
+                "run_b": cmp.run_b,
+                "fixed": list(cmp.fixed),
+                "broke": list(cmp.broke),
+                "added": list(cmp.added),
+                "removed": list(cmp.removed),
+                "pass_rate_a": cmp.pass_rate_a,
+                "pass_rate_b": cmp.pass_rate_b,
+                "tests": [
+                    {"test_id": t.test_id, "status_a": t.status_a, "status_b": t.status_b, "changed": t.changed}
+                    for t in cmp.tests
+                ],
+            },
+        )
+
+    return router
+
+
+def _status_of(live: LiveRun | None, finished: bool) -> str:
+    if live is not None:
+        return live.status.value
+    return LiveStatus.FINISHED.value if finished else "interrupted"
+
+
+def _sse(event: dict[str, Any] | BaseModel) -> bytes:
+    if isinstance(event, BaseModel):
+        kind, data = event.kind, event.model_dump_json()
+    else:
+        kind, data = event["kind"], json.dumps(event)
+    return f"event: {kind}\ndata: {data}\n\n".encode()
+
+
+async def _once(event: dict[str, Any]) -> AsyncIterator[bytes]:
+    yield _sse(event)
+
+
+async def _stream(live: LiveRun, request: Any) -> AsyncIterator[bytes]:
+    seen = 0
+    while True:
+        batch = await asyncio.to_thread(live.events_after, seen, timeout_s=_WAIT_S)
+        if not batch:
+            if await request.is_disconnected():
+                return
+            yield b": keep-alive\n\n"
+            continue
+        seen += len(batch)
+        for event in batch:
+            yield _sse(event)
+            if event.kind == "run_finished":
+                return

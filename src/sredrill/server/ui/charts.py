@@ -1,0 +1,159 @@
+"""Charts as inline SVG (no script, no network): metric series with the alert marked, the event timeline,
+and the per-difficulty Axis 1 / Axis 2 bars of a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from html import escape
+from typing import Final
+
+from sredrill.results import Summary
+
+__all__ = ["axis_bars", "event_timeline", "series_chart"]
+
+_W: Final = 640
+_H: Final = 170
+_PAD_L: Final = 56
+_PAD_R: Final = 12
+_PAD_T: Final = 22
+_PAD_B: Final = 26
+
+
+def _num(value: float) -> str:
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def series_chart(title: str, points: Sequence[tuple[datetime, float]], *, unit: str, alert_at: datetime | None) -> str:
+    """One metric series as a line chart; a red line and an `alert` label mark when the alert fired.
+
+    Args:
+        title: the metric's name and statistic.
+        points: (time, value), in any order.
+        unit: shown beside the title.
+        alert_at: when the alert fired; None draws no marker.
+    """
+    pts = sorted(points)
+    head = f'<figcaption>{escape(title)} <span class="muted">{escape(unit)}</span></figcaption>'
+    if not pts:
+        return f'<figure class="chart">{head}<p class="muted">no points</p></figure>'
+    t0, t1 = pts[0][0].timestamp(), pts[-1][0].timestamp()
+    if alert_at is not None:
+        t0, t1 = min(t0, alert_at.timestamp()), max(t1, alert_at.timestamp())
+    lo, hi = min(v for _, v in pts), max(v for _, v in pts)
+    span_t = (t1 - t0) or 1.0
+    span_v = (hi - lo) or (abs(hi) or 1.0)
+    inner_w, inner_h = _W - _PAD_L - _PAD_R, _H - _PAD_T - _PAD_B
+
+    def x(t: float) -> float:
+        return _PAD_L + (t - t0) / span_t * inner_w
+
+    def y(v: float) -> float:
+        return _PAD_T + inner_h - (v - lo) / span_v * inner_h
+
+    line = " ".join(f"{x(t.timestamp()):.1f},{y(v):.1f}" for t, v in pts)
+    parts = [
+        f'<svg viewBox="0 0 {_W} {_H}" role="img" aria-label="{escape(title)}" class="series">',
+        f'<line x1="{_PAD_L}" y1="{_PAD_T + inner_h}" x2="{_W - _PAD_R}" y2="{_PAD_T + inner_h}" class="axis"/>',
+        f'<line x1="{_PAD_L}" y1="{_PAD_T}" x2="{_PAD_L}" y2="{_PAD_T + inner_h}" class="axis"/>',
+        f'<text x="{_PAD_L - 4}" y="{_PAD_T + 4}" class="tick" text-anchor="end">{_num(hi)}</text>',
+        f'<text x="{_PAD_L - 4}" y="{_PAD_T + inner_h}" class="tick" text-anchor="end">{_num(lo)}</text>',
+        f'<text x="{_PAD_L}" y="{_H - 6}" class="tick">{pts[0][0]:%H:%M}</text>',
+        f'<text x="{_W - _PAD_R}" y="{_H - 6}" class="tick" text-anchor="end">{pts[-1][0]:%H:%M}</text>',
+        f'<polyline points="{line}" class="line"/>',
+    ]
+    if alert_at is not None:
+        ax = x(alert_at.timestamp())
+        parts.append(f'<line x1="{ax:.1f}" y1="{_PAD_T - 8}" x2="{ax:.1f}" y2="{_PAD_T + inner_h}" class="alert"/>')
+        parts.append(f'<text x="{ax + 3:.1f}" y="{_PAD_T - 10}" class="alert-label">alert {alert_at:%H:%M}</text>')
+    parts.append("</svg>")
+    return f'<figure class="chart">{head}{"".join(parts)}</figure>'
+
+
+def event_timeline(events: Sequence[tuple[datetime, str]], *, alert_at: datetime | None) -> str:
+    """Events as dots on one time axis, each labelled with its time and message (hover shows it whole)."""
+    items = sorted(events)
+    if not items:
+        return '<p class="muted">no events</p>'
+    times = [t.timestamp() for t, _ in items] + ([alert_at.timestamp()] if alert_at else [])
+    t0, t1 = min(times), max(times)
+    span = (t1 - t0) or 1.0
+    row_h = 18
+    height = _PAD_T + row_h * len(items) + 10
+    inner_w = _W - _PAD_L - _PAD_R - 230
+
+    def x(t: float) -> float:
+        return _PAD_L + (t - t0) / span * inner_w
+
+    parts = [f'<svg viewBox="0 0 {_W} {height}" role="img" aria-label="event timeline" class="timeline-svg">']
+    parts.append(f'<line x1="{_PAD_L}" y1="12" x2="{_PAD_L + inner_w}" y2="12" class="axis"/>')
+    if alert_at is not None:
+        ax = x(alert_at.timestamp())
+        parts.append(f'<line x1="{ax:.1f}" y1="4" x2="{ax:.1f}" y2="{height - 4}" class="alert"/>')
+        parts.append(f'<text x="{ax + 3:.1f}" y="10" class="alert-label">alert</text>')
+    for i, (t, message) in enumerate(items):
+        cx, cy = x(t.timestamp()), _PAD_T + i * row_h + 6
+        short = message if len(message) <= 60 else message[:57] + "…"
+        parts.append(
+            f"<g><title>{escape(f'{t:%Y-%m-%d %H:%M:%S} {message}')}</title>"
+            f'<line x1="{cx:.1f}" y1="12" x2="{cx:.1f}" y2="{cy:.1f}" class="stem"/>'
+            f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" class="dot"/>'
+            f'<text x="{_PAD_L + inner_w + 8}" y="{cy + 4:.1f}" class="tick">{t:%H:%M} {escape(short)}</text></g>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def axis_bars(summary: Summary) -> str:
+    """Pass rate per difficulty: Axis 1 beside Axis 2 (when the run has it), the gap written under each pair."""
+    levels = sorted(set(summary.by_difficulty) | set(summary.axis2.by_difficulty if summary.axis2 else {}), key=int)
+    if not levels:
+        return '<p class="muted">no difficulty levels in this run</p>'
+    group_w = min(140, (_W - _PAD_L - _PAD_R) // len(levels))
+    bar_w = (group_w - 24) // 2
+    inner_h = 120
+    parts = [f'<svg viewBox="0 0 {_W} {inner_h + 60}" role="img" aria-label="pass rate by difficulty" class="bars">']
+    parts.append(
+        f'<line x1="{_PAD_L}" y1="{_PAD_T + inner_h}" x2="{_W - _PAD_R}" y2="{_PAD_T + inner_h}" class="axis"/>'
+    )
+    parts.append(f'<text x="{_PAD_L - 4}" y="{_PAD_T + 4}" class="tick" text-anchor="end">100%</text>')
+    parts.append(f'<text x="{_PAD_L - 4}" y="{_PAD_T + inner_h}" class="tick" text-anchor="end">0%</text>')
+    for i, level in enumerate(levels):
+        gx = _PAD_L + 8 + i * group_w
+        rates = [
+            ("a1", summary.by_difficulty.get(level)),
+            ("a2", summary.axis2.by_difficulty.get(level) if summary.axis2 else None),
+        ]
+        for j, (cls, counts) in enumerate(rates):
+            if counts is None:
+                continue
+            rate = counts.pass_rate
+            h = 0 if rate is None else rate * inner_h
+            bx = gx + j * (bar_w + 4)
+            label = "—" if rate is None else f"{rate:.0%}"
+            axis = "Axis 1" if cls == "a1" else "Axis 2"
+            parts.append(
+                f"<g><title>{axis}, difficulty {level}: {counts.passed}/{counts.passed + counts.failed} passed"
+                f" ({counts.errored} errored)</title>"
+                f'<rect x="{bx}" y="{_PAD_T + inner_h - h:.1f}" width="{bar_w}" height="{h:.1f}" class="{cls}"/>'
+                f'<text x="{bx + bar_w / 2:.1f}" y="{_PAD_T + inner_h - h - 3:.1f}" class="tick" '
+                f'text-anchor="middle">{label}</text></g>'
+            )
+        gap = summary.gap.by_difficulty.get(level) if summary.gap else None
+        gap_text = "" if gap is None else f" · gap {gap:+.1f} pt"
+        parts.append(
+            f'<text x="{gx + bar_w:.1f}" y="{_PAD_T + inner_h + 16}" class="tick" text-anchor="middle">'
+            f"difficulty {level}{gap_text}</text>"
+        )
+    parts.append(
+        f'<rect x="{_W - 170}" y="4" width="10" height="10" class="a1"/>'
+        f'<text x="{_W - 156}" y="13" class="tick">Axis 1</text>'
+    )
+    if summary.axis2 is not None:
+        parts.append(
+            f'<rect x="{_W - 100}" y="4" width="10" height="10" class="a2"/>'
+            f'<text x="{_W - 86}" y="13" class="tick">Axis 2</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,384 @@
+"""The web UI's pages as HTML strings: runs list, compare, run, test, environment, session.
+
+Every page carries its CSS and script inline (read from `static/` in the package), so a page works with no
+network and the HTML reporter writes the run page as one self-contained file with the same function.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from functools import cache
+from html import escape
+from importlib import resources
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import BaseModel
+
+from sredrill.results import RunReport, Signal, SignalRole, TestResult, TestStatus
+from sredrill.server.ui.charts import axis_bars, event_timeline, series_chart
+
+__all__ = [
+    "compare_page",
+    "env_page",
+    "evidence_charts",
+    "first_failed_check",
+    "not_found_page",
+    "result_page",
+    "run_page",
+    "runs_page",
+    "session_page",
+]
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("sredrill.server.ui").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _e(value: object) -> str:
+    return escape("" if value is None else str(value))
+
+
+def _layout(title: str, body: str, *, nav: bool = True) -> str:
+    links = (
+        '<nav><a href="/ui" class="brand">sredrill</a><a href="/ui">Runs</a><a href="/ui/env">Environment</a></nav>'
+        if nav
+        else '<nav><span class="brand">sredrill</span></nav>'
+    )
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_asset('app.css')}</style></head>"
+        f"<body>{links}<main>{body}</main><script>{_asset('app.js')}</script></body></html>"
+    )
+
+
+def _pct(rate: float | None) -> str:
+    return "—" if rate is None else f"{rate:.0%}"
+
+
+def _ms(duration_ms: float | None) -> str:
+    if duration_ms is None:
+        return "—"
+    return f"{duration_ms:.0f} ms" if duration_ms < 1000 else f"{duration_ms / 1000:.1f} s"
+
+
+def _badge(status: str | None) -> str:
+    return f'<span class="badge {_e(status)}">{_e(status or "—")}</span>'
+
+
+def first_failed_check(result: TestResult) -> Signal | None:
+    """The first failed gate signal of a result (what the run page's table shows), or None."""
+    return next((s for s in result.signals if s.role == SignalRole.GATE and s.passed is False), None)
+
+
+def _test_href(run_id: str, test_id: str) -> str:
+    return f"/ui/runs/{quote(run_id)}/tests/{quote(test_id, safe='')}"
+
+
+# -- runs list and compare ------------------------------------------------------------------------------------
+
+
+def runs_page(runs: Sequence[dict[str, Any]], *, packs: Sequence[str]) -> str:
+    """Every stored run (rows of `GET /api/runs`), a form to start one, and a compare picker.
+
+    Args:
+        runs: rows with run_id, kind, agent, mode, started_at, status, counts, pass_rate, duration_ms.
+        packs: the packs the server can run (the form's choices).
+    """
+    rows = []
+    for r in runs:
+        counts = r["counts"]
+        rid = _e(r["run_id"])
+        rows.append(
+            f'<tr data-run-id="{rid}"><td><input type="radio" name="a" value="{rid}" aria-label="compare A"></td>'
+            f'<td><input type="radio" name="b" value="{rid}" aria-label="compare B"></td>'
+            f'<td><a href="/ui/runs/{quote(r["run_id"])}">{rid}</a></td><td>{_e(r["kind"])}</td>'
+            f"<td>{_e(r['agent'])}</td><td>{_e(r['mode'])}</td><td>{_badge(r['status'])}</td>"
+            f'<td class="num">{_pct(r["pass_rate"])}</td><td class="num">{counts["passed"]}/{counts["total"]}</td>'
+            f'<td class="num">{counts["errored"]}</td><td class="num">{_ms(r["duration_ms"])}</td>'
+            f"<td>{_e(r['started_at'][:19].replace('T', ' '))}</td></tr>"
+        )
+    pack_options = "".join(f'<option value="{_e(p)}">{_e(p)}</option>' for p in packs)
+    form = f"""
+<section class="card"><h2>Start a run</h2>
+<form id="start-run" class="row">
+  <label>Pack <select name="pack"><option value="">every pack</option>{pack_options}</select></label>
+  <label>Agent <input name="agent" value="reference" size="18"></label>
+  <label>Mode <select name="mode"><option value="">full</option><option>selective</option>
+    <option>temporal</option></select></label>
+  <label><input type="checkbox" name="axis2"> Axis 2 (and the gap)</label>
+  <label>Jobs <input name="jobs" type="number" min="1" max="32" value="1" size="3"></label>
+  <button type="submit">Start</button>
+  <span id="start-error" class="error" role="alert"></span>
+</form></section>"""
+    table = (
+        '<form action="/ui/compare" method="get" id="compare-form"><table class="grid"><thead><tr>'
+        "<th>A</th><th>B</th><th>run</th><th>kind</th><th>agent</th><th>mode</th><th>status</th>"
+        "<th>pass rate</th><th>passed</th><th>errored</th><th>duration</th><th>started (UTC)</th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p><button type="submit" id="compare-button">Compare A → B</button></p></form>'
+        if rows
+        else '<p class="muted">No run stored yet: start one above, or run <code>sredrill run</code> '
+        "with the same <code>--db</code>.</p>"
+    )
+    return _layout("sredrill · runs", f"<h1>Runs</h1>{form}<section>{table}</section>")
+
+
+def compare_page(comparison: dict[str, Any]) -> str:
+    """Which tests changed status between run A and run B (the body of `GET /api/compare`)."""
+    a, b = comparison["run_a"], comparison["run_b"]
+    head = (
+        f'<h1>Compare</h1><p><a href="/ui/runs/{quote(a)}">{_e(a)}</a> → <a href="/ui/runs/{quote(b)}">{_e(b)}</a>'
+        f" · pass rate {_pct(comparison['pass_rate_a'])} → {_pct(comparison['pass_rate_b'])}</p>"
+        f'<p class="summary">{len(comparison["fixed"])} fixed · {len(comparison["broke"])} broke · '
+        f"{len(comparison['added'])} added · {len(comparison['removed'])} removed</p>"
+    )
+    rows = []
+    for t in sorted(comparison["tests"], key=lambda t: not t["changed"]):
+        cls = "changed" if t["changed"] else ""
+        rows.append(
+            f'<tr class="{cls}"><td>{_e(t["test_id"])}</td><td>{_badge(t["status_a"])}</td>'
+            f"<td>{_badge(t['status_b'])}</td><td>{'changed' if t['changed'] else ''}</td></tr>"
+        )
+    table = (
+        '<table class="grid" id="compare-table"><thead><tr><th>test</th><th>A</th><th>B</th><th></th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+    return _layout("sredrill · compare", head + table)
+
+
+# -- run page ------------------------------------------------------------------------------------------------
+
+
+def _result_row(run_id: str, r: TestResult, *, links: bool) -> str:
+    check = first_failed_check(r)
+    first = f"<b>{_e(check.name)}</b>: {_e(check.message)}" if check is not None else _e(r.failure_reason or "")
+    name = f'<a href="{_test_href(run_id, r.id)}">{_e(r.name)}</a>' if links else _e(r.name)
+    score = "—" if r.score is None else f"{r.score:.2f}"
+    return (
+        f'<tr data-test-id="{_e(r.id)}" class="{r.status.value}"><td>{name}</td><td>{_badge(r.status.value)}</td>'
+        f'<td class="num">{score}</td><td>{_e(r.difficulty)}</td><td>{_e(r.axis)}</td>'
+        f'<td class="reason">{first}</td><td class="num">{_ms(r.duration_ms)}</td></tr>'
+    )
+
+
+def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str:
+    """A run: live progress while it runs, per-difficulty Axis 1 / Axis 2 bars and the gap, every test.
+
+    Args:
+        report: the run's report (rebuilt from the stored results while it runs).
+        status: `running`, `finished`, `cancelled`, `interrupted`, …
+        standalone: for the HTML reporter: no links to the server, no live progress.
+    """
+    s = report.summary
+    live = status in ("running", "starting") and not standalone
+    rid = report.run_id
+    gap = "" if s.gap is None or s.gap.overall is None else f" · gap <b id='gap'>{s.gap.overall:+.1f} pt</b>"
+    axis2 = "" if s.axis2 is None else f" · Axis 2 pass rate <b>{_pct(s.axis2.pass_rate)}</b>"
+    done = len(report.results)
+    cancel = '<button id="cancel-run" type="button">Cancel</button>' if live else ""
+    head = (
+        f'<h1>Run <code>{_e(rid)}</code></h1><p class="meta">agent <b>{_e(report.agent)}</b> · mode '
+        f"<b>{_e(report.mode)}</b> · started {_e(report.started_at.isoformat()[:19].replace('T', ' '))} · "
+        f"{_ms(report.duration_ms)} · status <b id='run-status'>{_e(status)}</b> {cancel}</p>"
+        f'<div class="progress" id="progress" data-live="{str(live).lower()}" data-run-id="{_e(rid)}" '
+        f'data-done="{done}"><div class="bar" style="width:{100 if not live else 0}%"></div>'
+        f'<span id="progress-text">{done} done</span></div>'
+        f'<p class="summary">pass rate <b id="pass-rate">{_pct(s.pass_rate)}</b> · {s.passed} passed · '
+        f"{s.failed} failed · {s.errored} errored{axis2}{gap}</p>"
+    )
+    bars = f'<section class="card"><h2>Pass rate by difficulty</h2>{axis_bars(s)}</section>'
+    insights = ""
+    if report.insights is not None:
+        insights = f'<section class="card"><h2>Insights</h2>{_insights(report.insights)}</section>'
+    rows = "".join(_result_row(rid, r, links=not standalone) for r in report.results)
+    table = (
+        '<section><h2>Tests</h2><table class="grid" id="tests"><thead><tr><th>test</th><th>status</th>'
+        "<th>score</th><th>difficulty</th><th>axis</th><th>first failed check</th><th>duration</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table></section>"
+    )
+    return _layout(f"sredrill · run {rid}", head + bars + insights + table, nav=not standalone)
+
+
+# -- test page -------------------------------------------------------------------------------------------
+
+
+def _insights(insights: BaseModel) -> str:
+    data = insights.model_dump()
+    why = "".join(f"<li>{_e(w)}</li>" for w in data.get("why", []))
+    recs = "".join(f"<li>{_e(w)}</li>" for w in data.get("recommendations", []))
+    return (
+        f'<p>{_e(data.get("summary"))} <span class="muted">({_e(data.get("source"))})</span></p>'
+        + (f"<h3>Why</h3><ul>{why}</ul>" if why else "")
+        + (f"<h3>Recommendations</h3><ol>{recs}</ol>" if recs else "")
+    )
+
+
+def _json_block(value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    if len(text) > 4000:
+        text = text[:4000] + f"\n… ({len(text) - 4000} more characters)"
+    return f"<pre>{_e(text)}</pre>"
+
+
+def _signals(result: TestResult) -> str:
+    rows = []
+    for s in result.signals:
+        state = "neutral" if s.passed is None else ("passed" if s.passed else "failed")
+        detail = [_e(s.message)] if s.message else []
+        if s.expected is not None or s.actual is not None:
+            detail.append(f"expected <code>{_e(s.expected)}</code> · actual <code>{_e(s.actual)}</code>")
+        if s.reasoning:
+            detail.append(f'<span class="reasoning">judge: {_e(s.reasoning)}</span>')
+        if s.value is not None:
+            detail.append(f"value {s.value:g}")
+        rows.append(
+            f'<tr class="signal {state}" data-signal="{_e(s.name)}"><td>{_badge(state)}</td><td>{_e(s.role.value)}</td>'
+            f"<td>{_e(s.kind.value)}</td><td><b>{_e(s.name)}</b></td><td>{'<br>'.join(detail)}</td>"
+            f'<td class="num">{"" if s.score is None else f"{s.score:.2f}"}</td></tr>'
+        )
+    if not rows:
+        return '<p class="muted">no signals</p>'
+    return (
+        '<table class="grid" id="signals"><thead><tr><th></th><th>role</th><th>kind</th><th>name</th>'
+        f"<th>expected vs actual · message</th><th>score</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _timeline(steps: Sequence[dict[str, Any]] | None) -> str:
+    if not steps:
+        return '<p class="muted">no trajectory stored for this test</p>'
+    items = []
+    for step in steps:
+        kind = str(step.get("kind"))
+        t = step.get("t_ms")
+        when = f'<span class="t">{t:.0f} ms</span>' if isinstance(t, int | float) else ""
+        if kind == "tool_call":
+            body = f"<b>{_e(step.get('name'))}</b>{_json_block(step.get('args', {}))}"
+        elif kind == "tool_result":
+            error = step.get("error")
+            body = f"<b>{_e(step.get('name'))}</b>" + (
+                f' <span class="error">error: {_e(error)}</span>' if error else _json_block(step.get("result"))
+            )
+        else:
+            body = f'<div class="text">{_e(step.get("content"))}</div>'
+        items.append(f'<li class="step {_e(kind)}"><span class="kind">{_e(kind)}</span>{when}{body}</li>')
+    return f'<ol class="timeline" id="trajectory">{"".join(items)}</ol>'
+
+
+def _metrics(result: TestResult) -> str:
+    m = result.metrics
+    if m is None:
+        return '<p class="muted">no derived metrics</p>'
+    tokens = "unknown" if m.tokens is None else f"{m.tokens.total} ({m.tokens.prompt} in, {m.tokens.completion} out)"
+    cells = [
+        ("steps", m.steps),
+        ("tool calls", m.tool_calls),
+        ("redundant calls", m.redundant_calls),
+        ("tool errors", m.tool_errors),
+        ("ignored tool errors", m.ignored_tool_errors),
+        ("latency", _ms(m.latency_ms)),
+        ("tokens", tokens),
+    ]
+    hist = ", ".join(f"{_e(k)} × {v}" for k, v in m.tool_histogram.items()) or "none"
+    dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in cells)
+    return f'<dl class="metrics" id="metrics">{dl}<dt>tools used</dt><dd>{hist}</dd></dl>'
+
+
+def evidence_charts(scenario: Any) -> str:
+    """A scenario's metric series (alert marked) and its event timeline, as inline SVG."""
+    alert_at: datetime | None = scenario.alert_started_at
+    charts = [
+        series_chart(
+            f"{s.metric_name} ({s.stat})",
+            list(zip(s.timestamps, s.values, strict=False)),
+            unit=str(s.unit),
+            alert_at=alert_at,
+        )
+        for s in scenario.metrics
+    ]
+    events = [(ev.date, ev.message) for ev in scenario.events]
+    return (
+        f'<div class="charts" id="evidence">{"".join(charts) or "<p class=muted>no metric series</p>"}</div>'
+        f"<h3>Events</h3>{event_timeline(events, alert_at=alert_at)}"
+    )
+
+
+def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]] | None, *, evidence: str) -> str:
+    """One test: signals, trajectory timeline, derived metrics, insights and the scenario's evidence charts.
+
+    Args:
+        evidence: the HTML of `evidence_charts` for the test's scenario, or "" when it has none.
+    """
+    check = first_failed_check(result)
+    reason = ""
+    if result.status != TestStatus.PASSED:
+        what = f"{check.name}: {check.message}" if check is not None else result.failure_reason
+        reason = f'<p class="failure" id="failure">{_e(what)}</p>'
+    expected = ""
+    if result.expected is not None or result.actual is not None:
+        expected = (
+            '<section class="card"><h2>Expected vs actual</h2><dl class="metrics">'
+            f"<dt>expected</dt><dd>{_e(result.expected.model_dump_json() if result.expected else '—')}</dd>"
+            f"<dt>actual</dt><dd>{_e(result.actual.model_dump_json() if result.actual else '—')}</dd></dl></section>"
+        )
+    output = f'<section class="card"><h2>Output</h2>{_json_block(result.output)}</section>' if result.output else ""
+    insights = (
+        f'<section class="card" id="insights"><h2>Insights</h2>{_insights(result.insights)}</section>'
+        if result.insights is not None
+        else ""
+    )
+    body = (
+        f'<p><a href="/ui/runs/{quote(run_id)}">← run {_e(run_id)}</a></p>'
+        f"<h1>{_e(result.name)} {_badge(result.status.value)}</h1>{reason}"
+        f'<section class="card"><h2>Signals</h2>{_signals(result)}</section>{expected}{insights}'
+        f'<section class="card"><h2>Derived metrics</h2>{_metrics(result)}</section>'
+        f'<section class="card"><h2>Trajectory</h2>{_timeline(steps)}</section>{output}'
+        + (f'<section class="card"><h2>Evidence</h2>{evidence}</section>' if evidence else "")
+    )
+    return _layout(f"sredrill · {result.name}", body)
+
+
+# -- environment -------------------------------------------------------------------------------------------
+
+
+def env_page(tasks: Sequence[dict[str, Any]]) -> str:
+    """The environment's tasks; each can start an episode whose session opens live."""
+    rows = "".join(
+        f"<tr><td><code>{_e(t['task_id'])}</code></td><td>{_e(t['kind'])}</td><td>{_e(t['difficulty'])}</td>"
+        f"<td>{_e(t['max_steps'])}</td><td>{_e(t['description'])}</td>"
+        f'<td><button type="button" class="start-episode" data-task="{_e(t["task_id"])}">Start episode</button></td>'
+        "</tr>"
+        for t in tasks
+    )
+    body = (
+        "<h1>Environment</h1>"
+        '<form id="open-session" class="row"><label>Session id <input name="sid" size="36"></label>'
+        '<button type="submit">Watch</button></form>'
+        '<table class="grid" id="tasks"><thead><tr><th>task</th><th>kind</th><th>difficulty</th><th>max steps</th>'
+        f"<th>description</th><th></th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+    return _layout("sredrill · environment", body)
+
+
+def session_page(session_id: str) -> str:
+    """A live view of one session's episode: its state, refreshed, and a form to send an action."""
+    body = (
+        f'<p><a href="/ui/env">← environment</a></p><h1>Session <code id="session-id">{_e(session_id)}</code></h1>'
+        '<form id="step-form" class="row"><label>Action <input name="action" size="60" '
+        'value=\'{"action_type": "wait"}\'></label><button type="submit">Step</button>'
+        '<span id="step-error" class="error" role="alert"></span></form>'
+        '<section class="card"><h2>Last observation</h2><pre id="observation">—</pre></section>'
+        '<section class="card"><h2>State <span class="muted" id="state-age"></span></h2>'
+        f'<pre id="session-state" data-session="{_e(session_id)}">loading…</pre></section>'
+    )
+    return _layout(f"sredrill · session {session_id}", body)
+
+
+def not_found_page(what: str) -> str:
+    """A 404 page saying what was not found."""
+    return _layout("sredrill · not found", f'<h1>Not found</h1><p>{_e(what)}</p><p><a href="/ui">all runs</a></p>')

@@ -1,0 +1,154 @@
+"""The web UI's routes: `/ui` (runs), `/ui/compare`, `/ui/runs/{id}`, `/ui/runs/{id}/tests/{test}`, `/ui/env`,
+`/ui/env/sessions/{sid}`. Pages read the same store and live runs as the runs API.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the route functions' annotations at run time.
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from sredrill.errors import InputError, SredrillError
+from sredrill.server.gate import TOKEN_COOKIE
+from sredrill.server.live import LiveStatus, RunLauncher
+from sredrill.server.ui import pages
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter, FastAPI
+
+    from sredrill.server.gate import RunsGate
+    from sredrill.store import Store
+
+__all__ = ["scenario_evidence", "ui_router"]
+
+
+def scenario_evidence(pack_name: str | None, test_id: str, *, allowed: set[str] | None) -> str:
+    """The evidence charts of the scenario an RCA test ran on, or "" (not an RCA test, pack not served).
+
+    Args:
+        pack_name: the result's `file` (its pack).
+        test_id: `pack/folder#axis`.
+        allowed: pack names that may be read (None: any built-in or loadable pack, for the CLI).
+    """
+    from sredrill.scenarios import load_pack
+
+    if not pack_name or "/" not in test_id or (allowed is not None and pack_name not in allowed):
+        return ""
+    folder = test_id.split("#", 1)[0].removeprefix(f"{pack_name}/")
+    try:
+        scenario = load_pack(pack_name).scenario(folder)
+    except SredrillError:
+        return ""
+    return pages.evidence_charts(scenario)
+
+
+def ui_router(
+    *, open_store: "Callable[[], Store]", launcher: RunLauncher, gate: "RunsGate", app: "FastAPI"
+) -> "APIRouter":
+    """The UI's routes over the server's store, live runs and environment catalog."""
+    from fastapi import APIRouter, Depends, Request
+    from fastapi.responses import HTMLResponse, RedirectResponse
+
+    from sredrill.scenarios import builtin_pack_names
+
+    router = APIRouter(prefix="/ui", dependencies=[Depends(gate.read)], include_in_schema=False)
+    options = app.state.options
+    served = sorted({*builtin_pack_names(), "incidents", *(options.packs or ())})
+
+    def html(text: str, status: int = 200) -> Any:
+        return HTMLResponse(text, status_code=status, headers={"Cache-Control": "no-store"})
+
+    def missing(what: str) -> Any:
+        return html(pages.not_found_page(what), 404)
+
+    def resolve(run_id: str) -> str | None:
+        try:
+            return open_store().resolve_run(run_id)
+        except InputError:
+            return None
+
+    def status_of(run_id: str, finished: bool) -> str:
+        live = launcher.get(run_id)
+        if live is not None:
+            return live.status.value
+        return LiveStatus.FINISHED.value if finished else "interrupted"
+
+    @router.get("")
+    async def runs(request: Request) -> Any:
+        token = request.query_params.get("token")
+        if token:  # the token given once in a link becomes a cookie, then leaves the address bar
+            response = RedirectResponse("/ui", status_code=303)
+            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
+            return response
+        records = await asyncio.to_thread(open_store().list_runs, 200)
+        rows = [
+            {
+                "run_id": r.run_id,
+                "kind": r.kind,
+                "agent": r.agent,
+                "mode": r.mode,
+                "started_at": r.started_at.isoformat(),
+                "status": status_of(r.run_id, r.finished),
+                "counts": r.counts.model_dump(),
+                "pass_rate": r.counts.pass_rate,
+                "duration_ms": r.duration_ms,
+            }
+            for r in records
+        ]
+        return html(pages.runs_page(rows, packs=served))
+
+    @router.get("/compare")
+    async def compare(a: str = "", b: str = "") -> Any:
+        if resolve(a) is None or resolve(b) is None:
+            return missing(f"pick two stored runs to compare (got {a!r} and {b!r})")
+        cmp = await asyncio.to_thread(open_store().compare, a, b)
+        return html(
+            pages.compare_page(
+                {
+                    "run_a": cmp.run_a,
+                    "run_b": cmp.run_b,
+                    "fixed": cmp.fixed,
+                    "broke": cmp.broke,
+                    "added": cmp.added,
+                    "removed": cmp.removed,
+                    "pass_rate_a": cmp.pass_rate_a,
+                    "pass_rate_b": cmp.pass_rate_b,
+                    "tests": [
+                        {"test_id": t.test_id, "status_a": t.status_a, "status_b": t.status_b, "changed": t.changed}
+                        for t in cmp.tests
+                    ],
+                }
+            )
+        )
+
+    @router.get("/runs/{run_id}")
+    async def run(run_id: str) -> Any:
+        found = resolve(run_id)
+        report = None if found is None else await asyncio.to_thread(open_store().report, found)
+        if found is None or report is None:
+            return missing(f"no run {run_id!r}")
+        record = open_store().get_run(found)
+        return html(pages.run_page(report, status=status_of(found, record is not None and record.finished)))
+
+    @router.get("/runs/{run_id}/tests/{test_id:path}")
+    async def result(run_id: str, test_id: str) -> Any:
+        found = resolve(run_id)
+        if found is None:
+            return missing(f"no run {run_id!r}")
+        results = {r.id: r for r in await asyncio.to_thread(open_store().results, found)}
+        if test_id not in results:
+            return missing(f"no test {test_id!r} in run {found}")
+        steps = await asyncio.to_thread(open_store().trajectory, found, test_id)
+        chosen = results[test_id]
+        evidence = await asyncio.to_thread(scenario_evidence, chosen.file, chosen.id, allowed=set(served))
+        return html(pages.result_page(found, chosen, steps, evidence=evidence))
+
+    @router.get("/env")
+    async def env() -> Any:
+        return html(pages.env_page([t.model_dump(mode="json") for t in app.state.catalog.tasks()]))
+
+    @router.get("/env/sessions/{session_id}")
+    async def session(session_id: str) -> Any:
+        return html(pages.session_page(session_id))
+
+    return router

@@ -1,0 +1,57 @@
+"""The runs API and the web UI mounted on `sredrill serve`'s app (one call from `create_app`)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sredrill.server.gate import RunsGate
+from sredrill.server.live import RunLauncher
+from sredrill.server.runs_api import runs_router
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from sredrill.server.app import ServerOptions
+    from sredrill.store import Store
+
+__all__ = ["mount_web"]
+
+
+class _StoreOpener:
+    """Opens the store on first use, so a server that never serves a run creates no database file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._path = path
+        self._store: Store | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Store:
+        with self._lock:
+            if self._store is None:
+                from sredrill.store import Store
+
+                self._store = Store(self._path)
+            return self._store
+
+
+def mount_web(app: FastAPI, options: ServerOptions, *, db: str | Path | None) -> None:
+    """Add the runs API (`/api/…`) and the web UI (`/ui/…`) to `app`.
+
+    Args:
+        app: the server's app.
+        options: what the server was started with (token, loopback, packs, evals).
+        db: the SQLite store (None: `.sredrill/sredrill.db`).
+    """
+    from sredrill.server.ui.routes import ui_router
+    from sredrill.store import DEFAULT_DB_PATH
+
+    open_store = _StoreOpener(db if db is not None else DEFAULT_DB_PATH)
+    launcher = RunLauncher()
+    gate = RunsGate(token=options.token, loopback_only=options.loopback_only)
+    app.state.runs = launcher
+    app.include_router(
+        runs_router(open_store=open_store, launcher=launcher, gate=gate, packs=options.packs, evals=options.evals)
+    )
+    app.include_router(ui_router(open_store=open_store, launcher=launcher, gate=gate, app=app))
