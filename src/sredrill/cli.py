@@ -31,7 +31,7 @@ app.add_typer(scenarios_app, name="scenarios")
 DbOpt = Annotated[str | None, typer.Option("--db", help="SQLite store (default .sredrill/sredrill.db).")]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="py:module:attr, cmd:COMMAND, …")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Tests run side by side.")]
-ReporterOpt = Annotated[str | None, typer.Option("--reporter", help="console, json or junit.")]
+ReporterOpt = Annotated[str | None, typer.Option("--reporter", help="console, json, junit or html.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Same as --reporter json.")]
 
@@ -368,6 +368,7 @@ def runs_show(
     run: Annotated[str, typer.Argument(help="Run id, unique prefix, or 'latest'.")],
     db: DbOpt = None,
     json_: JsonOpt = False,
+    html: Annotated[Path | None, typer.Option("--html", help="Also write the run page to this HTML file.")] = None,
 ) -> None:
     """A stored run's scoreboard and failures (or its RunReport with --json)."""
 
@@ -376,6 +377,8 @@ def runs_show(
 
         store = _store(db)
         report = store.report(store.resolve_run(run))
+        if html is not None:
+            make_reporter("html", output=html, stdout=sys.stdout, stderr=sys.stderr).on_run_end(report)
         if json_:
             typer.echo(report.model_dump_json(indent=2))
         else:

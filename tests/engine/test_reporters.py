@@ -256,10 +256,10 @@ def test_junit_needs_an_output_path() -> None:
 def test_an_unknown_reporter_lists_the_allowed_ones() -> None:
     with pytest.raises(InputError) as caught:
         make_reporter("junt", output=None, stdout=io.StringIO(), stderr=io.StringIO())
-    assert caught.value.allowed == ["console", "json", "junit"]
+    assert caught.value.allowed == ["console", "html", "json", "junit"]
     assert "did you mean 'junit'?" in str(caught.value)
-    with pytest.raises(InputError, match="unknown reporter 'html'"):
-        make_reporter("html", output=None, stdout=io.StringIO(), stderr=io.StringIO())
+    with pytest.raises(InputError, match="unknown reporter 'xml'"):
+        make_reporter("xml", output=None, stdout=io.StringIO(), stderr=io.StringIO())
 
 
 def test_the_factory_builds_each_reporter(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ class ReporterName(StrEnum):
     CONSOLE = "console"
     JSON = "json"
     JUNIT = "junit"
+    HTML = "html"
 
 
 # name -> "module:class", imported when chosen (the agents' spec table does the same).
@@ -33,6 +34,7 @@ _REPORTERS = MappingProxyType(
         ReporterName.CONSOLE: "sredrill.engine.reporters.console:ConsoleReporter",
         ReporterName.JSON: "sredrill.engine.reporters.json_reporter:JsonReporter",
         ReporterName.JUNIT: "sredrill.engine.reporters.junit:JUnitReporter",
+        ReporterName.HTML: "sredrill.engine.reporters.html:HtmlReporter",
     }
 )
 

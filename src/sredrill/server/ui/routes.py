@@ -8,10 +8,10 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sredrill.engine.reporters import html_pages as pages
 from sredrill.errors import InputError, SredrillError
 from sredrill.server.gate import TOKEN_COOKIE
 from sredrill.server.live import LiveStatus, RunLauncher
-from sredrill.server.ui import pages
 
 if TYPE_CHECKING:
     from fastapi import APIRouter, FastAPI

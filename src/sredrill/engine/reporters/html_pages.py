@@ -1,7 +1,8 @@
 """The web UI's pages as HTML strings: runs list, compare, run, test, environment, session.
 
-Every page carries its CSS and script inline (read from `static/` in the package), so a page works with no
-network and the HTML reporter writes the run page as one self-contained file with the same function.
+The HTML reporter and `sredrill serve`'s UI render with these same functions (so they live in the engine's
+reporters, below the server). Every page carries its CSS and script inline, read from the package data in
+`sredrill/server/ui/static/`, so a page needs no network and the reporter's run page is one self-contained file.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
+from sredrill.engine.reporters.html_charts import axis_bars, event_timeline, series_chart
 from sredrill.results import RunReport, Signal, SignalRole, TestResult, TestStatus
-from sredrill.server.ui.charts import axis_bars, event_timeline, series_chart
 
 __all__ = [
     "compare_page",
@@ -35,7 +36,8 @@ __all__ = [
 
 @cache
 def _asset(name: str) -> str:
-    return resources.files("sredrill.server.ui").joinpath("static", name).read_text(encoding="utf-8")
+    # Package data, not code: the web UI's assets, read by resource path (no import of the server layer).
+    return resources.files("sredrill").joinpath("server", "ui", "static", name).read_text(encoding="utf-8")
 
 
 def _e(value: object) -> str:
