@@ -113,12 +113,11 @@ def axis_bars(summary: Summary) -> str:
     group_w = min(140, (_W - _PAD_L - _PAD_R) // len(levels))
     bar_w = (group_w - 24) // 2
     inner_h = 120
-    parts = [f'<svg viewBox="0 0 {_W} {inner_h + 60}" role="img" aria-label="pass rate by difficulty" class="bars">']
-    parts.append(
-        f'<line x1="{_PAD_L}" y1="{_PAD_T + inner_h}" x2="{_W - _PAD_R}" y2="{_PAD_T + inner_h}" class="axis"/>'
-    )
-    parts.append(f'<text x="{_PAD_L - 4}" y="{_PAD_T + 4}" class="tick" text-anchor="end">100%</text>')
-    parts.append(f'<text x="{_PAD_L - 4}" y="{_PAD_T + inner_h}" class="tick" text-anchor="end">0%</text>')
+    top = _PAD_T + 16  # room for the legend above the 100% labels
+    parts = [f'<svg viewBox="0 0 {_W} {inner_h + 76}" role="img" aria-label="pass rate by difficulty" class="bars">']
+    parts.append(f'<line x1="{_PAD_L}" y1="{top + inner_h}" x2="{_W - _PAD_R}" y2="{top + inner_h}" class="axis"/>')
+    parts.append(f'<text x="{_PAD_L - 4}" y="{top + 4}" class="tick" text-anchor="end">100%</text>')
+    parts.append(f'<text x="{_PAD_L - 4}" y="{top + inner_h}" class="tick" text-anchor="end">0%</text>')
     for i, level in enumerate(levels):
         gx = _PAD_L + 8 + i * group_w
         rates = [
@@ -136,14 +135,14 @@ def axis_bars(summary: Summary) -> str:
             parts.append(
                 f"<g><title>{axis}, difficulty {level}: {counts.passed}/{counts.passed + counts.failed} passed"
                 f" ({counts.errored} errored)</title>"
-                f'<rect x="{bx}" y="{_PAD_T + inner_h - h:.1f}" width="{bar_w}" height="{h:.1f}" class="{cls}"/>'
-                f'<text x="{bx + bar_w / 2:.1f}" y="{_PAD_T + inner_h - h - 3:.1f}" class="tick" '
+                f'<rect x="{bx}" y="{top + inner_h - h:.1f}" width="{bar_w}" height="{h:.1f}" class="{cls}"/>'
+                f'<text x="{bx + bar_w / 2:.1f}" y="{top + inner_h - h - 3:.1f}" class="tick" '
                 f'text-anchor="middle">{label}</text></g>'
             )
         gap = summary.gap.by_difficulty.get(level) if summary.gap else None
         gap_text = "" if gap is None else f" · gap {gap:+.1f} pt"
         parts.append(
-            f'<text x="{gx + bar_w:.1f}" y="{_PAD_T + inner_h + 16}" class="tick" text-anchor="middle">'
+            f'<text x="{gx + bar_w:.1f}" y="{top + inner_h + 16}" class="tick" text-anchor="middle">'
             f"difficulty {level}{gap_text}</text>"
         )
     parts.append(
