@@ -5,6 +5,7 @@ DESIGN §4.1 is the wire contract; `docs/agent-protocol.md` documents it.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -51,12 +52,21 @@ class Task(BaseModel):
 
     _toolset: Toolset | None = PrivateAttr(default=None)
     _recorder: Recorder | None = PrivateAttr(default=None)
+    _traceparent: str | None = PrivateAttr(default=None)
 
-    def bind(self, toolset: Toolset | None, recorder: Recorder) -> Task:
-        """Attach the run's toolset and recorder (engine side; not part of the wire format)."""
+    def bind(self, toolset: Toolset | None, recorder: Recorder, *, traceparent: str | None = None) -> Task:
+        """Attach the run's toolset, recorder and W3C `traceparent` (engine side; not part of the wire format)."""
         self._toolset = toolset
         self._recorder = recorder
+        self._traceparent = traceparent
         return self
+
+    def traceparent(self) -> str:
+        """The W3C `traceparent` the agent's spans join: the run's trace, or (none bound) a fresh one each call,
+        so an untraced task run twice is still two traces. Connectors call it once per agent run."""
+        if self._traceparent is None:
+            return f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01"
+        return self._traceparent
 
     async def call_tool(self, name: str, /, **args: Any) -> JsonValue:
         """Call one of this run's tools in process; recorded exactly like a remote call.

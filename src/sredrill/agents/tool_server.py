@@ -50,6 +50,8 @@ from .mcp_server import MCP_PATH
 if TYPE_CHECKING:
     from fastapi import APIRouter, FastAPI
 
+    from sredrill.traces import SpanCollector
+
     from .mcp_server import McpEndpoint
 
 __all__ = [
@@ -285,8 +287,11 @@ def tool_routes(registry: ToolRegistry) -> "APIRouter":
     return router
 
 
-def tool_app(registry: ToolRegistry, mcp: "McpEndpoint | None" = None) -> "FastAPI":
-    """A FastAPI app serving only the tool routes (what `ToolServer` runs), and `mcp` at `MCP_PATH` if given.
+def tool_app(
+    registry: ToolRegistry, mcp: "McpEndpoint | None" = None, spans: "SpanCollector | None" = None
+) -> "FastAPI":
+    """A FastAPI app serving the tool routes (what `ToolServer` runs), `mcp` at `MCP_PATH` and an OTLP receiver
+    into `spans` at `POST /v1/traces`, each if given.
 
     Raises:
         MissingExtra: fastapi is not installed (the `server` extra).
@@ -298,6 +303,10 @@ def tool_app(registry: ToolRegistry, mcp: "McpEndpoint | None" = None) -> "FastA
     app.include_router(routes)
     if mcp is not None:
         app.add_route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    if spans is not None:
+        from sredrill.traces import otlp_routes
+
+        app.include_router(otlp_routes(spans))
     return app
 
 
@@ -348,8 +357,11 @@ class ToolServer:
         port: 0 picks a free port (read it from `base_url` after `start`).
     """
 
-    def __init__(self, registry: ToolRegistry, *, host: str = LOOPBACK, port: int = 0) -> None:
+    def __init__(
+        self, registry: ToolRegistry, *, host: str = LOOPBACK, port: int = 0, spans: "SpanCollector | None" = None
+    ) -> None:
         self.registry = registry
+        self.spans = spans
         self.host = host
         self.port = port
         self._server: Any = None
@@ -382,7 +394,7 @@ class ToolServer:
         if self._task is not None:
             raise StateError("the tool server is already started")
         self._mcp = _mcp_endpoint(self.registry)
-        server = _uvicorn_server(tool_app(self.registry, self._mcp))
+        server = _uvicorn_server(tool_app(self.registry, self._mcp, self.spans))
         if self._mcp is not None:
             await self._mcp.start()
         # Our own socket, listening before uvicorn starts: the port is known at once, and a connection
@@ -443,6 +455,11 @@ class ToolServer:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
+    @property
+    def otlp_url(self) -> str | None:
+        """`http://HOST:PORT/v1/traces` when the server receives spans, else None."""
+        return f"{self.base_url}/v1/traces" if self.spans is not None else None
+
     def access(self, run_id: str, token: str) -> ToolAccess:
         """The URLs and token a registered run's agent uses."""
         tools_url = f"{self.base_url}/runs/{run_id}"
@@ -458,8 +475,10 @@ class ToolHost:
     Safe for concurrent agent runs (`--jobs N`): the first `open` starts the server, the others wait for it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, spans: "SpanCollector | None" = None) -> None:
         self.registry = ToolRegistry()
+        self.spans = spans
+        """Where the server's OTLP receiver puts the spans agents export; None serves no receiver."""
         self._server: ToolServer | None = None
         self._lock = asyncio.Lock()
 
@@ -478,13 +497,22 @@ class ToolHost:
             MissingExtra: the `server` extra is not installed.
             StateError: `run_id` is already open.
         """
+        server = await self.started()
+        token = self.registry.register(run_id, toolset, recorder)
+        return server.access(run_id, token)
+
+    async def started(self) -> ToolServer:
+        """The server, started now if no agent run needed it yet (an agent without tools may export spans).
+
+        Raises:
+            MissingExtra: the `server` extra is not installed.
+        """
         async with self._lock:
             if self._server is None:
-                server = ToolServer(self.registry)
+                server = ToolServer(self.registry, spans=self.spans)
                 await server.start()
                 self._server = server
-        token = self.registry.register(run_id, toolset, recorder)
-        return self._server.access(run_id, token)
+            return self._server
 
     def close_run(self, run_id: str) -> None:
         """Stop serving one agent run's tools; its token stops working at once."""

@@ -19,6 +19,7 @@ from sredrill.agents import ToolHost, needs_tool_server
 from sredrill.errors import AgentError
 from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
 from sredrill.sdk import Runtime, TestContext, TestDef
+from sredrill.traces import Span, SpanCollector
 
 from .insights import LLM_SYSTEM, insights_for_run, insights_for_test, llm_prompt, parse_llm_insights
 from .runner import AttemptOutcome, HookState, run_test
@@ -119,9 +120,16 @@ class _ResultWriter:
         self._pending: deque[Future[None]] = deque()
 
     def write(self, run_id: str, result: TestResult, steps: list[dict] | None) -> None:
+        self._submit(self._store.write_result, run_id, result, steps)
+
+    def write_spans(self, run_id: str, test_id: str, spans: list[tuple[str, Span]]) -> None:
+        if spans:
+            self._submit(self._store.write_spans, run_id, test_id, spans)
+
+    def _submit(self, write: Callable[..., None], *args: Any) -> None:
         while self._pending and self._pending[0].done():
             self._pending.popleft().result()  # re-raises a failed write
-        self._pending.append(self._pool.submit(self._store.write_result, run_id, result, steps))
+        self._pending.append(self._pool.submit(write, *args))
 
     async def close(self) -> None:
         """Wait for every write; raise the first failure."""
@@ -157,9 +165,14 @@ async def execute(
     run_id = runtime.run_id
     # An agent outside this process gets its tools over HTTP: one server per run, started by the first agent
     # run that has tools, stopped below when the run ends.
-    host = ToolHost() if runtime.tool_host is None and needs_tool_server(runtime.agent) else None
+    # Every agent run's spans (sredrill's own, and those an agent exports to the tool server's OTLP receiver)
+    # gather here, and go to the store with their test.
+    if runtime.spans is None:
+        runtime = replace(runtime, spans=SpanCollector())
+    host = ToolHost(spans=runtime.spans) if runtime.tool_host is None and needs_tool_server(runtime.agent) else None
     if host is not None:
         runtime = replace(runtime, tool_host=host)
+    spans = runtime.spans
     started_at = started_at or datetime.now(UTC)
     t0 = time.perf_counter()
     tally = _Tally(results=list(previous))
@@ -177,8 +190,10 @@ async def execute(
             result = result.model_copy(update={"insights": insights})
         if options.insights == "llm":
             result = await _llm_insights(runtime, result, outcome.steps)
+        spans.end_test(result.id, is_error=result.status != TestStatus.PASSED)
         if writer is not None:
             writer.write(run_id, result, outcome.steps)
+            writer.write_spans(run_id, result.id, spans.spans_of_test(result.id))
         tally.results.append(result)
         listener.on_test_end(result)
 
@@ -211,6 +226,9 @@ async def execute(
         if host is not None:
             await host.aclose()
         if writer is not None:
+            # Spans that came late (after their test was written) are stored with the run's end.
+            for result in tally.results:
+                writer.write_spans(run_id, result.id, spans.spans_of_test(result.id))
             await writer.close()
 
     order = {t.id: i for i, t in enumerate(tests)}

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sredrill.sdk.registry import TestDef
     from sredrill.sdk.result import RunResult
     from sredrill.store import Store
+    from sredrill.traces import SpanCollector
     from sredrill.trajectory import Toolset
 
 __all__ = ["JudgeConfig", "Runtime", "TestContext", "current_context"]
@@ -49,6 +50,8 @@ class Runtime:
     alert: dict[str, Any] | None = None
     tool_host: ToolHost | None = None
     """Serves each agent run's tools over HTTP, for agents outside this process; the engine sets it."""
+    spans: SpanCollector | None = None
+    """Gathers each agent run's spans (sredrill's and, over OTLP, the agent's); the engine sets it."""
 
 
 @dataclass(slots=True)

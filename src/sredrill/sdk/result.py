@@ -7,17 +7,21 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from pydantic import JsonValue
 
-from sredrill.agents import ContextItem, Task
+from sredrill.agents import ContextItem, Task, needs_tool_server
 from sredrill.diagnosis import Diagnosis
 from sredrill.errors import AgentError, StateError, TracesUnavailable
 from sredrill.sdk.context import TestContext
+from sredrill.traces import RunTraces, TraceView, sredrill_spans
 from sredrill.trajectory import Recorder, TokenUsage, ToolError, Toolset, ToolSpec, Trajectory, UserStep
 
-__all__ = ["AgentFixture", "FunctionTools", "RunResult", "TestInfo"]
+__all__ = ["TRACES_TIMEOUT_S", "AgentFixture", "FunctionTools", "RunResult", "TestInfo"]
+
+TRACES_TIMEOUT_S: Final = 10.0
+"""How long `traces()` waits for an out-of-process agent's first spans by default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,7 @@ class RunResult:
     log: str = ""
     loops: int | None = None
     _data: JsonValue = field(default=None, repr=False)
+    _traces: RunTraces | None = field(default=None, repr=False)
 
     def json(self) -> Any:
         """The Diagnosis (or the output parsed as JSON) as a dict; None when the output is not JSON."""
@@ -60,16 +65,21 @@ class RunResult:
         except (ValueError, TypeError):
             return None
 
-    async def traces(self) -> Any:
-        """This run's OpenTelemetry view.
+    async def traces(self, *, timeout_s: float = TRACES_TIMEOUT_S) -> TraceView:
+        """This agent run's OpenTelemetry view: tokens, cost when reported, tool calls, spans, durations.
+
+        Scoped to this run. For an agent outside the process, waits up to `timeout_s` for the spans it
+        exports over OTLP (and a moment more for late batches).
 
         Raises:
-            TracesUnavailable: always until span collection exists for this agent (never silent zeros).
+            TracesUnavailable: no spans of the agent arrived in time (never silent zeros); reading
+                `total_tokens` of a view whose spans report no usage raises it too.
         """
-        raise TracesUnavailable(
-            f"no spans were received for run {self.run_id}: this agent exported no OpenTelemetry spans "
-            "(export them with the TRACEPARENT sredrill passes, or do not read traces in this test)"
-        )
+        if self._traces is None:
+            raise TracesUnavailable(
+                f"run {self.run_id} was not traced: this RunResult was built outside the engine's agent.run()"
+            )
+        return await self._traces.view(timeout_s)
 
 
 class FunctionTools:
@@ -158,6 +168,7 @@ class AgentFixture:
             toolset = tools
         items = _context(context) if context is not None else list(ctx.test.context)
         recorder = Recorder()
+        recorder_started_ns = time.time_ns()
         run_id = uuid.uuid4().hex
         host = runtime.tool_host
         access = None
@@ -165,6 +176,14 @@ class AgentFixture:
             # An agent outside this process reaches its tools over HTTP (DESIGN §4.1): served for this agent
             # run only, with a token of its own, until it ends.
             access = await host.open(run_id, toolset, recorder)
+        trace = runtime.spans.open(run_id, ctx.test.id) if runtime.spans is not None else None
+        env = dict(env or {})
+        otlp_url = None
+        if host is not None and trace is not None:
+            otlp_url = (await host.started()).otlp_url
+            if otlp_url is not None:
+                # The agent's own spans come back to this run's receiver unless the test sends them elsewhere.
+                env.setdefault("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", otlp_url)
         task = Task(
             run_id=run_id,
             prompt=text,
@@ -175,19 +194,39 @@ class AgentFixture:
             mcp_url=access.mcp_url if access is not None else None,
             token=access.token if access is not None else None,
             deadline_s=ctx.test.timeout_s,
-            env=dict(env or {}),
-        ).bind(toolset, recorder)
+            env=env,
+        ).bind(toolset, recorder, traceparent=trace.trace.header() if trace is not None else None)
         ctx.extra["tools_offered"] = len(task.tools)
         content = text + "".join(f"\n\n{c.description}:\n{c.value}" for c in items)
         recorder.add(UserStep(content=content, t_ms=0.0))
         start = time.perf_counter()
+        reply = None
+        error: str | None = "the agent run was cancelled"
         try:
             reply = await runtime.agent.run(task, recorder)
+            error = None
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            raise
         finally:
             if host is not None and access is not None:
                 host.close_run(run_id)
             # Keep what the agent did even when it failed or timed out: the store shows it.
             ctx.steps = [s.model_dump(mode="json") for s in recorder.steps]
+            if trace is not None and runtime.spans is not None:
+                runtime.spans.add(
+                    sredrill_spans(
+                        trace,
+                        test_name=ctx.test.name,
+                        agent=runtime.agent.spec,
+                        test_started_ns=recorder_started_ns - int((start - ctx.started) * 1e9),
+                        agent_started_ns=recorder_started_ns,
+                        agent_ended_ns=time.time_ns(),
+                        steps=recorder.steps,
+                        token_usage=reply.token_usage if reply is not None else None,
+                        error=error,
+                    )
+                )
         result = RunResult(
             trajectory=Trajectory(recorder.steps),
             output=reply.output,
@@ -199,6 +238,14 @@ class AgentFixture:
             log=reply.log,
             loops=reply.loops,
             _data=reply.data,
+            _traces=RunTraces(
+                collector=runtime.spans,
+                run_id=run_id,
+                agent_exports=needs_tool_server(runtime.agent),
+                otlp_url=otlp_url,
+            )
+            if runtime.spans is not None
+            else None,
         )
         ctx.result = result
         return result

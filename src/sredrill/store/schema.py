@@ -15,7 +15,6 @@ from sredrill.errors import InputError
 __all__ = ["SCHEMA_VERSION", "connect"]
 
 # Version 1: runs, results (one row per test id of a run, in completion order), trajectories, judge cache.
-# Spans get their own table in a later version.
 _V1 = (
     """
     CREATE TABLE runs (
@@ -65,7 +64,29 @@ _V1 = (
     """,
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+# Version 2: OpenTelemetry spans of each agent run (sredrill's and the agent's, `source`), by run and test.
+# No foreign key to `results`: a span may arrive before its test's result is written.
+_V2 = (
+    """
+    CREATE TABLE spans (
+        run_id         TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+        test_id        TEXT NOT NULL,
+        agent_run_id   TEXT NOT NULL,
+        trace_id       TEXT NOT NULL,
+        span_id        TEXT NOT NULL,
+        parent_span_id TEXT,
+        name           TEXT NOT NULL,
+        start_ns       INTEGER NOT NULL,
+        end_ns         INTEGER NOT NULL,
+        source         TEXT NOT NULL,
+        span           TEXT NOT NULL,   -- JSON: Span.model_dump_json()
+        PRIMARY KEY (run_id, trace_id, span_id, source)
+    )
+    """,
+    "CREATE INDEX spans_by_test ON spans (run_id, test_id, start_ns)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # Another process (a second `sredrill run`, the server) may hold the write lock for a moment.

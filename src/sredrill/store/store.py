@@ -18,7 +18,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +31,7 @@ from sredrill.errors import InputError, StateError, did_you_mean
 from sredrill.results import Counts, RunReport, Summary, TestResult, TestStatus, Verdict, summarize
 from sredrill.store.records import RunComparison, RunRecord, compare_reports
 from sredrill.store.schema import connect
+from sredrill.traces import Span
 
 __all__ = ["DEFAULT_DB_PATH", "Store"]
 
@@ -323,6 +324,43 @@ class Store:
                 "SELECT steps FROM trajectories WHERE run_id = ? AND test_id = ?", (run_id, test_id)
             ).fetchone()
         return None if row is None else json.loads(row[0])
+
+    def write_spans(self, run_id: str, test_id: str, spans: Sequence[tuple[str, Span]]) -> None:
+        """Store a test's spans, as (agent run id, span); a span stored before is replaced (it may have ended).
+
+        Raises:
+            StateError: the run was never begun.
+        """
+        rows = [
+            (
+                run_id, test_id, agent_run_id, s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns,
+                s.end_ns, s.source.value, s.model_dump_json(),
+            )
+            for agent_run_id, s in spans
+        ]  # fmt: skip
+        with self._transaction(write=True) as conn:
+            self._require_run(conn, run_id)
+            conn.executemany(
+                """
+                INSERT INTO spans (run_id, test_id, agent_run_id, trace_id, span_id, parent_span_id, name,
+                                   start_ns, end_ns, source, span)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (run_id, trace_id, span_id, source) DO UPDATE SET
+                    end_ns = excluded.end_ns, span = excluded.span
+                """,
+                rows,
+            )
+
+    def spans(self, run_id: str, test_id: str | None = None) -> list[Span]:
+        """The spans stored for a run (or one of its tests), in start order."""
+        query = "SELECT span FROM spans WHERE run_id = ?"
+        params: tuple[str, ...] = (run_id,)
+        if test_id is not None:
+            query += " AND test_id = ?"
+            params = (run_id, test_id)
+        with self._transaction(write=False) as conn:
+            rows = conn.execute(query + " ORDER BY start_ns, span_id", params).fetchall()
+        return [Span.model_validate_json(row[0]) for row in rows]
 
     def compare(self, a: str, b: str) -> RunComparison:
         """Compare two runs test by test (`sredrill runs compare A B`).

@@ -1,1 +1,43 @@
-"""traces."""
+"""Traces: OpenTelemetry spans of each agent run (sredrill's own and the agent's over OTLP), and their view.
+
+Examples:
+    >>> traces = await result.traces()       # a TraceView of this agent run only
+    >>> traces.total_tokens, [c.name for c in traces.tool_calls]
+"""
+
+from sredrill.traces.access import RunTraces
+from sredrill.traces.capture import sredrill_spans
+from sredrill.traces.collector import Acceptance, AgentRunTrace, SpanCollector
+from sredrill.traces.otlp import OtlpError, parse_otlp
+from sredrill.traces.spans import Span, SpanSource, SpanStatus, TraceParent, new_span_id, parse_traceparent
+from sredrill.traces.view import ToolCallSpan, TraceView, build_trace_view
+
+__all__ = [
+    "OTLP_TRACES_PATH",
+    "Acceptance",
+    "AgentRunTrace",
+    "OtlpError",
+    "RunTraces",
+    "Span",
+    "SpanCollector",
+    "SpanSource",
+    "SpanStatus",
+    "ToolCallSpan",
+    "TraceParent",
+    "TraceView",
+    "build_trace_view",
+    "new_span_id",
+    "otlp_routes",
+    "parse_otlp",
+    "parse_traceparent",
+    "sredrill_spans",
+]
+
+
+def __getattr__(name: str) -> object:
+    # The receiver's module is light, but it belongs to servers: loaded when one asks for it.
+    if name in ("otlp_routes", "OTLP_TRACES_PATH"):
+        from sredrill.traces import receiver
+
+        return getattr(receiver, name)
+    raise AttributeError(f"module 'sredrill.traces' has no attribute {name!r}")

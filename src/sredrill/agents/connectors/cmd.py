@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import shlex
 import shutil
 import signal
@@ -31,7 +30,7 @@ from sredrill.agents.transcript import Transcript
 from sredrill.errors import AgentError, AgentSpecError
 from sredrill.trajectory import Recorder
 
-__all__ = ["RUN_VARIABLES", "CmdAgent", "connect", "new_traceparent"]
+__all__ = ["RUN_VARIABLES", "CmdAgent", "connect"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,11 +51,6 @@ _EXIT_POLL_S: Final = 0.05
 _REAP_TIMEOUT_S: Final = 5.0
 
 
-def new_traceparent() -> str:
-    """A fresh W3C `traceparent` (version 00, sampled): the agent's spans join a trace of their own."""
-    return f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01"
-
-
 def _environment(task: Task) -> dict[str, str]:
     # A value inherited from an outer sredrill run would point the agent at another run's tools: the run
     # variables come from this task only (its `env`, then the protocol's own values).
@@ -67,7 +61,7 @@ def _environment(task: Task) -> dict[str, str]:
         "SREDRILL_TOOLS_URL": task.tools_url,
         "SREDRILL_MCP_URL": task.mcp_url,
         "SREDRILL_RUN_TOKEN": task.token,
-        "TRACEPARENT": new_traceparent(),
+        "TRACEPARENT": task.traceparent(),
     }
     env.update({k: v for k, v in own.items() if v})
     return env

@@ -26,7 +26,6 @@ from typing import ClassVar, Final
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from sredrill.agents.connectors.cmd import new_traceparent
 from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.reply import validation_lines
 from sredrill.agents.spec import AgentSpec, ConnectOptions
@@ -83,7 +82,7 @@ class HttpAgent:
         """
         deadline = task.deadline_s if task.deadline_s is not None else self.timeout_s
         timeout = httpx.Timeout(deadline, connect=min(CONNECT_TIMEOUT_S, deadline))
-        headers = {"traceparent": new_traceparent(), "Accept": "application/json"}
+        headers = {"traceparent": task.traceparent(), "Accept": "application/json"}
         # `env` is for subprocess agents (their environment); it is never sent over the network.
         payload = task.model_dump_json(exclude={"env"}).encode()
         # One client per run: closing it (also when the run is cancelled) closes the connection, so the

@@ -1,0 +1,86 @@
+"""Traces end to end: `python -m sredrill test` with `cmd:` agents, real OTLP exports, real SQLite.
+
+An agent traced with the OpenTelemetry SDK exports to the run's OTLP receiver in the trace of its TRACEPARENT:
+its tokens, cost and tool calls appear in `await result.traces()`, and every span is in the store. An agent
+that exports nothing makes `traces()` raise `TracesUnavailable`: a token budget is `errored`, never passed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from sredrill.store import Store
+from sredrill.traces import SpanSource
+
+from .conftest import Project
+
+AGENT = Path(__file__).resolve().parents[1] / "support" / "otel_agent_cmd.py"
+
+EVAL = """
+from sredrill import test, expect
+
+async def get_alert():
+    \"\"\"the alert\"\"\"
+    return {"title": "CPU above 90%"}
+
+@test("tokens and tools come from the agent's own spans", prompt="investigate")
+async def _(agent):
+    result = await agent.run(tools={"get_alert": get_alert})
+    traces = await result.traces()
+    expect(traces.total_tokens).to_be(1545)
+    expect(traces.input_tokens).to_be(1200)
+    expect(traces.cost_usd).to_be(0.0125)
+    expect([(c.name, c.source.value) for c in traces.tool_calls]).to_equal(
+        [("get_alert", "sredrill"), ("grep_notes", "agent")]
+    )
+    expect(traces.span_duration("chat fake-model")).to_be_greater_than(-1)
+    expect(len({s.trace_id for s in traces.spans})).to_be(1)
+    expect(traces.total_tokens).to_be_less_than(5000)
+"""
+
+SILENT_EVAL = """
+from sredrill import test, expect
+
+async def get_alert():
+    \"\"\"the alert\"\"\"
+    return {"title": "CPU above 90%"}
+
+@test("a token budget without spans", prompt="investigate")
+async def _(agent):
+    result = await agent.run(tools={"get_alert": get_alert})
+    traces = await result.traces(timeout_s=1.0)
+    expect(traces.total_tokens).to_be_less_than(5000)
+"""
+
+
+def test_an_agents_otlp_spans_give_its_tokens_and_tool_calls(project: Project) -> None:
+    project.write("traces_eval.py", EVAL)
+    cli = project.run("test", "traces_eval.py", "--agent", f"cmd:{sys.executable} {AGENT}", "--json")
+    result = cli.result("tokens and tools come from the agent's own spans")
+    assert result["status"] == "passed", result["failure_reason"] or result["signals"]
+    assert cli.code == 0, cli.stderr
+    with Store(project.db) as store:
+        spans = store.spans(cli.report()["run_id"], result["id"])
+    names = {(s.source, s.name) for s in spans}
+    assert {
+        (SpanSource.SREDRILL, "test tokens and tools come from the agent's own spans"),
+        (SpanSource.SREDRILL, "execute_tool get_alert"),
+        (SpanSource.AGENT, "invoke_agent otel-sample-agent"),
+        (SpanSource.AGENT, "chat fake-model"),
+        (SpanSource.AGENT, "execute_tool get_alert"),
+    } <= names
+    agent_root = next(s for s in spans if s.name == "invoke_agent otel-sample-agent")
+    ours = next(s for s in spans if s.source is SpanSource.SREDRILL and s.name.startswith("invoke_agent"))
+    assert agent_root.parent_span_id == ours.span_id  # the agent's trace hangs from sredrill's agent run span
+    assert agent_root.attributes["service.name"] == "otel-sample-agent"
+
+
+def test_no_spans_means_traces_unavailable_and_a_token_budget_errored(project: Project) -> None:
+    project.write("silent_eval.py", SILENT_EVAL)
+    cli = project.run("test", "silent_eval.py", "--agent", f"cmd:{sys.executable} {AGENT} silent", "--json")
+    result = cli.result("a token budget without spans")
+    assert result["status"] == "errored"
+    assert "TracesUnavailable" in result["failure_reason"] or "no spans" in result["failure_reason"]
+    assert "arrived within 1s" in result["failure_reason"]
+    assert cli.code == 3, cli.stderr
