@@ -42,6 +42,7 @@ def insights_for_test(result: TestResult, *, tools_offered: int = 0) -> Insights
             recs.append(
                 (1, f"the agent answered without calling any of its {tools_offered} tools: gather evidence first")
             )
+    why = list(dict.fromkeys(why))  # several checks failing for one reason say it once
     if not why and not recs:
         return None
     if result.status == TestStatus.ERRORED:
