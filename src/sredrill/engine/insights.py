@@ -50,7 +50,8 @@ def insights_for_test(result: TestResult, *, tools_offered: int = 0) -> Insights
             return None  # the error message is the whole story
         summary = "errored before it could be graded"
     elif why:
-        summary = f"{len(why)} gate signal(s) failed"
+        failed = sum(1 for s in result.signals if s.role == SignalRole.GATE and s.passed is False)
+        summary = f"{failed} gate signal(s) failed"
     else:
         summary = "passed, with room to improve"
     return Insights(source="rules", summary=summary, why=why, recommendations=[r for _, r in sorted(recs)])
