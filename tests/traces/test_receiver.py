@@ -35,3 +35,17 @@ async def test_the_tool_server_receives_otlp_json_for_its_runs_only() -> None:
         assert (span.span_id, span.source) == ("a" * 16, SpanSource.AGENT)
     finally:
         await host.aclose()
+
+
+async def test_sredrill_serve_receives_otlp_into_its_collector() -> None:
+    from tests.server.conftest import running
+
+    with running() as server:
+        collector: SpanCollector = server.app.state.span_collector
+        trace = collector.open("run-a", "t1").trace
+        async with httpx.AsyncClient() as http:
+            mine = await http.post(f"{server.url}/v1/traces", json=export(trace.trace_id, "a" * 16))
+            other = await http.post(f"{server.url}/v1/traces", json=export("b" * 32, "c" * 16))
+        assert (mine.status_code, mine.json()) == (200, {})
+        assert other.json()["partialSuccess"]["rejectedSpans"] == 1
+        assert [s.span_id for s in collector.spans("run-a")] == ["a" * 16]

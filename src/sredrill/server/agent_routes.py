@@ -1,7 +1,10 @@
-"""The per-run routes for agents outside the process, in `sredrill serve`: MCP tools (and, later, the OTLP receiver).
+"""The per-run routes for agents outside the process, in `sredrill serve`: MCP tools and the OTLP receiver.
 
 The HTTP tool routes come from `agents.tool_routes`; this module adds the same registry's MCP endpoint at
-`/runs/{run_id}/mcp` (DESIGN §4.1; `/mcp` stays OpenEnv's JSON-RPC) and runs it for the app's lifetime.
+`/runs/{run_id}/mcp` (DESIGN §4.1; `/mcp` stays OpenEnv's JSON-RPC), run for the app's lifetime, and the
+OTLP/HTTP trace receiver at `POST /v1/traces` into `app.state.span_collector`: an agent run whose trace is
+opened there (`SpanCollector.open`, whoever registers it in `app.state.tool_registry`) gets the spans its
+agent exports; spans of any other trace are refused.
 """
 
 from __future__ import annotations
@@ -24,8 +27,14 @@ logger = logging.getLogger(__name__)
 
 
 def mount_agent_routes(app: FastAPI, registry: ToolRegistry) -> None:
-    """Add the MCP endpoint over `registry` to `app` (kept on `app.state.mcp_endpoint`; None without `mcp`)."""
+    """Add the MCP endpoint over `registry` (`app.state.mcp_endpoint`; None without `mcp`) and the OTLP receiver
+    (into `app.state.span_collector`) to `app`."""
     from sredrill.agents import MCP_PATH, McpEndpoint
+    from sredrill.traces import SpanCollector, otlp_routes
+
+    collector = SpanCollector()
+    app.state.span_collector = collector
+    app.include_router(otlp_routes(collector))
 
     endpoint: McpEndpoint | None
     try:
