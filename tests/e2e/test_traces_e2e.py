@@ -84,3 +84,62 @@ def test_no_spans_means_traces_unavailable_and_a_token_budget_errored(project: P
     assert "TracesUnavailable" in result["failure_reason"] or "no spans" in result["failure_reason"]
     assert "arrived within 1s" in result["failure_reason"]
     assert cli.code == 3, cli.stderr
+
+
+QUERY_EVAL = """
+from sredrill import test, expect, evaluator
+from sredrill.trajectory import ToolError
+
+SEEN = {}
+
+async def get_alert():
+    \"\"\"the alert\"\"\"
+    return {"title": "CPU above 90%"}
+
+@evaluator("trace-judge")
+async def trace_judge(result, criteria):
+    tools = result.trace_tools()
+    spans = await tools.call("get_spans", {"run_id": result.run_id, "source": "sredrill"})
+    metrics = await tools.call("get_metrics", {"run_id": result.run_id})
+    refused = []
+    for other in [SEEN.get("first"), "not-this-run"]:
+        try:
+            await tools.call("get_spans", {"run_id": other})
+        except ToolError as exc:
+            refused.append(exc.code)
+    names = [s["name"] for s in spans["spans"]]
+    ok = refused == ["forbidden", "forbidden"] and "execute_tool get_alert" in names
+    return {"passed": ok, "score": 1.0 if ok else 0.0,
+            "reasoning": f"refused={refused} names={names} tools={[c['name'] for c in metrics['tool_calls']]}"}
+
+@test("first run", prompt="investigate")
+async def _(agent):
+    result = await agent.run(tools={"get_alert": get_alert})
+    SEEN["first"] = result.run_id
+    expect(result.output).to_contain("alert")
+
+@test("a judge reads its own run's spans and no other's", prompt="investigate")
+async def _(agent, judge):
+    result = await agent.run(tools={"get_alert": get_alert})
+    verdict = await judge(result, {"criteria": "the agent read the alert", "evaluator": "trace-judge"})
+    expect(verdict.reasoning).to_contain("refused=['forbidden', 'forbidden']")
+"""
+
+
+def test_the_trace_query_pack_refuses_another_runs_id(project: Project) -> None:
+    project.write(
+        "query_agents.py",
+        """
+        async def reads_alert(task):
+            alert = await task.call_tool("get_alert")
+            return f"the alert says {alert['title']}"
+        """,
+    )
+    project.write("query_eval.py", QUERY_EVAL)
+    cli = project.run("test", "query_eval.py", "--agent", "py:query_agents:reads_alert", "--json", "--jobs", "1")
+    assert cli.code == 0, cli.stderr + cli.stdout[-3000:]
+    result = cli.result("a judge reads its own run's spans and no other's")
+    assert result["status"] == "passed"
+    (verdict,) = [s for s in result["signals"] if s["kind"] == "judge"]
+    assert verdict["passed"] is True, verdict["reasoning"]
+    assert "tools=['get_alert']" in verdict["reasoning"]

@@ -15,7 +15,7 @@ from sredrill.agents import ContextItem, Task, needs_tool_server
 from sredrill.diagnosis import Diagnosis
 from sredrill.errors import AgentError, StateError, TracesUnavailable
 from sredrill.sdk.context import TestContext
-from sredrill.traces import RunTraces, TraceView, sredrill_spans
+from sredrill.traces import RunTraces, TraceQueryTools, TraceView, sredrill_spans
 from sredrill.trajectory import Recorder, TokenUsage, ToolError, Toolset, ToolSpec, Trajectory, UserStep
 
 __all__ = ["TRACES_TIMEOUT_S", "AgentFixture", "FunctionTools", "RunResult", "TestInfo"]
@@ -80,6 +80,20 @@ class RunResult:
                 f"run {self.run_id} was not traced: this RunResult was built outside the engine's agent.run()"
             )
         return await self._traces.view(timeout_s)
+
+    def trace_tools(self, *, timeout_s: float = TRACES_TIMEOUT_S) -> TraceQueryTools:
+        """The read-only `trace_query` tool pack over this run's spans, for judges and evaluators.
+
+        Every tool takes a `run_id` and refuses any but this run's.
+
+        Raises:
+            TracesUnavailable: this RunResult was not made by the engine's `agent.run()`.
+        """
+        if self._traces is None:
+            raise TracesUnavailable(
+                f"run {self.run_id} was not traced: this RunResult was built outside the engine's agent.run()"
+            )
+        return TraceQueryTools(self._traces, timeout_s=timeout_s)
 
 
 class FunctionTools:

@@ -9,11 +9,13 @@ from sredrill.traces.access import RunTraces
 from sredrill.traces.capture import sredrill_spans
 from sredrill.traces.collector import Acceptance, AgentRunTrace, SpanCollector
 from sredrill.traces.otlp import OtlpError, parse_otlp
+from sredrill.traces.query import TRACE_QUERY_TOOLS, TraceQueryTools
 from sredrill.traces.spans import Span, SpanSource, SpanStatus, TraceParent, new_span_id, parse_traceparent
 from sredrill.traces.view import ToolCallSpan, TraceView, build_trace_view
 
 __all__ = [
     "OTLP_TRACES_PATH",
+    "TRACE_QUERY_TOOLS",
     "Acceptance",
     "AgentRunTrace",
     "OtlpError",
@@ -24,6 +26,7 @@ __all__ = [
     "SpanStatus",
     "ToolCallSpan",
     "TraceParent",
+    "TraceQueryTools",
     "TraceView",
     "build_trace_view",
     "new_span_id",
