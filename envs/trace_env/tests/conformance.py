@@ -2,6 +2,7 @@
 
     cd envs/trace_env && ../../.tools/bin/uv sync --frozen && .venv/bin/python tests/conformance.py
 
+0. The package's uv.lock is current with its pyproject and sredrill's (`uv lock --check`).
 1. `openenv validate envs/trace_env` (the static checks) passes.
 2. The Dockerfile's command (`server`, on the PATH the image sets) serves outside Docker, on a free loopback port.
 3. `openenv validate --url` against that server passes.
@@ -52,7 +53,16 @@ def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, **kwargs)
 
 
-# -- 1. the static checks ---------------------------------------------------------------------------------------
+# -- 0, 1. the static checks ------------------------------------------------------------------------------------
+
+
+def lock_is_current() -> str:
+    # sredrill's metadata is part of this lock: a change to the repository's pyproject needs a new lock here.
+    uv = ROOT / ".tools" / "bin" / "uv"
+    done = run([str(uv), "lock", "--check"], cwd=PACKAGE)
+    if done.returncode != 0:
+        raise AssertionError(f"{done.stderr.strip()}\nrun: cd envs/trace_env && ../../.tools/bin/uv lock")
+    return ""
 
 
 def validate_local() -> str:
@@ -182,6 +192,7 @@ def main() -> int:
     server: Server | None = None
     passed = True
     try:
+        check("envs/trace_env/uv.lock is current (uv lock --check)", lock_is_current)
         check("openenv validate envs/trace_env", validate_local)
 
         def start() -> str:
