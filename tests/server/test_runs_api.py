@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -246,3 +247,12 @@ def test_ui_pages_render(client: httpx.Client) -> None:
     assert "http://" not in test.replace(client.base_url.host, "")  # no network asset
     assert "Start episode" in client.get("/ui/env").text
     assert run_id in client.get("/ui").text
+
+
+def test_a_stored_run_that_never_finished_is_unfinished(client: httpx.Client, db: Path) -> None:
+    with Store(db) as store:  # what a CLI run still going on (or killed) leaves in the store
+        store.begin_run("20250101-000000-abcdef", kind="run", agent="x", mode=None, started_at=datetime.now(UTC),
+                        config={})  # fmt: skip
+    assert client.get("/api/runs/20250101-000000-abcdef").json()["status"] == "unfinished"
+    assert events_of(client, "20250101")[0][1]["status"] == "unfinished"
+    assert "unfinished" in client.get("/ui").text

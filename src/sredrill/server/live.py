@@ -35,6 +35,9 @@ class LiveStatus(StrEnum):
     CANCELLED = "cancelled"
     FAILED = "failed"
     """The run stopped on an error of sredrill's or of its input (the event carries the message)."""
+    UNFINISHED = "unfinished"
+    """A stored run this server did not start and that has not finished: running in another process (the CLI),
+    or interrupted (`--resume` continues it)."""
 
 
 class _Event(BaseModel):
@@ -84,7 +87,9 @@ RunEvent = Annotated[_AnyEvent, Field(discriminator="kind")]
 class LiveRun:
     """One run started by the server: its events so far, its status, and how to cancel it.
 
-    The engine calls the listener methods on the run's own thread; readers (`events_after`) may be on any.
+    The engine calls the listener methods on the run's own thread; readers (`events_after`) may be on any, and
+    an event loop that `subscribe`d is woken (thread-safely) on each new event, so an SSE stream waits without
+    holding a worker thread.
     """
 
     def __init__(self) -> None:
@@ -92,7 +97,8 @@ class LiveRun:
         self.status = LiveStatus.STARTING
         self.error: SredrillError | None = None
         self._events: list[_AnyEvent] = []
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
         self._started = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
@@ -130,12 +136,21 @@ class LiveRun:
     def done(self) -> bool:
         return self.status in (LiveStatus.FINISHED, LiveStatus.CANCELLED, LiveStatus.FAILED)
 
-    def events_after(self, seen: int, *, timeout_s: float) -> list[_AnyEvent]:
-        """Events after the first `seen`; waits up to `timeout_s` for one when there is none yet."""
-        with self._changed:
-            if len(self._events) <= seen and not self.done:
-                self._changed.wait(timeout_s)
+    def events_after(self, seen: int) -> list[_AnyEvent]:
+        """Events after the first `seen` (none yet: an empty list)."""
+        with self._lock:
             return self._events[seen:]
+
+    def subscribe(self) -> asyncio.Event:
+        """An event of the running loop, set whenever a run event is added; `unsubscribe` it when done."""
+        wake = asyncio.Event()
+        with self._lock:
+            self._waiters.append((asyncio.get_running_loop(), wake))
+        return wake
+
+    def unsubscribe(self, wake: asyncio.Event) -> None:
+        with self._lock:
+            self._waiters = [(loop, w) for loop, w in self._waiters if w is not wake]
 
     def wait_started(self, timeout_s: float) -> bool:
         """True once the engine announced the run (its id is known) or the run stopped before that."""
@@ -178,9 +193,13 @@ class LiveRun:
         return thread
 
     def _add(self, event: _AnyEvent) -> None:
-        with self._changed:
+        with self._lock:
             self._events.append(event)
-            self._changed.notify_all()
+            waiters = list(self._waiters)
+        for loop, wake in waiters:
+            # A server stopped while its run goes on has closed its loop: nobody is left to wake.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
 
     def _finish(self, status: LiveStatus, summary: Summary | None, message: str | None) -> None:
         if self._cancel_asked and status is LiveStatus.FINISHED:

@@ -39,8 +39,8 @@ __all__ = ["MAX_RUN_BODY_BYTES", "RunRequest", "runs_router"]
 MAX_RUN_BODY_BYTES: Final = 64 * 1024
 _START_TIMEOUT_S: Final = 60.0
 _TOO_LARGE: Final = error_body("too_large", ["body"], f"run requests are limited to {MAX_RUN_BODY_BYTES} bytes")
-_WAIT_S: Final = 1.0
-"""How long one wait for events blocks a worker thread; a keep-alive comment follows an empty wait."""
+_KEEPALIVE_S: Final = 15.0
+"""A comment line is sent after this long without an event, so proxies keep the stream open."""
 
 
 class RunRequest(BaseModel):
@@ -283,7 +283,7 @@ def runs_router(
 def _status_of(live: LiveRun | None, finished: bool) -> str:
     if live is not None:
         return live.status.value
-    return LiveStatus.FINISHED.value if finished else "interrupted"
+    return (LiveStatus.FINISHED if finished else LiveStatus.UNFINISHED).value
 
 
 def _sse(event: dict[str, Any] | BaseModel) -> bytes:
@@ -300,15 +300,23 @@ async def _once(event: dict[str, Any]) -> AsyncIterator[bytes]:
 
 async def _stream(live: LiveRun, request: Any) -> AsyncIterator[bytes]:
     seen = 0
-    while True:
-        batch = await asyncio.to_thread(live.events_after, seen, timeout_s=_WAIT_S)
-        if not batch:
-            if await request.is_disconnected():
-                return
-            yield b": keep-alive\n\n"
-            continue
-        seen += len(batch)
-        for event in batch:
-            yield _sse(event)
-            if event.kind == "run_finished":
-                return
+    wake = live.subscribe()
+    try:
+        while True:
+            wake.clear()  # before reading: an event added after the read sets it again
+            batch = live.events_after(seen)
+            if not batch:
+                try:
+                    await asyncio.wait_for(wake.wait(), timeout=_KEEPALIVE_S)
+                except TimeoutError:
+                    if await request.is_disconnected():
+                        return
+                    yield b": keep-alive\n\n"
+                continue
+            seen += len(batch)
+            for event in batch:
+                yield _sse(event)
+                if event.kind == "run_finished":
+                    return
+    finally:
+        live.unsubscribe(wake)

@@ -71,7 +71,7 @@ def ui_router(
         live = launcher.get(run_id)
         if live is not None:
             return live.status.value
-        return LiveStatus.FINISHED.value if finished else "interrupted"
+        return (LiveStatus.FINISHED if finished else LiveStatus.UNFINISHED).value
 
     @router.get("")
     async def runs(request: Request) -> Any:
