@@ -137,7 +137,7 @@ async def test_a_service_uses_the_run_s_http_tools(service: AgentService) -> Non
     ("behaviour", "message"),
     [
         ("not_json", r"answered text/html, not JSON: '<html><body>Welcome to nginx!"),
-        ("event_stream", r"answered an event stream \(text/event-stream\).*not supported yet"),
+        ("event_stream", r"the AG-UI stream ended without RUN_FINISHED \(or RUN_ERROR\)"),
         ("not_an_object", r"answered JSON list, not an object: '\[1, 2\]'"),
         ("unknown_key", r"invalid reply:\n  verdict: Extra inputs are not permitted"),
         ("bad_diagnosis", r"diagnosis that is not valid:\n  root_cause: Field required\n  category: Input should be"),

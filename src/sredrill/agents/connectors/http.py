@@ -9,7 +9,13 @@ every key optional: `steps` are recorded like a `cmd:` agent's JSON lines (same 
 answer is `diagnosis`, else `output`, else what the steps answered. A non-2xx status, a body that is not
 that JSON object, an unreachable service or one slower than the deadline make the run `errored` with the
 reason. When the run is cancelled (the engine's timeout) the request is abandoned and its connection closed.
-The AG-UI event stream (`text/event-stream`) is a later issue.
+
+Or it answers `text/event-stream`: Server-Sent Events whose `data` are AG-UI events, recorded as they arrive
+(`_AguiEvents`): text messages (`TEXT_MESSAGE_START/CONTENT/END`, `TEXT_MESSAGE_CHUNK`) are assistant steps and
+the last one is the response, tool calls (`TOOL_CALL_START/ARGS/END`, `TOOL_CALL_RESULT`) are tool_call and
+tool_result steps, thinking (`THINKING_TEXT_MESSAGE_*`, `REASONING_MESSAGE_*`) is a thinking step; `RUN_ERROR`
+makes the run `errored` with its message, and the stream must end with `RUN_FINISHED` (whose `result`, when it
+is a Diagnosis object or text, is the answer). Other AG-UI events (state, steps, custom, raw) are ignored.
 
 Examples:
     >>> from sredrill.agents import resolve_agent
@@ -82,16 +88,23 @@ class HttpAgent:
         """
         deadline = task.deadline_s if task.deadline_s is not None else self.timeout_s
         timeout = httpx.Timeout(deadline, connect=min(CONNECT_TIMEOUT_S, deadline))
-        headers = {"traceparent": task.traceparent(), "Accept": "application/json"}
+        headers = {"traceparent": task.traceparent(), "Accept": "application/json, text/event-stream"}
         # `env` is for subprocess agents (their environment); it is never sent over the network.
         payload = task.model_dump_json(exclude={"env"}).encode()
         # One client per run: closing it (also when the run is cancelled) closes the connection, so the
         # service sees the request abandoned.
         async with httpx.AsyncClient(timeout=timeout, transport=self.transport) as client:
             try:
-                response = await client.post(
-                    self.url, content=payload, headers={**headers, "Content-Type": "application/json"}
+                request = client.build_request(
+                    "POST", self.url, content=payload, headers={**headers, "Content-Type": "application/json"}
                 )
+                response = await client.send(request, stream=True)
+                try:
+                    if response.is_success and _is_event_stream(response):
+                        return await self._stream(response, recorder)
+                    await response.aread()
+                finally:
+                    await response.aclose()
             except httpx.TimeoutException as exc:
                 raise AgentError(
                     f"agent service {self.url} did not answer within {deadline:g}s ({type(exc).__name__})"
@@ -106,13 +119,23 @@ class HttpAgent:
         body = self._json(response)
         return self._record(self._validate(body), recorder, body)
 
+    async def _stream(self, response: httpx.Response, recorder: Recorder) -> AgentReply:
+        events = _AguiEvents(self.url, Transcript(recorder))
+        data: list[str] = []
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+            elif not line and data:
+                events.feed("\n".join(data))
+                data = []
+            if events.finished:
+                break
+        if data and not events.finished:
+            events.feed("\n".join(data))
+        return events.reply()
+
     def _json(self, response: httpx.Response) -> dict[str, JsonValue]:
         content_type = response.headers.get("content-type", "")
-        if content_type.startswith("text/event-stream"):
-            raise AgentError(
-                f"agent service {self.url} answered an event stream ({content_type}): sredrill reads a JSON "
-                'reply {"output", "diagnosis", "steps"} (AG-UI streams are not supported yet)'
-            )
         try:
             body = response.json()
         except ValueError as exc:
@@ -155,6 +178,140 @@ class HttpAgent:
         elif reply.output is not None:
             transcript.feed(json.dumps({"kind": "response", "content": reply.output}))
         return dataclasses.replace(transcript.reply(""), raw=[body])
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").startswith("text/event-stream")
+
+
+class _AguiEvents:
+    """An AG-UI event stream turned into trajectory steps, through the `cmd:` agents' transcript rules.
+
+    A text message is held until the next step: the last one of the run is the response, the others are
+    assistant text. Tool-call arguments arrive as JSON fragments and are parsed when the call ends.
+    """
+
+    def __init__(self, url: str, transcript: Transcript) -> None:
+        self.url = url
+        self.transcript = transcript
+        self.finished = False
+        self.events: list[JsonValue] = []
+        self._texts: dict[str, list[str]] = {}
+        self._thinking: list[str] | None = None
+        self._calls: dict[str, tuple[str, list[str]]] = {}
+        self._held: str | None = None
+        self._result: JsonValue = None
+
+    def _step(self, **step: JsonValue) -> None:
+        if self._held is not None:
+            held, self._held = self._held, None
+            self.transcript.feed(json.dumps({"kind": "assistant", "content": held}))
+        self.transcript.feed(json.dumps(step))
+
+    def _end_text(self, message_id: str) -> None:
+        text = "".join(self._texts.pop(message_id, []))
+        if text:
+            if self._held is not None:
+                self.transcript.feed(json.dumps({"kind": "assistant", "content": self._held}))
+            self._held = text
+
+    def feed(self, data: str) -> None:
+        """One SSE event's data: an AG-UI event object."""
+        try:
+            event = json.loads(data)
+        except ValueError:
+            self.transcript.warnings.append(f"an event's data is not JSON, ignored: {_excerpt(data)}")
+            return
+        if not isinstance(event, dict):
+            return
+        self.events.append(event)
+        kind = event.get("type")
+        message_id = str(event.get("messageId", ""))
+        call_id = str(event.get("toolCallId", ""))
+        match kind:
+            case "TEXT_MESSAGE_START":
+                self._texts[message_id] = []
+            case "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_CHUNK":
+                self._texts.setdefault(message_id, []).append(str(event.get("delta") or ""))
+                if kind == "TEXT_MESSAGE_CHUNK" and not message_id:
+                    self._end_text(message_id)
+            case "TEXT_MESSAGE_END":
+                self._end_text(message_id)
+            case "THINKING_TEXT_MESSAGE_START" | "REASONING_MESSAGE_START" | "THINKING_START":
+                self._thinking = self._thinking if self._thinking is not None else []
+            case "THINKING_TEXT_MESSAGE_CONTENT" | "REASONING_MESSAGE_CONTENT" | "REASONING_MESSAGE_CHUNK":
+                (self._thinking if self._thinking is not None else self._open_thinking()).append(
+                    str(event.get("delta") or "")
+                )
+            case "THINKING_TEXT_MESSAGE_END" | "REASONING_MESSAGE_END" | "THINKING_END" | "REASONING_END":
+                text, self._thinking = "".join(self._thinking or []), None
+                if text:
+                    self._step(kind="thinking", content=text)
+            case "TOOL_CALL_START":
+                self._calls[call_id] = (str(event.get("toolCallName", "")), [])
+            case "TOOL_CALL_ARGS" | "TOOL_CALL_CHUNK":
+                name = str(event.get("toolCallName") or self._calls.get(call_id, ("", []))[0])
+                self._calls.setdefault(call_id, (name, []))[1].append(str(event.get("delta") or ""))
+            case "TOOL_CALL_END":
+                self._end_call(call_id)
+            case "TOOL_CALL_RESULT":
+                if call_id in self._calls:
+                    self._end_call(call_id)
+                self._step(kind="tool_result", call_id=call_id, result=_parsed(event.get("content")))
+            case "RUN_ERROR":
+                raise AgentError(
+                    f"agent service {self.url} reported RUN_ERROR: {event.get('message', '(no message)')}"
+                    + (f" (code {event['code']})" if event.get("code") else "")
+                )
+            case "RUN_FINISHED":
+                self._result = event.get("result")
+                self.finished = True
+
+    def _open_thinking(self) -> list[str]:
+        self._thinking = []
+        return self._thinking
+
+    def _end_call(self, call_id: str) -> None:
+        name, parts = self._calls.pop(call_id, ("", []))
+        raw = "".join(parts).strip()
+        args = _parsed(raw) if raw else {}
+        if not isinstance(args, dict):
+            self.transcript.warnings.append(f"tool call {call_id} ({name}): arguments are not a JSON object: {raw!r}")
+            args = {"arguments": raw}
+        self._step(kind="tool_call", name=name, args=args, call_id=call_id)
+
+    def reply(self) -> AgentReply:
+        """The answer once the stream ended.
+
+        Raises:
+            AgentError: the stream ended without RUN_FINISHED.
+        """
+        if not self.finished:
+            raise AgentError(
+                f"agent service {self.url}: the AG-UI stream ended without RUN_FINISHED (or RUN_ERROR); "
+                "end every run with one of them"
+            )
+        result = self._result
+        if isinstance(result, dict) and "root_cause" in result:
+            self._step(kind="diagnosis", diagnosis=result)
+        elif isinstance(result, dict) and isinstance(result.get("diagnosis"), dict):
+            self._step(kind="diagnosis", diagnosis=result["diagnosis"])
+        elif isinstance(result, str) and result:
+            self._step(kind="response", content=result)
+        elif self._held is not None:
+            held, self._held = self._held, None
+            self.transcript.feed(json.dumps({"kind": "response", "content": held}))
+        return dataclasses.replace(self.transcript.reply(""), raw=list(self.events))
+
+
+def _parsed(content: JsonValue) -> JsonValue:
+    """A tool result or arguments sent as a JSON string: the value it encodes, else the text itself."""
+    if isinstance(content, str):
+        try:
+            return json.loads(content)
+        except ValueError:
+            return content
+    return content
 
 
 def connect(spec: AgentSpec, options: ConnectOptions) -> HttpAgent:
