@@ -6,7 +6,6 @@ Both are `ExportTraceServiceRequest` (opentelemetry-proto). In JSON, trace and s
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping
 from typing import Any, Final
@@ -91,9 +90,23 @@ def _spans_of(request: Mapping[str, Any]) -> list[Span]:
     return spans
 
 
-def _protobuf_as_json(body: bytes) -> dict[str, Any]:
+def _proto_value(value: Any) -> JsonValue:
+    """An OTLP protobuf `AnyValue`."""
+    which = value.WhichOneof("value")
+    if which is None:
+        return None
+    if which == "array_value":
+        return [_proto_value(v) for v in value.array_value.values]
+    if which == "kvlist_value":
+        return {kv.key: _proto_value(kv.value) for kv in value.kvlist_value.values}
+    if which == "bytes_value":
+        return value.bytes_value.hex()
+    return getattr(value, which)
+
+
+def _spans_of_protobuf(body: bytes) -> list[Span]:
+    """Spans of an ExportTraceServiceRequest in protobuf, read from the message directly (no JSON detour)."""
     try:
-        from google.protobuf.json_format import MessageToDict
         from google.protobuf.message import DecodeError
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     except ImportError as exc:
@@ -103,15 +116,28 @@ def _protobuf_as_json(body: bytes) -> dict[str, Any]:
         message.ParseFromString(body)
     except DecodeError as exc:
         raise OtlpError(f"the body is not an OTLP ExportTraceServiceRequest in protobuf: {exc}") from exc
-    as_dict = MessageToDict(message)
-    # MessageToDict writes bytes as base64; OTLP's JSON form (what `_spans_of` reads) has hex ids.
-    for resource_spans in as_dict.get("resourceSpans", []):
-        for scope_spans in resource_spans.get("scopeSpans", []):
-            for raw in scope_spans.get("spans", []):
-                for key in ("traceId", "spanId", "parentSpanId"):
-                    if raw.get(key):
-                        raw[key] = base64.b64decode(raw[key]).hex()
-    return as_dict
+    spans: list[Span] = []
+    for resource_spans in message.resource_spans:
+        resource = {kv.key: _proto_value(kv.value) for kv in resource_spans.resource.attributes}
+        for scope_spans in resource_spans.scope_spans:
+            for raw in scope_spans.spans:
+                attributes = dict(resource)
+                attributes.update((kv.key, _proto_value(kv.value)) for kv in raw.attributes)
+                parent = raw.parent_span_id.hex()
+                spans.append(
+                    Span(
+                        trace_id=_hex_id(raw.trace_id.hex(), 32, "trace_id"),
+                        span_id=_hex_id(raw.span_id.hex(), 16, "span_id"),
+                        parent_span_id=_hex_id(parent, 16, "parent_span_id") if parent else None,
+                        name=raw.name,
+                        start_ns=raw.start_time_unix_nano,
+                        end_ns=raw.end_time_unix_nano,
+                        source=SpanSource.AGENT,
+                        status=_STATUS.get(raw.status.code, SpanStatus.UNSET),
+                        attributes=attributes,
+                    )
+                )
+    return spans
 
 
 def parse_otlp(body: bytes, content_type: str | None) -> list[Span]:
@@ -125,18 +151,19 @@ def parse_otlp(body: bytes, content_type: str | None) -> list[Span]:
         MissingExtra: a protobuf body without opentelemetry-proto installed (the `otel` extra).
     """
     kind = (content_type or PROTOBUF).split(";")[0].strip().lower()
-    if kind == JSON:
-        try:
-            request = json.loads(body)
-        except ValueError as exc:
-            raise OtlpError(f"the body is not JSON: {exc}") from exc
-        if not isinstance(request, dict):
-            raise OtlpError("an OTLP JSON export is an object with `resourceSpans`")
-    elif kind == PROTOBUF:
-        request = _protobuf_as_json(body)
-    else:
+    if kind not in (JSON, PROTOBUF):
         raise OtlpError(f"unsupported Content-Type {kind!r}: send {PROTOBUF} or {JSON}")
     try:
-        return _spans_of(request)
+        return _spans_of_protobuf(body) if kind == PROTOBUF else _spans_of(_json_request(body))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise OtlpError(f"a span of the export is malformed ({type(exc).__name__}: {exc})") from exc
+
+
+def _json_request(body: bytes) -> Mapping[str, Any]:
+    try:
+        request = json.loads(body)
+    except ValueError as exc:
+        raise OtlpError(f"the body is not JSON: {exc}") from exc
+    if not isinstance(request, dict):
+        raise OtlpError("an OTLP JSON export is an object with `resourceSpans`")
+    return request
