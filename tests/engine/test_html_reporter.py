@@ -52,6 +52,7 @@ def test_the_reporter_writes_one_self_contained_page(tmp_path: Path) -> None:
     assert "&lt;red&gt;" not in page and "[red]survives a crash" in page  # escaped, not markup
     assert "\x00" not in page or "agent crashed" in page
     assert 'href="/ui' not in page  # no links into a server
+    assert "<script" not in page  # a static document
 
 
 def test_html_needs_an_output_path() -> None:

@@ -256,3 +256,20 @@ def test_a_stored_run_that_never_finished_is_unfinished(client: httpx.Client, db
     assert client.get("/api/runs/20250101-000000-abcdef").json()["status"] == "unfinished"
     assert events_of(client, "20250101")[0][1]["status"] == "unfinished"
     assert "unfinished" in client.get("/ui").text
+
+
+def test_stopping_the_server_cancels_its_runs_and_keeps_their_results(db: Path, evals_dir: Path) -> None:
+    server = ServerThread(create_app(packs=(), db=db, evals=str(evals_dir))).start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            run_id = start(http, evals=["slow_eval.py"])
+            with http.stream("GET", f"/api/runs/{run_id}/events") as response:
+                for line in response.iter_lines():
+                    if line.startswith("data: ") and '"name":"slow"' in line:
+                        break
+    finally:
+        server.stop()
+    with Store(db) as store:
+        assert sorted(r.name for r in store.results(run_id)) == ["quick 0", "quick 1", "quick 2"]
+        record = store.get_run(run_id)
+        assert record is not None and not record.finished  # `sredrill test --resume RUN` continues it

@@ -103,6 +103,7 @@ class LiveRun:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[Any] | None = None
         self._cancel_asked = False
+        self._thread: threading.Thread | None = None
 
     # -- RunListener ----------------------------------------------------------------------------------
 
@@ -188,9 +189,14 @@ class LiveRun:
             with contextlib.suppress(asyncio.CancelledError):
                 asyncio.run(main())
 
-        thread = threading.Thread(target=target, name="sredrill-run", daemon=True)
-        thread.start()
-        return thread
+        self._thread = threading.Thread(target=target, name="sredrill-run", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def join(self, timeout_s: float) -> None:
+        """Wait up to `timeout_s` for the run's thread to end."""
+        if self._thread is not None:
+            self._thread.join(timeout_s)
 
     def _add(self, event: _AnyEvent) -> None:
         with self._lock:
@@ -236,8 +242,11 @@ class RunLauncher:
                 self._runs[live.run_id] = live
         return live
 
-    def cancel_all(self) -> None:
+    def cancel_all(self, *, timeout_s: float) -> None:
+        """Cancel every run still going and wait (up to `timeout_s` each) for its finished results to be written."""
         with self._lock:
             runs = list(self._runs.values())
         for live in runs:
             live.cancel()
+        for live in runs:
+            live.join(timeout_s)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from sredrill.server.gate import RunsGate
 from sredrill.server.live import RunLauncher
@@ -17,6 +20,8 @@ if TYPE_CHECKING:
     from sredrill.store import Store
 
 __all__ = ["mount_web"]
+
+_STOP_TIMEOUT_S: Final = 10.0
 
 
 class _StoreOpener:
@@ -55,3 +60,17 @@ def mount_web(app: FastAPI, options: ServerOptions, *, db: str | Path | None) ->
         runs_router(open_store=open_store, launcher=launcher, gate=gate, packs=options.packs, evals=options.evals)
     )
     app.include_router(ui_router(open_store=open_store, launcher=launcher, gate=gate, app=app))
+
+    # When the server stops (Ctrl-C), runs still going are cancelled and their finished results flushed to the
+    # store, where `sredrill run --resume RUN` finds them: the app's own lifespan, wrapped.
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(served: Any) -> AsyncIterator[Any]:
+        async with inner(served) as state:
+            try:
+                yield state
+            finally:
+                await asyncio.to_thread(launcher.cancel_all, timeout_s=_STOP_TIMEOUT_S)
+
+    app.router.lifespan_context = lifespan

@@ -44,17 +44,19 @@ def _e(value: object) -> str:
     return escape("" if value is None else str(value))
 
 
-def _layout(title: str, body: str, *, nav: bool = True) -> str:
+def _layout(title: str, body: str, *, served: bool = True) -> str:
+    """A whole page; `served=False` (the HTML reporter's file) has no links into a server and no script."""
     links = (
         '<nav><a href="/ui" class="brand">sredrill</a><a href="/ui">Runs</a><a href="/ui/env">Environment</a></nav>'
-        if nav
+        if served
         else '<nav><span class="brand">sredrill</span></nav>'
     )
+    script = f"<script>{_asset('app.js')}</script>" if served else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_asset('app.css')}</style></head>"
-        f"<body>{links}<main>{body}</main><script>{_asset('app.js')}</script></body></html>"
+        f"<body>{links}<main>{body}</main>{script}</body></html>"
     )
 
 
@@ -203,7 +205,7 @@ def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str
         "<th>score</th><th>difficulty</th><th>axis</th><th>first failed check</th><th>duration</th></tr>"
         f"</thead><tbody>{rows}</tbody></table></section>"
     )
-    return _layout(f"sredrill · run {rid}", head + bars + insights + table, nav=not standalone)
+    return _layout(f"sredrill · run {rid}", head + bars + insights + table, served=not standalone)
 
 
 # -- test page -------------------------------------------------------------------------------------------
