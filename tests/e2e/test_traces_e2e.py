@@ -8,10 +8,12 @@ that exports nothing makes `traces()` raise `TracesUnavailable`: a token budget 
 from __future__ import annotations
 
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from sredrill.store import Store
-from sredrill.traces import SpanSource
+from sredrill.traces import SpanSource, parse_otlp
 
 from .conftest import Project
 
@@ -74,6 +76,41 @@ def test_an_agents_otlp_spans_give_its_tokens_and_tool_calls(project: Project) -
     ours = next(s for s in spans if s.source is SpanSource.SREDRILL and s.name.startswith("invoke_agent"))
     assert agent_root.parent_span_id == ours.span_id  # the agent's trace hangs from sredrill's agent run span
     assert agent_root.attributes["service.name"] == "otel-sample-agent"
+
+
+def test_with_opentelemetrys_endpoint_set_the_whole_trace_is_exported(project: Project) -> None:
+    bodies: list[bytes] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        project.write("traces_eval.py", EVAL)
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
+        cli = project.run(
+            "test", "traces_eval.py", "--agent", f"cmd:{sys.executable} {AGENT}", "--json",
+            env={"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint},
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+    assert cli.code == 0, cli.stderr
+    (body,) = bodies
+    spans = parse_otlp(body, "application/json")
+    assert len({s.trace_id for s in spans}) == 1
+    names = {s.name for s in spans}
+    assert {"invoke_agent otel-sample-agent", "chat fake-model", "execute_tool get_alert"} <= names
+    assert any(s.attributes.get("service.name") == "sredrill" for s in spans)
 
 
 def test_no_spans_means_traces_unavailable_and_a_token_budget_errored(project: Project) -> None:

@@ -19,7 +19,7 @@ from sredrill.agents import ToolHost, needs_tool_server
 from sredrill.errors import AgentError
 from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
 from sredrill.sdk import Runtime, TestContext, TestDef
-from sredrill.traces import Span, SpanCollector
+from sredrill.traces import Span, SpanCollector, export_endpoint, export_spans
 
 from .insights import LLM_SYSTEM, insights_for_run, insights_for_test, llm_prompt, parse_llm_insights
 from .runner import AttemptOutcome, HookState, run_test
@@ -230,6 +230,11 @@ async def execute(
             for result in tally.results:
                 writer.write_spans(run_id, result.id, spans.spans_of_test(result.id))
             await writer.close()
+
+    # Optionally, to the collector OpenTelemetry's variables name (a failure is logged, results stand).
+    endpoint = export_endpoint()
+    if endpoint is not None:
+        await export_spans(spans.all_spans(), endpoint)
 
     order = {t.id: i for i, t in enumerate(tests)}
     results = sorted(tally.results, key=lambda r: order.get(r.id, -1))

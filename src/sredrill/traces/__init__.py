@@ -8,6 +8,7 @@ Examples:
 from sredrill.traces.access import RunTraces
 from sredrill.traces.capture import sredrill_spans
 from sredrill.traces.collector import Acceptance, AgentRunTrace, SpanCollector
+from sredrill.traces.export import export_endpoint, export_spans, otlp_json
 from sredrill.traces.otlp import OtlpError, parse_otlp
 from sredrill.traces.query import TRACE_QUERY_TOOLS, TraceQueryTools
 from sredrill.traces.spans import Span, SpanSource, SpanStatus, TraceParent, new_span_id, parse_traceparent
@@ -29,7 +30,10 @@ __all__ = [
     "TraceQueryTools",
     "TraceView",
     "build_trace_view",
+    "export_endpoint",
+    "export_spans",
     "new_span_id",
+    "otlp_json",
     "otlp_routes",
     "parse_otlp",
     "parse_traceparent",

@@ -117,6 +117,11 @@ class SpanCollector:
         with self._lock:
             return [(run.run_id, s) for run in self._runs.values() if run.test_id == test_id for s in run.spans]
 
+    def all_spans(self) -> list[Span]:
+        """Every span of every agent run so far."""
+        with self._lock:
+            return [s for run in self._runs.values() for s in run.spans]
+
     def end_test(self, test_id: str, *, is_error: bool) -> None:
         """Close the test spans of `test_id`'s agent runs now (they were opened when its agent run ended)."""
         end_ns = time.time_ns()
