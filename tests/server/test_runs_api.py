@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -15,6 +18,7 @@ from sredrill.engine import run as engine_run
 from sredrill.server import ServerThread, create_app
 from sredrill.server.runs_api import MAX_RUN_BODY_BYTES
 from sredrill.store import Store
+from tests.server.launch import launched
 
 SLOW_EVALS = """
 import asyncio
@@ -273,3 +277,19 @@ def test_stopping_the_server_cancels_its_runs_and_keeps_their_results(db: Path, 
         assert sorted(r.name for r in store.results(run_id)) == ["quick 0", "quick 1", "quick 2"]
         record = store.get_run(run_id)
         assert record is not None and not record.finished  # `sredrill test --resume RUN` continues it
+
+
+def test_a_cli_run_shows_up_in_sredrill_serve(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SREDRILL_")}
+    db = str(tmp_path / "cli.db")
+    cli = [sys.executable, "-m", "sredrill"]
+    ran = subprocess.run([*cli, "run", "--pack", "rds_postgres", "--agent", "keyword", "--db", db, "--json"],
+                         env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    run_id = json.loads(ran.stdout)["run_id"]
+    with launched([*cli, "serve", "--port", "0", "--pack", "rds_postgres", "--db", db], env=env) as server:
+        assert "/ui" in "".join(server.stderr)
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            runs = http.get("/api/runs").json()["runs"]
+            assert [(r["run_id"], r["status"], r["agent"]) for r in runs] == [(run_id, "finished", "keyword")]
+            assert run_id in http.get("/ui").text
+            assert http.get(f"/ui/runs/{run_id}").status_code == 200
