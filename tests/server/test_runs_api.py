@@ -222,12 +222,15 @@ def test_beyond_loopback_every_route_but_health_needs_the_token(db: Path) -> Non
     app = create_app(packs=(), db=db, token="s3cret", loopback_only=False)
     with ServerThread(app) as server, httpx.Client(base_url=server.url) as http:
         assert http.get("/health").status_code == 200
-        for path in ("/api/runs", "/ui", "/ui/env", "/api/runs/x"):
+        paths = ("/api/runs", "/ui", "/ui/env", "/api/runs/x", "/metadata", "/schema", "/tasks", "/docs", "/")
+        for path in paths:
             missing = http.get(path)
             assert missing.status_code == 401, path
             assert "token" in missing.text
             assert http.get(path, headers={"Authorization": "Bearer wrong"}).status_code == 403
         assert http.get("/api/runs", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        assert http.get("/tasks", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        assert http.post("/reset", json={}).status_code == 401  # the session routes' own check
         assert http.post("/api/runs", json={"packs": ["nope"]}).status_code == 401
         # The UI takes the token once from a link and keeps it in a cookie.
         first = http.get("/ui?token=s3cret", follow_redirects=False)

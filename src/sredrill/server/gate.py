@@ -11,13 +11,16 @@ A browser cannot add an `Authorization` header to a link, so the UI also accepts
 
 # No `from __future__ import annotations`: FastAPI reads the dependencies' annotations at run time.
 
+import contextlib
 import secrets
+from http.cookies import CookieError, SimpleCookie
 from typing import Any, Final
+from urllib.parse import parse_qs
 
-from sredrill.server.security import LOOPBACK_HOSTS, Guard, _hostname
+from sredrill.server.security import LOOPBACK_HOSTS, Denied, Guard, _hostname
 from sredrill.server.wire import error_body
 
-__all__ = ["TOKEN_COOKIE", "RunsGate"]
+__all__ = ["TOKEN_COOKIE", "RunsGate", "TokenEverywhere"]
 
 TOKEN_COOKIE: Final = "sredrill_token"
 
@@ -83,9 +86,20 @@ class RunsGate:
                     hint="restart with --token T",
                 ),
             )
-        given = self._given(request, headers)
+        denied = self.token_denial(headers, request.scope.get("query_string", b""))
+        if denied is not None:
+            self._refuse(denied.status, denied.body)
+
+    def token_denial(self, headers: dict[bytes, bytes], query_string: bytes) -> Denied | None:
+        """Why the token check refuses a request (401 missing, 403 wrong), or None: given, or none configured.
+
+        The token may come as `Authorization: Bearer T`, as `?token=T`, or in the UI's cookie.
+        """
+        if self.token is None:
+            return None
+        given = _given(headers, query_string)
         if given is None:
-            self._refuse(
+            return Denied(
                 401,
                 error_body(
                     "unauthorized",
@@ -94,12 +108,55 @@ class RunsGate:
                     "open the UI once with ?token=<token>",
                 ),
             )
-        if not secrets.compare_digest(given.encode(), str(self.token).encode()):
-            self._refuse(403, error_body("forbidden_token", ["header", "Authorization"], "wrong token"))
+        if not secrets.compare_digest(given.encode(), self.token.encode()):
+            return Denied(403, error_body("forbidden_token", ["header", "Authorization"], "wrong token"))
+        return None
 
-    @staticmethod
-    def _given(request: Any, headers: dict[bytes, bytes]) -> str | None:
-        auth = headers.get(b"authorization", b"").decode("latin-1")
-        if auth.startswith("Bearer "):
-            return auth.removeprefix("Bearer ")
-        return request.query_params.get("token") or request.cookies.get(TOKEN_COOKIE)
+
+def _given(headers: dict[bytes, bytes], query_string: bytes) -> str | None:
+    auth = headers.get(b"authorization", b"").decode("latin-1")
+    if auth.startswith("Bearer "):
+        return auth.removeprefix("Bearer ")
+    query = parse_qs(query_string.decode("latin-1")).get("token")
+    if query:
+        return query[0]
+    cookie = SimpleCookie()
+    with contextlib.suppress(CookieError):
+        cookie.load(headers.get(b"cookie", b"").decode("latin-1"))
+    morsel = cookie.get(TOKEN_COOKIE)
+    return morsel.value if morsel is not None else None
+
+
+class TokenEverywhere:
+    """ASGI middleware of a server bound beyond loopback with a token: every HTTP route but `/health` needs it.
+
+    The session routes and `/ws` are answered before this layer and check the token themselves; the tool
+    routes under `/runs/{run_id}/` carry a token per agent run of their own and are left to it.
+
+    Args:
+        app: the wrapped ASGI app.
+        gate: the server's gate (its token).
+    """
+
+    OPEN: Final = frozenset({"/health"})
+
+    def __init__(self, app: Any, *, gate: RunsGate) -> None:
+        self.app = app
+        self.gate = gate
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path not in self.OPEN and not path.startswith("/runs/"):
+            headers = {k.lower(): v for k, v in scope["headers"]}
+            denied = self.gate.token_denial(headers, scope.get("query_string", b""))
+            if denied is not None:
+                body = denied.body.model_dump_json(exclude_none=True).encode()
+                start = {"type": "http.response.start", "status": denied.status}
+                start["headers"] = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                await send(start)
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)

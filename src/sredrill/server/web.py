@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from sredrill.server.gate import RunsGate
+from sredrill.server.gate import RunsGate, TokenEverywhere
 from sredrill.server.live import RunLauncher
 from sredrill.server.runs_api import runs_router
 
@@ -56,6 +56,8 @@ def mount_web(app: FastAPI, options: ServerOptions, *, db: str | Path | None) ->
     launcher = RunLauncher()
     gate = RunsGate(token=options.token, loopback_only=options.loopback_only)
     app.state.runs = launcher
+    if not options.loopback_only and options.token is not None:
+        app.add_middleware(TokenEverywhere, gate=gate)
     app.include_router(
         runs_router(open_store=open_store, launcher=launcher, gate=gate, packs=options.packs, evals=options.evals)
     )
