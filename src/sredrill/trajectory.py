@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
 __all__ = [
     "AssistantStep",
+    "LLMCall",
     "Recorder",
     "ResponseStep",
     "Step",
@@ -227,13 +228,31 @@ class Toolset(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class LLMCall:
+    """One model call an in-process agent made: becomes a GenAI `chat` span of the run's trace."""
+
+    model: str
+    t_ms: float
+    """When the call started, in ms since the agent run started."""
+    duration_ms: float
+    usage: TokenUsage | None
+    """None when the server reported no usage (unknown is not zero)."""
+    finish_reason: str | None = None
+
+
 class Recorder:
     """Builds one agent run's trajectory as it happens; one per `agent.run()`, never shared."""
 
     def __init__(self) -> None:
         self.steps: list[Step] = []
+        self.llm_calls: list[LLMCall] = []
         self._t0 = time.perf_counter()
         self._next_id = 0
+
+    def record_llm_call(self, call: LLMCall) -> None:
+        """Note a model call (connectors that talk to a model themselves, e.g. `openai:`)."""
+        self.llm_calls.append(call)
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self._t0) * 1000

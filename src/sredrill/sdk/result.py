@@ -239,6 +239,7 @@ class AgentFixture:
                         steps=recorder.steps,
                         token_usage=reply.token_usage if reply is not None else None,
                         error=error,
+                        llm_calls=recorder.llm_calls,
                     )
                 )
         result = RunResult(

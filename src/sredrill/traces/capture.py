@@ -13,7 +13,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from sredrill.trajectory import Step, TokenUsage, ToolCallStep, ToolResultStep
+from sredrill.trajectory import LLMCall, Step, TokenUsage, ToolCallStep, ToolResultStep
 
 from .collector import AgentRunTrace
 from .spans import Span, SpanSource, SpanStatus, new_span_id
@@ -34,12 +34,15 @@ def sredrill_spans(
     steps: Sequence[Step],
     token_usage: TokenUsage | None,
     error: str | None,
+    llm_calls: Sequence[LLMCall] = (),
 ) -> list[Span]:
-    """The test span, the agent run span and one span per recorded tool call with a measured latency.
+    """The test span, the agent run span, one span per model call the agent reported, and one per recorded
+    tool call with a measured latency.
 
     Args:
         agent_started_ns: when the recorder started (its steps' `t_ms` count from there), epoch ns.
         error: why the agent run failed, or None.
+        llm_calls: model calls the agent's connector recorded (`Recorder.llm_calls`).
     """
     ids = trace.trace
     test_span = Span(
@@ -77,6 +80,29 @@ def sredrill_spans(
             attributes=agent_attrs,
         ),
     ]
+    for call in llm_calls:
+        # One `chat {model}` span per model call, under the agent run span: the view counts the innermost
+        # spans with usage, so the run's total on the agent span is not counted twice.
+        chat: dict[str, JsonValue] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": call.model}
+        if call.usage is not None:
+            chat["gen_ai.usage.input_tokens"] = call.usage.prompt
+            chat["gen_ai.usage.output_tokens"] = call.usage.completion
+            chat["gen_ai.usage.total_tokens"] = call.usage.total
+        if call.finish_reason is not None:
+            chat["gen_ai.response.finish_reasons"] = [call.finish_reason]
+        start_ns = agent_started_ns + int(call.t_ms * _NS_PER_MS)
+        spans.append(
+            Span(
+                trace_id=ids.trace_id,
+                span_id=new_span_id(),
+                parent_span_id=ids.parent_span_id,
+                name=f"chat {call.model}",
+                start_ns=start_ns,
+                end_ns=start_ns + int(call.duration_ms * _NS_PER_MS),
+                source=SpanSource.SREDRILL,
+                attributes=chat,
+            )
+        )
     args = {s.call_id: s.args for s in steps if isinstance(s, ToolCallStep)}
     for step in steps:
         if not isinstance(step, ToolResultStep) or step.latency_ms is None or step.t_ms is None:

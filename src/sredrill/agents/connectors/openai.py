@@ -34,6 +34,7 @@ from sredrill.diagnosis import Diagnosis, diagnosis_text
 from sredrill.errors import AgentSpecError
 from sredrill.trajectory import (
     AssistantStep,
+    LLMCall,
     Recorder,
     ResponseStep,
     TokenUsage,
@@ -207,7 +208,17 @@ class OpenAIAgent:
             while run.turns < self.max_turns:
                 if run.turns == self.max_turns - 1 and self.max_turns > 1:
                     run.messages.append({"role": "user", "content": LAST_TURN})
+                started_ms = recorder.elapsed_ms()
                 reply = await llm.complete(run.messages, tools=tools or None)
+                recorder.record_llm_call(
+                    LLMCall(
+                        model=self.model,
+                        t_ms=round(started_ms, 3),
+                        duration_ms=round(recorder.elapsed_ms() - started_ms, 3),
+                        usage=reply.usage,
+                        finish_reason=reply.finish_reason,
+                    )
+                )
                 run.count(reply)
                 text = (reply.content or "").strip()
                 if reply.tool_calls:
