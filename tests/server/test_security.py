@@ -72,3 +72,15 @@ def test_a_public_server_accepts_any_host_but_still_checks_origin() -> None:
     assert guard.check({b"host": b"trace.hf.space", b"origin": b"https://trace.hf.space"}, write=True) is None
     denied = guard.check({b"host": b"trace.hf.space", b"origin": b"https://evil.example"}, write=True)
     assert denied is not None and denied.status == 403
+
+
+def test_the_ui_token_cookie_counts_like_the_authorization_header() -> None:
+    # The web UI's environment view calls /reset, /step and /state from the browser with its HttpOnly cookie.
+    guard = Guard(token="s3cret", loopback_only=False)
+    base = {b"host": b"example.org"}
+    assert guard.check({**base, b"cookie": b"sredrill_token=s3cret"}, write=True) is None
+    assert guard.check({**base, b"cookie": b"other=1; sredrill_token=s3cret"}, write=True) is None
+    denied = guard.check({**base, b"cookie": b"sredrill_token=wrong"}, write=True)
+    assert denied is not None and denied.status == 401
+    assert guard.check({**base, b"cookie": b"\x00garbage"}, write=True) is not None
+    assert guard.check({**base, b"authorization": b"Bearer s3cret"}, write=True) is None

@@ -17,12 +17,10 @@ from http.cookies import CookieError, SimpleCookie
 from typing import Any, Final
 from urllib.parse import parse_qs
 
-from sredrill.server.security import LOOPBACK_HOSTS, Denied, Guard, _hostname
+from sredrill.server.security import LOOPBACK_HOSTS, TOKEN_COOKIE, Denied, Guard, _hostname
 from sredrill.server.wire import error_body
 
 __all__ = ["TOKEN_COOKIE", "RunsGate", "TokenEverywhere"]
-
-TOKEN_COOKIE: Final = "sredrill_token"
 
 
 class RunsGate:

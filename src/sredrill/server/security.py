@@ -20,9 +20,13 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
 from urllib.parse import urlsplit
 
 from sredrill.server.wire import ErrorBody, error_body
+
+TOKEN_COOKIE = "sredrill_token"
+"""The web UI's HttpOnly cookie carrying the server's token (set by opening `/ui?token=T` once)."""
 
 __all__ = ["LOOPBACK_HOSTS", "Denied", "Guard", "is_loopback"]
 
@@ -62,6 +66,18 @@ class Guard:
         self.loopback_only = loopback_only
         self._expected = f"Bearer {token}".encode() if token else None
 
+    def _cookie_ok(self, cookie: bytes | None) -> bool:
+        """The web UI's HttpOnly token cookie (set by `/ui?token=T`) counts like the Authorization header."""
+        if cookie is None or self.token is None:
+            return False
+        jar = SimpleCookie()
+        try:
+            jar.load(cookie.decode("latin-1"))
+        except CookieError:
+            return False
+        morsel = jar.get(TOKEN_COOKIE)
+        return morsel is not None and secrets.compare_digest(morsel.value.encode(), self.token.encode())
+
     def check(self, headers: dict[bytes, bytes], *, write: bool) -> Denied | None:
         """None when the request may proceed; else why not.
 
@@ -95,7 +111,7 @@ class Guard:
                     "same-origin pages may act on sessions",
                 ),
             )
-        if self._expected is not None:
+        if self._expected is not None and not self._cookie_ok(headers.get(b"cookie")):
             given = headers.get(b"authorization")
             if given is None or not secrets.compare_digest(given, self._expected):
                 return Denied(
