@@ -119,8 +119,9 @@ class _ResultWriter:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sredrill-store")
         self._pending: deque[Future[None]] = deque()
 
-    def write(self, run_id: str, result: TestResult, steps: list[dict] | None) -> None:
-        self._submit(self._store.write_result, run_id, result, steps)
+    def write(self, run_id: str, result: TestResult, steps: list[dict] | None, spans: list[tuple[str, Span]]) -> None:
+        """The result, its trajectory and its spans, in one transaction."""
+        self._submit(self._store.write_result, run_id, result, steps, spans)
 
     def write_spans(self, run_id: str, test_id: str, spans: list[tuple[str, Span]]) -> None:
         if spans:
@@ -132,12 +133,10 @@ class _ResultWriter:
         self._pending.append(self._pool.submit(write, *args))
 
     async def close(self) -> None:
-        """Wait for every write; raise the first failure."""
-        try:
-            while self._pending:
-                await asyncio.wrap_future(self._pending.popleft())
-        finally:
-            self._pool.shutdown(wait=True)
+        """Wait for every write (one thread hop, not one per pending write); raise the first failure."""
+        await asyncio.to_thread(self._pool.shutdown, wait=True)
+        while self._pending:
+            self._pending.popleft().result()
 
 
 async def execute(
@@ -192,8 +191,7 @@ async def execute(
             result = await _llm_insights(runtime, result, outcome.steps)
         spans.end_test(result.id, is_error=result.status != TestStatus.PASSED)
         if writer is not None:
-            writer.write(run_id, result, outcome.steps)
-            writer.write_spans(run_id, result.id, spans.spans_of_test(result.id))
+            writer.write(run_id, result, outcome.steps, spans.spans_of_test(result.id))
         tally.results.append(result)
         listener.on_test_end(result)
 
@@ -226,9 +224,11 @@ async def execute(
         if host is not None:
             await host.aclose()
         if writer is not None:
-            # Spans that came late (after their test was written) are stored with the run's end.
-            for result in tally.results:
-                writer.write_spans(run_id, result.id, spans.spans_of_test(result.id))
+            if host is not None:
+                # An agent out of process may export spans late (after its test was written): store them with
+                # the run's end. In-process agents export nothing, so their spans were complete when written.
+                for result in tally.results:
+                    writer.write_spans(run_id, result.id, spans.spans_of_test(result.id))
             await writer.close()
 
     # Optionally, to the collector OpenTelemetry's variables name (a failure is logged, results stand).

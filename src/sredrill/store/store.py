@@ -159,7 +159,13 @@ class Store:
                 (run_id, kind, agent, mode, started_at.isoformat(), started_at.timestamp(), config_json),
             )
 
-    def write_result(self, run_id: str, result: TestResult, steps: list[dict[str, JsonValue]] | None) -> None:
+    def write_result(
+        self,
+        run_id: str,
+        result: TestResult,
+        steps: list[dict[str, JsonValue]] | None,
+        spans: Sequence[tuple[str, Span]] = (),
+    ) -> None:
         """Store one finished test, committed before returning; the same test id again replaces it.
 
         A replaced result keeps its place in the run's order; its trajectory is replaced too (removed when
@@ -169,11 +175,13 @@ class Store:
             run_id: a run begun with `begin_run`.
             result: the test's result.
             steps: the test's full trajectory (`Trajectory.dump()`), or None when it has none.
+            spans: the test's spans as (agent run id, span), stored in the same transaction.
 
         Raises:
             StateError: the run was never begun.
         """
         row = self._result_row(run_id, result)
+        span_rows = _span_rows(run_id, result.id, spans)
         steps_json = None if steps is None else json.dumps(steps, separators=(",", ":"))
         with self._transaction(write=True) as conn:
             self._require_run(conn, run_id)
@@ -188,6 +196,8 @@ class Store:
                     """,
                     (run_id, result.id, steps_json),
                 )
+            if span_rows:
+                conn.executemany(_UPSERT_SPAN, span_rows)
 
     def finish_run(self, run_id: str, report: RunReport) -> None:
         """Mark a run finished and store its report (summary, duration, insights).
@@ -331,25 +341,10 @@ class Store:
         Raises:
             StateError: the run was never begun.
         """
-        rows = [
-            (
-                run_id, test_id, agent_run_id, s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns,
-                s.end_ns, s.source.value, s.model_dump_json(),
-            )
-            for agent_run_id, s in spans
-        ]  # fmt: skip
+        rows = _span_rows(run_id, test_id, spans)
         with self._transaction(write=True) as conn:
             self._require_run(conn, run_id)
-            conn.executemany(
-                """
-                INSERT INTO spans (run_id, test_id, agent_run_id, trace_id, span_id, parent_span_id, name,
-                                   start_ns, end_ns, source, span)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (run_id, trace_id, span_id, source) DO UPDATE SET
-                    end_ns = excluded.end_ns, span = excluded.span
-                """,
-                rows,
-            )
+            conn.executemany(_UPSERT_SPAN, rows)
 
     def spans(self, run_id: str, test_id: str | None = None) -> list[Span]:
         """The spans stored for a run (or one of its tests), in start order."""
@@ -449,3 +444,22 @@ def _record(row: tuple[Any, ...], counts: Counts) -> RunRecord:
         summary=summary,
         counts=counts,
     )
+
+
+_UPSERT_SPAN = """
+    INSERT INTO spans (run_id, test_id, agent_run_id, trace_id, span_id, parent_span_id, name,
+                       start_ns, end_ns, source, span)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (run_id, trace_id, span_id, source) DO UPDATE SET
+        end_ns = excluded.end_ns, span = excluded.span
+"""
+
+
+def _span_rows(run_id: str, test_id: str, spans: Sequence[tuple[str, Span]]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            run_id, test_id, agent_run_id, s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns,
+            s.end_ns, s.source.value, s.model_dump_json(),
+        )
+        for agent_run_id, s in spans
+    ]  # fmt: skip

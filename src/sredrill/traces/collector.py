@@ -61,6 +61,8 @@ class SpanCollector:
         self._lock = threading.Lock()
         self._runs: dict[str, AgentRunTrace] = {}
         self._by_trace: dict[str, AgentRunTrace] = {}
+        self._by_test: dict[str, list[AgentRunTrace]] = {}
+        """Agent runs per test: per-test lookups stay O(1) in a run of thousands of tests."""
 
     def __repr__(self) -> str:
         return f"SpanCollector({len(self._runs)} agent run(s))"
@@ -77,6 +79,7 @@ class SpanCollector:
                 raise StateError(f"agent run {run_id!r} already has a trace")
             self._runs[run_id] = trace
             self._by_trace[trace.trace.trace_id] = trace
+            self._by_test.setdefault(test_id, []).append(trace)
         return trace
 
     def add(self, spans: Iterable[Span]) -> Acceptance:
@@ -115,7 +118,7 @@ class SpanCollector:
     def spans_of_test(self, test_id: str) -> list[tuple[str, Span]]:
         """(agent run id, span) for every span of the test's agent runs so far."""
         with self._lock:
-            return [(run.run_id, s) for run in self._runs.values() if run.test_id == test_id for s in run.spans]
+            return [(run.run_id, s) for run in self._by_test.get(test_id, ()) for s in run.spans]
 
     def all_spans(self) -> list[Span]:
         """Every span of every agent run so far."""
@@ -127,9 +130,7 @@ class SpanCollector:
         end_ns = time.time_ns()
         status = SpanStatus.ERROR if is_error else SpanStatus.OK
         with self._lock:
-            for run in self._runs.values():
-                if run.test_id != test_id:
-                    continue
+            for run in self._by_test.get(test_id, ()):
                 run.spans = [
                     s.model_copy(update={"end_ns": max(end_ns, s.end_ns), "status": status})
                     if s.span_id == run.test_span_id and s.source is SpanSource.SREDRILL
