@@ -180,24 +180,45 @@ class Store:
         Raises:
             StateError: the run was never begun.
         """
-        row = self._result_row(run_id, result)
-        span_rows = _span_rows(run_id, result.id, spans)
-        steps_json = None if steps is None else json.dumps(steps, separators=(",", ":"))
+        self.write_results(run_id, [(result, steps, spans)])
+
+    def write_results(
+        self,
+        run_id: str,
+        items: Sequence[tuple[TestResult, list[dict[str, JsonValue]] | None, Sequence[tuple[str, Span]]]],
+    ) -> None:
+        """Store several finished tests (result, trajectory, spans) in one transaction, committed on return.
+
+        The engine's writer uses it to catch up when results complete faster than one commit each.
+
+        Raises:
+            StateError: the run was never begun.
+        """
+        prepared = [
+            (
+                self._result_row(run_id, result),
+                result.id,
+                None if steps is None else json.dumps(steps, separators=(",", ":")),
+                _span_rows(run_id, result.id, spans),
+            )
+            for result, steps, spans in items
+        ]
         with self._transaction(write=True) as conn:
             self._require_run(conn, run_id)
-            conn.execute(_UPSERT_RESULT, row)
-            if steps_json is None:
-                conn.execute("DELETE FROM trajectories WHERE run_id = ? AND test_id = ?", (run_id, result.id))
-            else:
-                conn.execute(
-                    """
-                    INSERT INTO trajectories (run_id, test_id, steps) VALUES (?, ?, ?)
-                    ON CONFLICT (run_id, test_id) DO UPDATE SET steps = excluded.steps
-                    """,
-                    (run_id, result.id, steps_json),
-                )
-            if span_rows:
-                conn.executemany(_UPSERT_SPAN, span_rows)
+            for row, test_id, steps_json, span_rows in prepared:
+                conn.execute(_UPSERT_RESULT, row)
+                if steps_json is None:
+                    conn.execute("DELETE FROM trajectories WHERE run_id = ? AND test_id = ?", (run_id, test_id))
+                else:
+                    conn.execute(
+                        """
+                        INSERT INTO trajectories (run_id, test_id, steps) VALUES (?, ?, ?)
+                        ON CONFLICT (run_id, test_id) DO UPDATE SET steps = excluded.steps
+                        """,
+                        (run_id, test_id, steps_json),
+                    )
+                if span_rows:
+                    conn.executemany(_UPSERT_SPAN, span_rows)
 
     def finish_run(self, run_id: str, report: RunReport) -> None:
         """Mark a run finished and store its report (summary, duration, insights).
