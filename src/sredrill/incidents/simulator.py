@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -181,14 +182,6 @@ class Simulator:
         self._relevant: dict[str, list[ActionMatch]] = {}
         for m in task.relevant:
             self._relevant.setdefault(m.action_type, []).append(m)
-        self._handlers = {
-            ActionType.INSPECT_LOGS: self._inspect,
-            ActionType.INSPECT_METRICS: self._inspect,
-            ActionType.INSPECT_ALERT: self._inspect,
-            ActionType.WAIT: self._wait,
-            ActionType.DECLARE_HEALTHY: self._declare_healthy,
-            ActionType.DECLARE_UNFIXABLE: self._declare_unfixable,
-        }
         self._disruptions: list[tuple[int, int, int, int, list[CompiledImpact]]] = []
         self._events: list[tuple[int, str, str | None, float | None]] = []
         self._recent: deque[ActionKey] = deque(maxlen=3)
@@ -218,8 +211,8 @@ class Simulator:
             raise StateError("the episode is over: call reset() to start another one")
         t = self.t
         key = (action.action_type, action.target, action.value)
-        handler = self._handlers.get(action.action_type, self._remediate)
-        reward, message, inspection = handler(action, key, t)
+        handler = _HANDLERS.get(action.action_type, Simulator._remediate)
+        reward, message, inspection = handler(self, action, key, t)
         if key in self._recent:
             reward += scoring.DUPLICATE
             message += " (a repeat of a recent action)"
@@ -461,3 +454,15 @@ def _describe(kind: str, target: str | None, value: int | None) -> str:
     if kind == ActionType.RESTART_SERVICE:
         return f"restarted {target}"
     return _DESCRIPTIONS[kind]
+
+
+# Plain functions, not bound methods kept on each instance: bound methods on `self` made every simulator a
+# reference cycle, freed only by the cyclic GC (a cost that grew with the number of episodes played).
+_HANDLERS: dict[str, Callable[[Simulator, IncidentAction, ActionKey, int], _Handled]] = {
+    ActionType.INSPECT_LOGS: Simulator._inspect,
+    ActionType.INSPECT_METRICS: Simulator._inspect,
+    ActionType.INSPECT_ALERT: Simulator._inspect,
+    ActionType.WAIT: Simulator._wait,
+    ActionType.DECLARE_HEALTHY: Simulator._declare_healthy,
+    ActionType.DECLARE_UNFIXABLE: Simulator._declare_unfixable,
+}
