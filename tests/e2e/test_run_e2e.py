@@ -189,3 +189,19 @@ def test_an_interrupted_pack_run_resumes_with_nothing_lost(project: Project) -> 
     assert report["run_id"] == run_id and report["agent"] == "py:slow_constant:agent"
     assert report["summary"]["total"] == total
     assert {r["id"] for r in report["results"]} >= {test_id for _, test_id in done}
+
+
+def test_a_bare_scenario_id_picks_the_pack_that_has_it(project: Project) -> None:
+    src = Path(load_pack("rds_postgres").root)
+    other = project.root / "otherpack"
+    shutil.copytree(src / "000-healthy", other / "000-healthy")
+    if (src / "pack.yml").exists():
+        shutil.copy(src / "pack.yml", other / "pack.yml")
+    project.write("constant.py", CONSTANT)
+    base = ["run", "--pack", "rds_postgres", "--pack", str(other), "--agent", "py:constant:agent", "--json"]
+    cli = project.run(*base, "--scenario", "001-replication-lag")
+    assert [r["id"] for r in cli.report()["results"]] == ["rds_postgres/001-replication-lag#1"]
+    cli = project.run(*base, "--scenario", "otherpack/000-healthy")
+    assert [r["id"] for r in cli.report()["results"]] == ["otherpack/000-healthy#1"]
+    missing = project.run(*base, "--scenario", "nopack/000-healthy")
+    assert missing.code == 2 and "no pack 'nopack'" in missing.stderr

@@ -207,9 +207,14 @@ async def run_packs(
     loaded = [load_pack(n) for n in names if n != INCIDENTS_PACK]
     axes = axes_for(mode, axis2)
     for sid in scenario_ids:  # an unknown id is a usage error before anything runs
-        owners = [p for p in loaded if sid.split("/")[0] in (p.name, sid)]
-        if loaded and not any(sid.removeprefix(f"{p.name}/") in p.folders for p in owners or loaded):
-            (owners or loaded)[0].scenario(sid)
+        owner, _, folder = sid.rpartition("/")
+        candidates = [p for p in loaded if p.name == owner] if owner else loaded
+        if not candidates:
+            raise InputError(
+                f"--scenario {sid!r}: no pack {owner!r} in this run", allowed=[p.name for p in loaded] or None
+            )
+        if not any(folder in p.folders for p in candidates):
+            candidates[0].scenario(sid)  # raises, with "did you mean"
     levels = _difficulties(difficulty)
     tests = rca_tests(
         loaded,

@@ -58,8 +58,13 @@ def select_scenarios(
     """The pack's scenarios named by `--scenario` (folder or pack/folder) and of the given difficulties."""
     chosen = list(pack.scenarios)
     if scenario_ids:
-        wanted = [s for s in scenario_ids if s.split("/")[0] in (pack.name, s)]
-        chosen = [pack.scenario(s) for s in wanted]
+        chosen = []
+        for sid in scenario_ids:
+            owner, _, folder = sid.rpartition("/")
+            # `pack/folder` names its pack; a bare folder belongs to whichever pack has it.
+            if (owner and owner != pack.name) or (not owner and folder not in pack.folders):
+                continue
+            chosen.append(pack.scenario(sid))
     if difficulties:
         chosen = [s for s in chosen if s.difficulty in difficulties]
     return chosen
