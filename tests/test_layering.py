@@ -11,6 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "sredrill"
 # the order inside a row is the order given here.
 LAYERS = [
     "errors",
+    "text",
     "trajectory",
     "diagnosis",
     "results",
