@@ -12,6 +12,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "sredrill"
 LAYERS = [
     "errors",
     "text",
+    "processes",
     "trajectory",
     "diagnosis",
     "results",

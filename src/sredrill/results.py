@@ -212,6 +212,12 @@ class TestResult(_Model):
     reasoning: dict[str, Any] | None = None
     attempts: list[Attempt] = Field(default_factory=list)
     flaky: bool = False
+    stdout: str | None = None
+    """What the test's own code printed (body, hooks, fixtures, a `py:` agent), captured as pytest does; capped."""
+    stderr: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    """What the harness changed or noticed on the way: text replaced (lone surrogates), output truncated, steps
+    the agent reported but the harness did not serve."""
     duration_ms: float
 
 
