@@ -14,6 +14,7 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -53,10 +54,8 @@ def live_groups() -> set[int]:
 
 def kill_group(pgid: int) -> None:
     """SIGKILL a whole process group; a group already gone is no error."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def kill_all() -> None:
