@@ -13,6 +13,7 @@ LAYERS = [
     "errors",
     "text",
     "processes",
+    "workers",
     "trajectory",
     "diagnosis",
     "results",

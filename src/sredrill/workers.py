@@ -1,0 +1,712 @@
+"""Workers: long-lived child processes that run user code for a driver, killed and replaced when it hangs.
+
+User code (eval bodies, hooks, `py:` agents) runs in a worker, never in the process that holds scenarios and
+answer keys (DESIGN §11.3). A worker is a Python process serving one handler, started with `subprocess` (never
+`fork`: the driver has threads; and not multiprocessing's `spawn`, which re-imports the driver's `__main__`, so a
+user's script calling `sredrill.run()` without a `__main__` guard would start itself again). It runs in a
+session of its own (a terminal's Ctrl-C reaches the driver only), ignores SIGINT, exits when its driver dies
+(a watchdog thread sees its parent change) and talks JSON over a socket pair, never fd 1: user code prints.
+JSON, not pickle: a worker runs untrusted code, and unpickling its messages would run code in the driver.
+
+This module knows nothing of tests or agents: a worker serves one handler, `"module:factory"`, whose
+`factory()` returns an object with `async handle(body, ask) -> body`; `ask(body)` sends a question back to the
+driver (a tool call) and awaits its answer.
+
+The driver side: `Worker.call(body, timeout_s=…)` sends one request and awaits its reply; past the timeout, or
+when the awaiting task is cancelled, the worker is killed (SIGKILL to its session and to every process group it
+reported through `sredrill.processes`), since code that ignored its timeout cannot be trusted to stop. A worker
+that dies during a call (`os._exit`, a segfault, the OOM killer) raises `WorkerDied` naming its exit code or
+signal. `WorkerPool` keeps idle workers for reuse and starts one when none is idle.
+
+Examples:
+    >>> worker = Worker("mypkg.handlers:Echo", role="demo")
+    >>> await worker.call({"ping": 1}, timeout_s=5)
+    {'ping': 1}
+    >>> worker.kill()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any, Final, Protocol
+
+from sredrill import processes
+from sredrill.errors import SredrillError
+from sredrill.text import parse_json
+
+__all__ = [
+    "CAPTURE_LIMIT_BYTES",
+    "ROLE_ENV",
+    "Ask",
+    "CapturedOutput",
+    "Handler",
+    "RemoteError",
+    "Worker",
+    "WorkerDied",
+    "WorkerPool",
+    "capture_output",
+    "describe_exception",
+    "worker_role",
+]
+
+ROLE_ENV: Final = "SREDRILL_WORKER"
+"""Set in every worker's environment to its role (`body`, `agent`): code that must know where it runs reads it."""
+_PATH_ENV: Final = "SREDRILL_WORKER_SYS_PATH"
+_PARENT_ENV: Final = "SREDRILL_WORKER_PARENT"
+_MEMORY_ENV: Final = "SREDRILL_WORKER_MEMORY_MB"
+_ENTRY: Final = "import sys; from sredrill.workers import _worker_main; _worker_main(int(sys.argv[1]), sys.argv[2])"
+_WATCHDOG_S: Final = 0.5
+START_TIMEOUT_S: Final = 60.0
+"""A worker imports sredrill and the handler before it is ready; a loaded machine may take seconds."""
+_EXIT_WAIT_S: Final = 2.0
+CAPTURE_LIMIT_BYTES: Final = 64 * 1024
+
+
+Ask = Callable[[Any], Awaitable[Any]]
+"""`await ask(body)`: a question from the worker's handler to the driver (a tool call); returns the answer."""
+
+
+class Handler(Protocol):
+    """What a worker serves: one request at a time."""
+
+    async def handle(self, body: Any, ask: Ask, /) -> Any: ...
+
+
+class WorkerDied(SredrillError):
+    """Raised when a worker ended during a call (or before it was ready): the message names how it ended.
+
+    Attributes:
+        returncode: the exit code, or minus the signal number that killed it (as `subprocess`); None unknown.
+    """
+
+    def __init__(self, message: str, *, returncode: int | None) -> None:
+        self.returncode = returncode
+        super().__init__(message)
+
+
+class RemoteError(SredrillError):
+    """Raised when the worker's handler raised: its exception's type, message and traceback, as text.
+
+    Attributes:
+        type_name: the class name of the exception in the worker (`SystemExit`, `RuntimeError`).
+        message: `str(exc)` in the worker.
+        traceback: the worker's formatted traceback.
+        data: what the handler attached (`exc.worker_data`, JSON), for errors with fields (`AgentSpecError`).
+    """
+
+    def __init__(self, type_name: str, message: str, *, traceback: str = "", data: Any = None) -> None:
+        self.type_name = type_name
+        self.message = message
+        self.traceback = traceback
+        self.data = data
+        super().__init__(f"{type_name}: {message}" if message else type_name)
+
+
+def worker_role() -> str | None:
+    """The role of this process when it is a worker (`body`, `agent`), else None."""
+    return os.environ.get(ROLE_ENV) or None
+
+
+def describe_exception(exc: BaseException) -> str:
+    """`Type: message`, `(no message)` when empty; an exception group lists what it holds."""
+    text = f"{type(exc).__name__}: {str(exc) or '(no message)'}"
+    if isinstance(exc, BaseExceptionGroup):
+        text += " [" + "; ".join(describe_exception(e) for e in exc.exceptions) + "]"
+    return text
+
+
+def _how_it_ended(returncode: int | None) -> str:
+    if returncode is None:
+        return "closed its connection"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}" + (" (out of memory?)" if -returncode == signal.SIGKILL else "")
+    return f"exited with code {returncode}"
+
+
+# -- output capture (in the worker) ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CapturedOutput:
+    """What fds 1 and 2 received during a `capture_output` block, each cut at the limit."""
+
+    stdout: str = ""
+    stderr: str = ""
+    truncated: list[str] = field(default_factory=list)
+    """`"stdout"`, `"stderr"`: the streams that were cut."""
+
+
+def _read_capped(path: str, limit: int) -> tuple[str, bool]:
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        data = f.read(limit)
+    text = data.decode("utf-8", "replace")
+    if size > limit:
+        return text + f"\n[… {size - limit} more bytes cut: output is kept up to {limit // 1024} KiB]", True
+    return text, False
+
+
+@contextlib.contextmanager
+def capture_output(limit_bytes: int = CAPTURE_LIMIT_BYTES) -> Iterator[CapturedOutput]:
+    """Point fds 1 and 2 at files for the block (what C code and subprocesses write is caught too).
+
+    Only for a process that runs one thing at a time (a worker): fds are process-wide.
+    """
+    out = CapturedOutput()
+    with tempfile.TemporaryDirectory(prefix="sredrill-capture-") as tmp:
+        paths = {1: os.path.join(tmp, "stdout"), 2: os.path.join(tmp, "stderr")}
+        saved: dict[int, int] = {}
+        for fd in (1, 2):
+            with contextlib.suppress(ValueError, OSError):
+                (sys.stdout if fd == 1 else sys.stderr).flush()
+            saved[fd] = os.dup(fd)
+            target = os.open(paths[fd], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(target, fd)
+            os.close(target)
+        try:
+            yield out
+        finally:
+            for fd in (1, 2):
+                with contextlib.suppress(ValueError, OSError):
+                    (sys.stdout if fd == 1 else sys.stderr).flush()
+                os.dup2(saved[fd], fd)
+                os.close(saved[fd])
+            out.stdout, cut_out = _read_capped(paths[1], limit_bytes)
+            out.stderr, cut_err = _read_capped(paths[2], limit_bytes)
+            out.truncated = [name for name, cut in (("stdout", cut_out), ("stderr", cut_err)) if cut]
+
+
+# -- the worker process ---------------------------------------------------------------------------------------
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    # ensure_ascii: a lone surrogate in user text travels as an escape instead of failing to encode.
+    return json.dumps(message).encode("ascii")
+
+
+def _decode(data: bytes) -> dict[str, Any]:
+    value, _ = parse_json(data.decode("utf-8", "replace"))
+    if not isinstance(value, dict):
+        raise ValueError(f"a worker message must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _error_body(exc: BaseException) -> dict[str, Any]:
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "traceback": "".join(traceback.format_exception(exc))[-20_000:],
+        "data": getattr(exc, "worker_data", None),
+    }
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker outlives no driver, even one killed with SIGKILL while user code blocks this worker's loop."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_WATCHDOG_S)
+        os._exit(71)
+
+    threading.Thread(target=watch, name="sredrill-worker-watchdog", daemon=True).start()
+
+
+def _limit_memory(megabytes: str | None) -> None:
+    if megabytes:
+        import resource
+
+        limit = int(megabytes) << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+class _WorkerSide:
+    """The worker's end of the connection: requests in, replies and questions out."""
+
+    def __init__(self, conn: Connection, handler: Handler) -> None:
+        self.conn = conn
+        self.handler = handler
+        self.requests: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.answers: dict[int, asyncio.Future[Any]] = {}
+        self.ids = itertools.count(1)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.conn.send_bytes(_encode(message))
+
+    def on_readable(self) -> None:
+        try:
+            message = _decode(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            asyncio.get_running_loop().remove_reader(self.conn.fileno())
+            self.requests.put_nowait(None)  # the driver is gone: so is this worker
+            return
+        if message.get("t") == "call":
+            self.requests.put_nowait(message)
+        elif message.get("t") == "answer":
+            future = self.answers.pop(message.get("id", -1), None)
+            if future is not None and not future.done():
+                if message.get("ok"):
+                    future.set_result(message.get("body"))
+                else:
+                    error = message.get("error") or {}
+                    future.set_exception(RemoteError(error.get("type", "Error"), error.get("message", "")))
+
+    async def ask(self, body: Any) -> Any:
+        ask_id = next(self.ids)
+        future = asyncio.get_running_loop().create_future()
+        self.answers[ask_id] = future
+        self.send({"t": "ask", "id": ask_id, "body": body})
+        return await future
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_reader(self.conn.fileno(), self.on_readable)
+        self.send({"t": "ready", "pid": os.getpid()})
+        while (request := await self.requests.get()) is not None:
+            try:
+                body = await self.handler.handle(request["body"], self.ask)
+                data = _encode({"t": "result", "id": request["id"], "ok": True, "body": body})
+            except BaseException as exc:  # the worker's boundary: whatever user code raised goes back, named
+                task = asyncio.current_task()
+                while task is not None and task.cancelling():
+                    task.uncancel()  # user code cancelled the serving task: this worker still serves
+                data = _encode({"t": "result", "id": request["id"], "ok": False, "error": _error_body(exc)})
+            self.conn.send_bytes(data)
+
+
+def _notify_driver(conn: Connection) -> Callable[[str, int], None]:
+    def notify(event: str, pgid: int) -> None:
+        with contextlib.suppress(OSError):
+            conn.send_bytes(_encode({"t": "group", "event": event, "pgid": pgid}))
+
+    return notify
+
+
+def _worker_main(fd: int, handler_ref: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(int(os.environ.pop(_PARENT_ENV, "0")) or os.getppid())
+    _limit_memory(os.environ.pop(_MEMORY_ENV, None))
+    for entry in reversed(json.loads(os.environ.pop(_PATH_ENV, "[]"))):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    conn = Connection(fd)
+    processes.set_notifier(_notify_driver(conn))
+    try:
+        module_name, _, attr = handler_ref.partition(":")
+        handler: Handler = getattr(importlib.import_module(module_name), attr)()
+        asyncio.run(_WorkerSide(conn, handler).serve())
+    except BaseException as exc:  # user code broke the event loop itself (SystemExit in a task of its own)
+        with contextlib.suppress(OSError):
+            conn.send_bytes(_encode({"t": "fatal", "error": describe_exception(exc)}))
+        os._exit(70)
+    os._exit(0)
+
+
+# -- the driver side ------------------------------------------------------------------------------------------
+
+
+class Worker:
+    """One worker process, seen from the driver. Not thread-safe: use it from one event loop.
+
+    Args:
+        handler: `"module:factory"`, imported in the worker.
+        role: what the worker is for (`body`, `agent`); in its environment as `SREDRILL_WORKER`, and in messages.
+        env: extra environment for the worker.
+        memory_limit_mb: an address-space cap (RLIMIT_AS) for the worker; None leaves it unlimited.
+    """
+
+    def __init__(
+        self,
+        handler: str,
+        *,
+        role: str,
+        env: Mapping[str, str] | None = None,
+        memory_limit_mb: int | None = None,
+    ) -> None:
+        self.handler = handler
+        self.role = role
+        self._env = dict(env or {})
+        self._memory_limit_mb = memory_limit_mb
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._conn: Connection | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._asks: set[asyncio.Task[None]] = set()
+        self._on_ask: Callable[[Any], Awaitable[Any]] | None = None
+        self._ids = itertools.count(1)
+        self._reading = False
+        self._is_ready = False
+        self._fatal: str | None = None
+        self.groups: set[int] = set()
+        """Process groups the worker reported starting (a `cmd:` agent run inside it) and not yet ending."""
+        self.calls = 0
+
+    def __repr__(self) -> str:
+        return f"Worker({self.role}, pid={self.pid}, alive={self.alive})"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._conn is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        """Start the process (returns at once; the first call waits until it is ready)."""
+        if self._proc is not None:
+            return
+        parent, child = socket.socketpair()
+        env = {
+            **os.environ,
+            **self._env,
+            ROLE_ENV: self.role,
+            _PATH_ENV: json.dumps(sys.path),
+            _PARENT_ENV: str(os.getpid()),
+        }
+        if self._memory_limit_mb is not None:
+            env[_MEMORY_ENV] = str(self._memory_limit_mb)
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", _ENTRY, str(child.fileno()), self.handler],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,  # fd 1 of the driver may be a --json report
+                env=env,
+                pass_fds=(child.fileno(),),
+                start_new_session=True,  # a terminal's Ctrl-C goes to the driver's group only
+            )
+        finally:
+            child.close()
+        processes.register_group(self._proc.pid)
+        self._conn = Connection(parent.detach())
+
+    def kill(self) -> None:
+        """SIGKILL the worker's session and every group it reported; pending calls fail with WorkerDied."""
+        proc, conn = self._proc, self._conn
+        if proc is not None:
+            processes.kill_group(proc.pid)
+            processes.unregister_group(proc.pid)
+        for pgid in list(self.groups):
+            processes.kill_group(pgid)
+            processes.unregister_group(pgid)
+        self.groups.clear()
+        if conn is not None:
+            if self._reading:
+                with contextlib.suppress(RuntimeError, ValueError, OSError):
+                    asyncio.get_running_loop().remove_reader(conn.fileno())
+                self._reading = False
+            conn.close()
+            self._conn = None
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=_EXIT_WAIT_S)  # SIGKILL was sent: the kernel reaps it at once
+        self._fail_pending(self._died(f"{self.role} worker was killed"))
+        for task in self._asks:
+            task.cancel()
+
+    async def aclose(self) -> None:
+        self.kill()
+
+    def _died(self, what: str | None = None) -> WorkerDied:
+        code = self._proc.poll() if self._proc is not None else None
+        text = what or f"{self.role} worker {_how_it_ended(code)}"
+        if self._fatal:
+            text += f" ({self._fatal})"
+        return WorkerDied(text, returncode=code)
+
+    def _fail_pending(self, error: BaseException) -> None:
+        futures = list(self._pending.values())
+        if self._ready is not None:
+            futures.append(self._ready)
+        self._pending.clear()
+        for future in futures:
+            if not future.done():
+                future.set_exception(error)
+                future.exception()  # retrieved: nobody may be waiting any more
+
+    # reading (async) ----------------------------------------------------------------------------------------
+
+    def _ensure_reader(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._ready is None:
+            self._ready = loop.create_future()
+            if self._is_ready:
+                self._ready.set_result(None)
+        if not self._reading and self._conn is not None:
+            loop.add_reader(self._conn.fileno(), self._on_readable)
+            self._reading = True
+
+    def _on_readable(self) -> None:
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            while conn.poll():
+                self._dispatch(_decode(conn.recv_bytes()))
+        except (EOFError, OSError, ValueError):
+            if self._reading:
+                asyncio.get_running_loop().remove_reader(conn.fileno())
+                self._reading = False
+            asyncio.get_running_loop().create_task(self._ended())
+
+    async def _ended(self) -> None:
+        """The connection closed: wait briefly for the exit status (to name it), else kill; fail what waits."""
+        deadline = time.monotonic() + _EXIT_WAIT_S
+        while self._proc is not None and self._proc.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        error = self._died()
+        self._fail_pending(error)
+        self.kill()
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("t")
+        if kind == "ready":
+            self._is_ready = True
+            if self._ready is not None and not self._ready.done():
+                self._ready.set_result(None)
+        elif kind == "result":
+            future = self._pending.pop(message.get("id", -1), None)
+            if future is not None and not future.done():
+                if message.get("ok"):
+                    future.set_result(message.get("body"))
+                else:
+                    error = message.get("error") or {}
+                    future.set_exception(
+                        RemoteError(
+                            str(error.get("type", "Error")),
+                            str(error.get("message", "")),
+                            traceback=str(error.get("traceback", "")),
+                            data=error.get("data"),
+                        )
+                    )
+        elif kind == "ask":
+            task = asyncio.get_running_loop().create_task(self._answer(message.get("id"), message.get("body")))
+            self._asks.add(task)
+            task.add_done_callback(self._asks.discard)
+        elif kind == "group":
+            self._group(message)
+        elif kind == "fatal":
+            self._fatal = str(message.get("error"))
+
+    def _group(self, message: dict[str, Any]) -> None:
+        pgid = message.get("pgid")
+        if not isinstance(pgid, int) or pgid <= 1:
+            return
+        if message.get("event") == "start":
+            self.groups.add(pgid)
+            processes.register_group(pgid)
+        else:
+            self.groups.discard(pgid)
+            processes.unregister_group(pgid)
+
+    async def _answer(self, ask_id: Any, body: Any) -> None:
+        try:
+            if self._on_ask is None:
+                raise SredrillError("this call takes no questions from its worker")
+            reply = {"t": "answer", "id": ask_id, "ok": True, "body": await self._on_ask(body)}
+        except Exception as exc:  # a failed answer goes back to the asking code as an error, not a crash here
+            reply = {"t": "answer", "id": ask_id, "ok": False, "error": _error_body(exc)}
+        if self._conn is not None:
+            with contextlib.suppress(OSError):
+                self._conn.send_bytes(_encode(reply))
+
+    async def ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Start the worker if needed and wait until it serves.
+
+        Raises:
+            WorkerDied: it ended while starting (its handler failed to import).
+        """
+        self.start()
+        self._ensure_reader()
+        assert self._ready is not None
+        try:
+            async with asyncio.timeout(timeout_s):
+                await asyncio.shield(self._ready)
+        except TimeoutError:
+            self.kill()
+            raise WorkerDied(f"{self.role} worker did not start within {timeout_s:g}s", returncode=None) from None
+
+    async def call(
+        self, body: Any, *, timeout_s: float | None, on_ask: Callable[[Any], Awaitable[Any]] | None = None
+    ) -> Any:
+        """Send one request and await its reply; the worker is killed on timeout or cancellation.
+
+        Args:
+            body: the request (JSON).
+            timeout_s: seconds to wait for the reply; None waits for ever.
+            on_ask: answers the handler's questions during this call.
+
+        Raises:
+            TimeoutError: no reply in time; the worker was killed.
+            WorkerDied: the worker ended during the call.
+            RemoteError: the handler raised.
+        """
+        await self.ready()
+        if self._conn is None:
+            raise self._died()
+        call_id = next(self._ids)
+        future = asyncio.get_running_loop().create_future()
+        self._pending[call_id] = future
+        self._on_ask = on_ask
+        self.calls += 1
+        try:
+            self._conn.send_bytes(_encode({"t": "call", "id": call_id, "body": body}))
+            async with asyncio.timeout(timeout_s):
+                return await future
+        except TimeoutError:
+            self.kill()
+            raise
+        except asyncio.CancelledError:
+            self.kill()  # the driver gave up on this call; what runs there cannot be trusted to stop
+            raise
+        except OSError as exc:
+            self.kill()
+            raise self._died() from exc
+        finally:
+            self._pending.pop(call_id, None)
+            self._on_ask = None
+
+    # synchronous use (before the event loop serves it: connect-time checks) ----------------------------------
+
+    def call_sync(self, body: Any, *, timeout_s: float) -> Any:
+        """`call` from synchronous code, before any `call`; questions are not answered.
+
+        Raises:
+            TimeoutError, WorkerDied, RemoteError: as `call`.
+        """
+        self.start()
+        assert self._conn is not None
+        if self._reading:
+            raise SredrillError("call_sync on a worker already read by an event loop")
+        deadline = time.monotonic() + START_TIMEOUT_S + timeout_s
+        call_id = next(self._ids)
+        self._conn.send_bytes(_encode({"t": "call", "id": call_id, "body": body}))
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                if remaining <= 0 or not self._conn.poll(remaining):
+                    self.kill()
+                    raise TimeoutError(f"{self.role} worker did not answer within {timeout_s:g}s")
+                message = _decode(self._conn.recv_bytes())
+            except (EOFError, OSError, ValueError) as exc:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    if self._proc is not None:
+                        self._proc.wait(timeout=_EXIT_WAIT_S)
+                error = self._died()
+                self.kill()
+                raise error from exc
+            if message.get("t") == "ready":
+                self._is_ready = True
+                continue
+            if message.get("t") == "result" and message.get("id") == call_id:
+                if message.get("ok"):
+                    return message.get("body")
+                error = message.get("error") or {}
+                raise RemoteError(
+                    str(error.get("type", "Error")),
+                    str(error.get("message", "")),
+                    traceback=str(error.get("traceback", "")),
+                    data=error.get("data"),
+                )
+            if message.get("t") == "group":
+                self._group(message)
+            elif message.get("t") == "fatal":
+                self._fatal = str(message.get("error"))
+
+
+class WorkerPool:
+    """Idle workers kept for reuse; one started when none is idle. At most `size` exist when `size` is set.
+
+    Args:
+        make: builds a new (unstarted) worker.
+        size: the most workers at once (one per `--jobs` slot); None for no bound (the caller bounds it).
+    """
+
+    def __init__(self, make: Callable[[], Worker], *, size: int | None = None) -> None:
+        self._make = make
+        self._size = size
+        self._idle: list[Worker] = []
+        self._all: list[Worker] = []
+        self._changed: asyncio.Condition | None = None
+
+    def __repr__(self) -> str:
+        return f"WorkerPool({len(self._all)} worker(s), {len(self._idle)} idle)"
+
+    @property
+    def workers(self) -> list[Worker]:
+        return list(self._all)
+
+    def adopt(self, worker: Worker) -> None:
+        """Add a worker started elsewhere (a connect-time check) as idle."""
+        self._all.append(worker)
+        self._idle.append(worker)
+
+    def _condition(self) -> asyncio.Condition:
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    @contextlib.asynccontextmanager
+    async def worker(self, which: Worker | None = None) -> AsyncIterator[Worker | None]:
+        """Check out an idle worker (or exactly `which`, once it is idle) for the block.
+
+        Yields None when `which` is no longer in the pool (it was killed).
+        """
+        changed = self._condition()
+        async with changed:
+            while True:
+                self._all = [w for w in self._all if w.alive or w.pid is None]
+                self._idle = [w for w in self._idle if w in self._all]
+                if which is not None:
+                    if which not in self._all:
+                        chosen = None
+                        break
+                    if which in self._idle:
+                        chosen = which
+                        break
+                elif self._idle:
+                    chosen = self._idle.pop()
+                    break
+                elif self._size is None or len(self._all) < self._size:
+                    chosen = self._make()
+                    self._all.append(chosen)
+                    break
+                await changed.wait()
+            if chosen is not None and chosen in self._idle:
+                self._idle.remove(chosen)
+        try:
+            yield chosen
+        finally:
+            async with changed:
+                if chosen is not None:
+                    if chosen.alive or chosen.pid is None:
+                        self._idle.append(chosen)
+                    elif chosen in self._all:
+                        self._all.remove(chosen)
+                changed.notify_all()
+
+    def kill_all(self) -> None:
+        """Kill every worker (the run ended or was interrupted); the pool starts new ones if used again."""
+        for worker in self._all:
+            worker.kill()
+        self._all.clear()
+        self._idle.clear()
