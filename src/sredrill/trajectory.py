@@ -69,6 +69,11 @@ class ToolCallStep(_Step):
     """Pairs the call with its `tool_result` step."""
     name: str
     args: dict[str, JsonValue] = Field(default_factory=dict)
+    verified: bool | None = None
+    """True: the harness executed the call (`Recorder.call_tool`: in process, over HTTP or MCP, `openai:`).
+    False: the agent only reported it (a `cmd:` JSON line, an agent service's steps or AG-UI events); kept
+    for display, it satisfies no grading check. None: not recorded (a step stored before sredrill recorded
+    it, or built by hand); it counts as not served."""
 
 
 class ToolResultStep(_Step):
@@ -82,6 +87,9 @@ class ToolResultStep(_Step):
     size_bytes: int | None = None
     """Size of the serialized result, when measured."""
     latency_ms: float | None = None
+    verified: bool | None = None
+    """As on `ToolCallStep`: True when the harness returned this result itself; a result joins only a call
+    with the same value, so an agent cannot report a result for a call the harness served."""
 
 
 class ResponseStep(_Step):
@@ -130,6 +138,8 @@ class ToolCall:
     latency_ms: float | None
     size_bytes: int | None
     has_result: bool
+    verified: bool | None = None
+    """The call step's `verified`: True only when the harness executed the call."""
 
 
 class Trajectory(Sequence[Step]):
@@ -156,18 +166,31 @@ class Trajectory(Sequence[Step]):
         """Every step of one kind, in order."""
         return [s for s in self._steps if s.kind == kind]
 
-    def tool_calls(self, name: str | None = None, args: Mapping[str, Any] | None = None) -> list[ToolCall]:
-        """Tool calls joined with their results; filtered by name and a partial (recursive subset) of args."""
-        results = {s.call_id: s for s in self._steps if isinstance(s, ToolResultStep)}
+    def tool_calls(
+        self, name: str | None = None, args: Mapping[str, Any] | None = None, *, verified: bool = False
+    ) -> list[ToolCall]:
+        """Tool calls joined with their results; filtered by name and a partial (recursive subset) of args.
+
+        Args:
+            name: only calls of this tool.
+            args: only calls whose arguments include these (a recursive subset).
+            verified: True for only the calls the harness executed (what grading reads); False for every
+                call, the ones the agent only reported included.
+        """
+        # A result joins the call with its id *and* its provenance: a reported result never answers a
+        # served call (nor a served result a reported call that reuses its id).
+        results = {(s.call_id, s.verified is True): s for s in self._steps if isinstance(s, ToolResultStep)}
         calls = []
         for i, step in enumerate(self._steps):
             if not isinstance(step, ToolCallStep):
+                continue
+            if verified and step.verified is not True:
                 continue
             if name is not None and step.name != name:
                 continue
             if args is not None and not is_subset(dict(args), step.args):
                 continue
-            res = results.get(step.call_id)
+            res = results.get((step.call_id, step.verified is True))
             calls.append(
                 ToolCall(
                     index=i,
@@ -179,14 +202,40 @@ class Trajectory(Sequence[Step]):
                     latency_ms=res.latency_ms if res else None,
                     size_bytes=res.size_bytes if res else None,
                     has_result=res is not None,
+                    verified=step.verified,
                 )
             )
         return calls
 
-    def first_tool_call(self, name: str | None = None, args: Mapping[str, Any] | None = None) -> ToolCall | None:
-        """The first matching tool call, or None."""
-        calls = self.tool_calls(name, args)
+    def first_tool_call(
+        self, name: str | None = None, args: Mapping[str, Any] | None = None, *, verified: bool = False
+    ) -> ToolCall | None:
+        """The first matching tool call (with `verified=True`, the first the harness executed), or None."""
+        calls = self.tool_calls(name, args, verified=verified)
         return calls[0] if calls else None
+
+    def served(self) -> Trajectory:
+        """The trajectory without the tool steps the harness did not serve: what grading reads.
+
+        Text, thinking and response steps stay (they are what the agent said, and graded as such); a
+        `tool_call` or `tool_result` step stays only when `verified` is True.
+        """
+        return Trajectory(
+            [s for s in self._steps if not isinstance(s, ToolCallStep | ToolResultStep) or s.verified is True]
+        )
+
+    def unverified_calls(self) -> list[ToolCall]:
+        """The calls the agent reported (`verified` False) that the harness never executed."""
+        return [c for c in self.tool_calls() if c.verified is False]
+
+    def unverified_note(self) -> str | None:
+        """The note a result gets when the agent reported calls the harness did not serve, else None."""
+        n = len(self.unverified_calls())
+        if not n:
+            return None
+        if n == 1:
+            return "1 tool call the agent reported was not served by the harness"
+        return f"{n} tool calls the agent reported were not served by the harness"
 
     def dump(self) -> list[dict[str, Any]]:
         """The steps as JSON-ready dicts."""
@@ -247,12 +296,19 @@ class Recorder:
     def __init__(self) -> None:
         self.steps: list[Step] = []
         self.llm_calls: list[LLMCall] = []
+        self.notes: list[str] = []
+        """What sredrill changed or noticed while recording (replaced text, …), once each: the result's notes."""
         self._t0 = time.perf_counter()
         self._next_id = 0
 
     def record_llm_call(self, call: LLMCall) -> None:
         """Note a model call (connectors that talk to a model themselves, e.g. `openai:`)."""
         self.llm_calls.append(call)
+
+    def note(self, text: str) -> None:
+        """Note something the result should say (e.g. `sredrill.text.REPLACED_NOTE`); a repeat is kept once."""
+        if text not in self.notes:
+            self.notes.append(text)
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self._t0) * 1000
@@ -269,7 +325,7 @@ class Recorder:
 
     def _failed(self, call_id: str, name: str, error: str, start: float) -> None:
         latency = round((time.perf_counter() - start) * 1000, 3)
-        self.add(ToolResultStep(call_id=call_id, name=name, error=error, latency_ms=latency))
+        self.add(ToolResultStep(call_id=call_id, name=name, error=error, latency_ms=latency, verified=True))
 
     async def call_tool(self, toolset: Toolset, name: str, args: dict[str, Any]) -> JsonValue:
         """Call a tool and record the call and its result (or error) on the trajectory.
@@ -278,7 +334,7 @@ class Recorder:
             ToolError: the call was invalid; it is recorded before it propagates.
         """
         call_id = self.new_call_id()
-        self.add(ToolCallStep(call_id=call_id, name=name, args=args))
+        self.add(ToolCallStep(call_id=call_id, name=name, args=args, verified=True))
         start = time.perf_counter()
         try:
             result = await toolset.call(name, args)
@@ -295,6 +351,7 @@ class Recorder:
                 result=result,
                 size_bytes=len(json.dumps(result, separators=(",", ":"))),
                 latency_ms=round((time.perf_counter() - start) * 1000, 3),
+                verified=True,
             )
         )
         return result

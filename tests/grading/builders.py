@@ -104,11 +104,16 @@ def only(pack: Pack) -> Scenario:
     return scenario
 
 
-def trajectory(*items: str | tuple[str, dict[str, Any]], error: set[str] | None = None) -> Trajectory:
+def trajectory(
+    *items: str | tuple[str, dict[str, Any]], error: set[str] | None = None, reported: bool = False
+) -> Trajectory:
     """A trajectory from tool names (or `(name, args)`); `"think"` adds a thinking step.
 
-    Tools named in `error` return an error instead of a result.
+    Tools named in `error` return an error instead of a result. The calls are served by the harness
+    (`verified=True`, as `Recorder.call_tool` records them) unless `reported`: then they are only the agent's
+    report (`verified=False`, as a `cmd:` agent's JSON lines are recorded).
     """
+    verified = not reported
     steps: list[Any] = []
     for i, item in enumerate(items):
         if item == "think":
@@ -116,11 +121,11 @@ def trajectory(*items: str | tuple[str, dict[str, Any]], error: set[str] | None 
             continue
         name, args = item if isinstance(item, tuple) else (item, {})
         call_id = f"call_{i}"
-        steps.append(ToolCallStep(call_id=call_id, name=name, args=args))
+        steps.append(ToolCallStep(call_id=call_id, name=name, args=args, verified=verified))
         if error and name in error:
-            steps.append(ToolResultStep(call_id=call_id, name=name, error="bad_arguments: nope"))
+            steps.append(ToolResultStep(call_id=call_id, name=name, error="bad_arguments: nope", verified=verified))
         else:
-            steps.append(ToolResultStep(call_id=call_id, name=name, result={"ok": True}))
+            steps.append(ToolResultStep(call_id=call_id, name=name, result={"ok": True}, verified=verified))
     return Trajectory(steps)
 
 

@@ -7,8 +7,14 @@ A `cmd:` agent prints one step per line (DESIGN §4.1):
     {"kind": "tool_result", "call_id": "c1", "name": "query_metrics", "result": {"values": [97.5]}}
     {"kind": "diagnosis", "root_cause": "a runaway query saturates the CPU", "category": "resource_exhaustion"}
 
-Any other line is plain assistant text. A line that names a step kind but has the wrong shape is kept as
-assistant text too, with a warning in the agent's log: a transcript never makes a run crash.
+Any other line is plain assistant text. A line that names a step kind but has the wrong shape, or JSON nested
+too deeply to parse, is kept as assistant text too, with a warning in the agent's log: a transcript never makes
+a run crash. Text that is not valid Unicode (a lone surrogate such as `"\\ud800"`) is replaced with U+FFFD and
+the run's `Recorder.notes` says so (`sredrill.text.REPLACED_NOTE`).
+
+The tool calls and results a transcript records are the agent's own report (`verified=False`): shown on the
+trajectory, never counted by grading. Calls made through `SREDRILL_TOOLS_URL` or MCP are recorded by the
+harness as it serves them (`verified=True`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, Valid
 from sredrill.agents.protocol import AgentReply
 from sredrill.agents.reply import reply_from_diagnosis, reply_from_text
 from sredrill.diagnosis import Diagnosis, diagnosis_text
+from sredrill.text import REPLACED_NOTE, parse_json, scrub
 from sredrill.trajectory import (
     AssistantStep,
     Recorder,
@@ -73,7 +80,7 @@ class ResponseLine(_Line):
 
 
 class ToolCallLine(_Line):
-    """A tool the agent called itself (calls through `SREDRILL_TOOLS_URL` are recorded by sredrill)."""
+    """A tool call the agent reports (unverified: calls through `SREDRILL_TOOLS_URL` are recorded by sredrill)."""
 
     kind: Literal["tool_call"]
     name: str
@@ -110,9 +117,14 @@ StepLine = Annotated[
 _step_line: TypeAdapter[StepLine] = TypeAdapter(StepLine)
 
 
+_MAX_LOC_PARTS: Final = 6
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"][1:])  # loc[0] is the union tag
+    loc = err["loc"][1:]  # loc[0] is the union tag
+    # A deeply nested value's location runs to hundreds of parts; its start says where.
+    where = ".".join(str(p) for p in loc[:_MAX_LOC_PARTS]) + (".…" if len(loc) > _MAX_LOC_PARTS else "")
     return f"{where}: {err['msg']}" if where else err["msg"]
 
 
@@ -135,13 +147,19 @@ class Transcript:
 
     def feed(self, line: str) -> None:
         """Record one line of output as a step."""
+        line, replaced = scrub(line)
         self.lines.append(line)
         if not line.strip():
             return
         try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
+            obj, escaped = parse_json(line)
+        except json.JSONDecodeError:
+            obj, escaped = None, False
+        except ValueError as exc:  # parse_json's "nested too deeply": an error line, not a RecursionError
+            self.warnings.append(f"stdout line {len(self.lines)}: not read as a step, kept as text: {exc}")
+            obj, escaped = None, False
+        if replaced or escaped:
+            self.recorder.note(REPLACED_NOTE)
         if not isinstance(obj, dict) or "kind" not in obj:
             self._text(line)
             return
@@ -180,7 +198,7 @@ class Transcript:
                 call_id = line.call_id or line.id or rec.new_call_id()
                 self._names[call_id] = line.name
                 self._open.setdefault(line.name, []).append(call_id)
-                rec.add(ToolCallStep(call_id=call_id, name=line.name, args=line.args))
+                rec.add(ToolCallStep(call_id=call_id, name=line.name, args=line.args, verified=False))
             case ToolResultLine():
                 self._record_result(line, raw)
 
@@ -211,6 +229,7 @@ class Transcript:
                 error=line.error,
                 size_bytes=size,
                 latency_ms=line.latency_ms,
+                verified=False,
             )
         )
 

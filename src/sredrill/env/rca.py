@@ -250,8 +250,8 @@ class RcaEpisode:
             result = _run(self.toolset.call(name, args))
         except ToolError as exc:
             raise ActionError(exc.message, field=field) from None
-        self._trajectory.append(ToolCallStep(call_id=call_id, name=name, args=args))
-        self._trajectory.append(ToolResultStep(call_id=call_id, name=name, result=result))
+        self._trajectory.append(ToolCallStep(call_id=call_id, name=name, args=args, verified=True))
+        self._trajectory.append(ToolResultStep(call_id=call_id, name=name, result=result, verified=True))
         return cast(dict[str, JsonValue], result)  # every RCA tool returns a JSON object
 
     def end(self) -> EpisodeEnd:

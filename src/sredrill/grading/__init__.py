@@ -1,5 +1,9 @@
 """RCA grading: the keyword matcher, the checks of DESIGN §5, the trajectory and reasoning scores.
 
+Evidence is what the harness served, not what the agent says: every check that reads tool calls counts only
+the calls the harness executed (`ToolCallStep.verified`); calls an agent merely reported are named in the
+details and satisfy nothing.
+
 The gap (Axis 1 − Axis 2 pass rate) and pass@k are computed over results by `sredrill.results.summarize`.
 Constants live in their modules: `checks.NO_DIAGNOSIS` (the detail of every diagnosis check when the agent
 returned nothing usable) and `sources.TOOL_SOURCES` / `sources.CITATION_NAMES` (tool and citation -> source).
@@ -24,7 +28,7 @@ from sredrill.grading.keywords import (
     split_passages,
     word_tokens,
 )
-from sredrill.grading.sources import cited_source, cited_sources, queried_sources
+from sredrill.grading.sources import cited_source, cited_sources, queried_sources, reported_sources
 from sredrill.grading.trajectory_score import TrajectoryScore, count_loops, count_redundant_calls, score_trajectory
 
 __all__ = [
@@ -42,6 +46,7 @@ __all__ = [
     "grade_diagnosis",
     "normalize_text",
     "queried_sources",
+    "reported_sources",
     "score_trajectory",
     "split_passages",
     "word_tokens",

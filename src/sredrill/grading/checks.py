@@ -4,7 +4,8 @@
 per check (passed, role, and a detail that says exactly why it failed), the same as `Signal`s, and the
 `expected` / `actual` / `trajectory` / `reasoning` fields of the RunReport (DESIGN §8). Grading is pure:
 no I/O, no clock, nothing about particular scenarios (STYLE #39): everything comes from the answer key,
-the pack's vocabulary and what the agent did.
+the pack's vocabulary and what the agent did, as the harness served it (a tool call the agent only reported,
+`verified` not True, satisfies no check).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sredrill.diagnosis import Diagnosis
 from sredrill.errors import InputError, did_you_mean
 from sredrill.grading.grade import CheckId, CheckOutcome, Grade
 from sredrill.grading.keywords import KeywordAliases, KeywordMatcher, normalize_text
-from sredrill.grading.sources import TOOL_SOURCES, cited_sources, queried_sources
+from sredrill.grading.sources import TOOL_SOURCES, cited_sources, queried_sources, reported_sources
 from sredrill.grading.trajectory_score import TrajectoryScore, score_trajectory
 from sredrill.results import Actual, Expected, Signal, SignalKind, SignalRole, TrajectorySummary
 from sredrill.scenarios import Scenario, Vocabulary, normalize_name
@@ -50,7 +51,8 @@ def grade_diagnosis(
         scenario: the scenario, loaded by `load_pack` (so its answer's names are canonical).
         diagnosis: what the agent concluded; None when it returned nothing usable (every diagnosis check
             then fails with `NO_DIAGNOSIS`; the checks on the trajectory still say what the agent did).
-        trajectory: every step of the run.
+        trajectory: every step of the run; only the tool calls the harness served (`verified`) count as
+            queries or executed actions (a call the agent only reported is named in details, nothing more).
         axis: 1 (`full` backend) or 2 (`selective`); in Axis 2, `ruling_out` and `required_queries` gate.
         returned_metrics: metric names the toolset actually returned to the agent (the selective
             backend's audit log); `required_queries` checks against it.
@@ -78,6 +80,7 @@ def grade_diagnosis(
         expected_modes=frozenset(expected_modes),
         predicted=_predicted_modes(diagnosis.failure_modes if diagnosis else (), vocabulary),
         queried=queried_sources(trajectory),
+        reported=reported_sources(trajectory),
         returned=frozenset(returned_metrics),
         axis2_role=SignalRole.GATE if axis == 2 else SignalRole.OBSERVE,
     )
@@ -169,6 +172,9 @@ class _Grader:
     expected_modes: frozenset[str]
     predicted: _Predicted
     queried: frozenset[str]
+    """Sources read by a successful call the harness served."""
+    reported: frozenset[str]
+    """Sources of calls the agent reported but the harness never served (named in details, never counted)."""
     returned: frozenset[str]
     """Metric names the toolset returned to the agent, as it spelled them."""
     axis2_role: SignalRole
@@ -191,12 +197,17 @@ class _Grader:
         if missing_queries is not None:
             checks[CheckId.REQUIRED_QUERIES] = self.required_queries(missing_queries)
         if score.sequencing_ok is not None:
+            reported = (
+                f"; reported by the agent but not served: {_listed(dict.fromkeys(score.unverified_calls))}"
+                if score.unverified_calls
+                else ""
+            )
             checks[CheckId.TRAJECTORY_SEQUENCING] = CheckOutcome(
                 passed=score.sequencing_ok,
                 role=SignalRole.OBSERVE,
                 detail=(
                     f"never executed: {_listed(score.missing_actions)} "
-                    f"(tools called: {_listed(dict.fromkeys(score.tool_calls))})"
+                    f"(tools called: {_listed(dict.fromkeys(score.tool_calls))}{reported})"
                     if score.missing_actions
                     else f"executed every expected action: {_listed(score.expected_actions)}"
                 ),
@@ -311,9 +322,13 @@ class _Grader:
         missing = [s for s in required if s not in self.queried]
         if missing:
             tools = [t for t, s in TOOL_SOURCES.items() if s in missing]
+            reported = [s for s in missing if s in self.reported]
+            unserved = (
+                f"; the agent reported calls for {_listed(reported)} that the harness never served" if reported else ""
+            )
             return self._gate(
                 False,
-                f"never queried: {_listed(missing)} (no successful call to {' or '.join(tools)})",
+                f"never queried: {_listed(missing)} (no successful call to {' or '.join(tools)}{unserved})",
             )
         return self._gate(True, f"queried: {_listed(required)}")
 

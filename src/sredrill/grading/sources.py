@@ -2,6 +2,8 @@
 
 The toolset of DESIGN §3 serves one evidence file per tool family; grading reads only the trajectory, so
 the mapping lives here rather than being imported from `evidence` (which serves the data, not the names).
+A source counts as queried only through a call the harness served (`verified`): a call the agent merely
+reported read nothing.
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from types import MappingProxyType
 
 from sredrill.trajectory import Trajectory
 
-__all__ = ["ALERT_SOURCE", "CITATION_NAMES", "TOOL_SOURCES", "cited_source", "cited_sources", "queried_sources"]
+__all__ = [
+    "ALERT_SOURCE",
+    "CITATION_NAMES",
+    "TOOL_SOURCES",
+    "cited_source",
+    "cited_sources",
+    "queried_sources",
+    "reported_sources",
+]
 
 ALERT_SOURCE = "alert"
 """The alert is evidence too, though it has no file stem of its own."""
@@ -54,8 +64,19 @@ def cited_source(citation: str) -> str | None:
 
 
 def queried_sources(trajectory: Trajectory) -> frozenset[str]:
-    """The sources read by at least one successful tool call (a call that returned an error read nothing)."""
-    return frozenset(TOOL_SOURCES[c.name] for c in trajectory.tool_calls() if c.name in TOOL_SOURCES and not c.error)
+    """The sources read by at least one successful tool call the harness served.
+
+    A call that returned an error read nothing; a call the agent only reported (`verified` not True) was
+    never executed, so it read nothing either.
+    """
+    calls = trajectory.tool_calls(verified=True)
+    return frozenset(TOOL_SOURCES[c.name] for c in calls if c.name in TOOL_SOURCES and not c.error)
+
+
+def reported_sources(trajectory: Trajectory) -> frozenset[str]:
+    """The sources of successful calls the agent reported but the harness never served (for details)."""
+    calls = trajectory.unverified_calls()
+    return frozenset(TOOL_SOURCES[c.name] for c in calls if c.name in TOOL_SOURCES and not c.error)
 
 
 def cited_sources(citations: Iterable[str]) -> frozenset[str]:

@@ -3,7 +3,8 @@
 The seed's TrajectoryScore (`seeds/000`, "Scoring"): `sequencing_ok` is a set check (every expected action
 was executed; order is ignored because the original ran actions in parallel), `calibration_ok` is
 loops ≤ `max_investigation_loops`, and `efficiency_score` is their mean. sredrill adds the count of
-redundant calls (identical name and arguments beyond the first).
+redundant calls (identical name and arguments beyond the first). Every count reads only the tool calls the
+harness served (`verified`): a call the agent only reported was never executed.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ def count_loops(trajectory: Trajectory) -> int:
     """Investigation loops (plan → investigate → diagnose rounds) of an agent that does not report them.
 
     A `thinking` step separates rounds (DESIGN §5); a round counts when it made at least one investigating
-    tool call (`submit_diagnosis` is the diagnosis, not an investigation), so thinking twice in a row or
-    thinking before answering adds no round. An agent with no thinking step, or no tool call, has one round.
+    tool call the harness served (`submit_diagnosis` is the diagnosis, not an investigation), so thinking
+    twice in a row or thinking before answering adds no round. An agent with no thinking step, or no served
+    tool call, has one round.
     """
     rounds = 0
     investigated = False
@@ -34,14 +36,15 @@ def count_loops(trajectory: Trajectory) -> int:
         if isinstance(step, ThinkingStep):
             rounds += investigated
             investigated = False
-        elif isinstance(step, ToolCallStep) and step.name != _SUBMIT:
+        elif isinstance(step, ToolCallStep) and step.verified is True and step.name != _SUBMIT:
             investigated = True
     return max(1, rounds + investigated)
 
 
 def count_redundant_calls(trajectory: Trajectory) -> int:
-    """Tool calls that repeat an earlier call exactly (same name, same arguments), beyond the first."""
-    keys = Counter((c.name, json.dumps(c.args, sort_keys=True, default=str)) for c in trajectory.tool_calls())
+    """Served tool calls that repeat an earlier one exactly (same name, same arguments), beyond the first."""
+    calls = trajectory.tool_calls(verified=True)
+    keys = Counter((c.name, json.dumps(c.args, sort_keys=True, default=str)) for c in calls)
     return sum(n - 1 for n in keys.values())
 
 
@@ -50,7 +53,7 @@ class TrajectoryScore:
     """The seed's TrajectoryScore plus sredrill's redundant-call count."""
 
     tool_calls: tuple[str, ...]
-    """Tool names in call order."""
+    """Names of the tools the harness served, in call order."""
     expected_actions: tuple[str, ...]
     """`optimal_trajectory` as the answer key spells it (tools or the original suite's action names)."""
     missing_actions: tuple[str, ...]
@@ -60,6 +63,8 @@ class TrajectoryScore:
     loops: int
     max_loops: int
     redundant_calls: int
+    unverified_calls: tuple[str, ...] = ()
+    """Names of the calls the agent reported but the harness never served, in order (they count for nothing)."""
 
     @property
     def calibration_ok(self) -> bool:
@@ -80,7 +85,8 @@ def score_trajectory(
 
     An action of the original suite stands for several tools (`query_grafana_logs` → `get_events`,
     `get_performance_insights`); it counts as executed when any of them was called (one original action
-    fetched one source family; an agent needs only the part the incident calls for).
+    fetched one source family; an agent needs only the part the incident calls for). Only calls the harness
+    served count (`Trajectory.tool_calls(verified=True)`).
 
     Args:
         trajectory: what the agent did.
@@ -88,7 +94,7 @@ def score_trajectory(
         max_loops: the most investigation loops a calibrated agent needs.
         loops: the loop count the connector reported, or None to count thinking-separated rounds.
     """
-    called = [c.name for c in trajectory.tool_calls()]
+    called = [c.name for c in trajectory.tool_calls(verified=True)]
     names = set(called)
     missing = tuple(a for a in optimal if not trajectory_tools([a]) & names)
     return TrajectoryScore(
@@ -99,4 +105,5 @@ def score_trajectory(
         loops=loops if loops is not None else count_loops(trajectory),
         max_loops=max_loops,
         redundant_calls=count_redundant_calls(trajectory),
+        unverified_calls=tuple(c.name for c in trajectory.unverified_calls()),
     )

@@ -121,13 +121,25 @@ class Expectation:
         passed = isinstance(s, int | float) and not isinstance(s, bool) and s > bound
         self._check("to_be_greater_than", "be greater than", passed, bound, s, scored=True)
 
-    def to_have_called_tool(self, name: str, args: Mapping[str, Any] | None = None) -> None:
-        """At least one call of `name` whose arguments include `args` (a recursive subset)."""
+    def to_have_called_tool(self, name: str, args: Mapping[str, Any] | None = None, *, verified: bool = False) -> None:
+        """At least one call of `name` whose arguments include `args` (a recursive subset).
+
+        Args:
+            name: the tool.
+            args: arguments the call must include; None for any.
+            verified: False (the default) matches any call on the trajectory, the ones the agent only
+                reported (its own tools, a `cmd:` agent's `tool_call` lines) included; True demands a call the
+                harness served (through `task.call_tool`, the tool server or MCP).
+        """
         trajectory = _trajectory_of(self._subject)
-        passed = bool(trajectory.tool_calls(name, args))
-        called = [c.name if not args else {"name": c.name, "args": dict(c.args)} for c in trajectory.tool_calls()]
+        passed = bool(trajectory.tool_calls(name, args, verified=verified))
+        called = [
+            c.name if not args else {"name": c.name, "args": dict(c.args)}
+            for c in trajectory.tool_calls(verified=verified)
+        ]
         expected = name if args is None else {"name": name, "args": dict(args)}
-        self._check("to_have_called_tool", "have called tool", passed, expected, called)
+        phrase = "have called tool (served by the harness)" if verified else "have called tool"
+        self._check("to_have_called_tool", phrase, passed, expected, called)
 
     def to_have_steps_of_type(self, kind: str) -> None:
         trajectory = _trajectory_of(self._subject)

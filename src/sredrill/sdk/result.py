@@ -53,6 +53,8 @@ class RunResult:
     raw: tuple[Any, ...] = ()
     log: str = ""
     loops: int | None = None
+    notes: tuple[str, ...] = ()
+    """What sredrill changed or noticed in this run (replaced text, tool calls reported but not served)."""
     _data: JsonValue = field(default=None, repr=False)
     _traces: RunTraces | None = field(default=None, repr=False)
 
@@ -242,8 +244,10 @@ class AgentFixture:
                         llm_calls=recorder.llm_calls,
                     )
                 )
+        trajectory = Trajectory(recorder.steps)
+        unverified = trajectory.unverified_note()
         result = RunResult(
-            trajectory=Trajectory(recorder.steps),
+            trajectory=trajectory,
             output=reply.output,
             run_id=task.run_id,
             duration_ms=round((time.perf_counter() - start) * 1000, 3),
@@ -252,6 +256,7 @@ class AgentFixture:
             raw=tuple(reply.raw),
             log=reply.log,
             loops=reply.loops,
+            notes=(*recorder.notes, *((unverified,) if unverified else ())),
             _data=reply.data,
             _traces=RunTraces(
                 collector=runtime.spans,
