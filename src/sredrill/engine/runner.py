@@ -210,6 +210,7 @@ async def run_test(
         agent_run_id=ctx.result.run_id if ctx.result else None,
         prompt=test.prompt,
         output=ctx.result.output if ctx.result else None,
+        notes=list(ctx.result.notes) if ctx.result else [],
         difficulty=test.difficulty,
         duration_ms=round((time.perf_counter() - start) * 1000, 3),
     )
