@@ -15,6 +15,7 @@ from typing import Any
 
 from sredrill.errors import EvalFileError
 from sredrill.sdk import TestDef, collecting, display_path
+from sredrill.sdk.context import exit_text
 
 __all__ = ["LoadedTests", "discover_files", "load_eval_files", "select_tests"]
 
@@ -87,11 +88,14 @@ def _import(path: Path, display: str) -> Any:
     except SyntaxError as exc:
         sys.modules.pop(name, None)
         raise EvalFileError(f"syntax error: {exc.msg}", path=f"{display}:{exc.lineno}") from exc
-    except Exception as exc:  # the loader's per-file boundary: one broken file never stops the others
+    except BaseException as exc:  # the loader's per-file boundary: one broken file never stops the others
+        # sys.exit(), KeyboardInterrupt, GeneratorExit or any other BaseException at import is the file's own
+        # (loading is synchronous: a real Ctrl-C reaches the engine as a cancellation at its next await).
         sys.modules.pop(name, None)
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
         where = f"{display}:{frames[-1].lineno}" if frames else display
-        raise EvalFileError(f"importing the file raised {type(exc).__name__}: {exc}", path=where) from exc
+        what = f"{type(exc).__name__}: {exc}" if isinstance(exc, Exception) else exit_text(exc, "its top-level code")
+        raise EvalFileError(f"importing the file raised {what}", path=where) from exc
     finally:
         if added:
             sys.path.remove(folder)
@@ -101,8 +105,8 @@ def _import(path: Path, display: str) -> Any:
 def load_eval_files(paths: Sequence[str | Path]) -> LoadedTests:
     """Import every eval file once and collect its tests and evaluators.
 
-    A file that fails to import (syntax error, exception, invalid registration) adds one EvalFileError naming
-    the file; the other files still load.
+    A file that fails to import (syntax error, exception, `sys.exit()` or any BaseException, invalid
+    registration) adds one EvalFileError naming the file and line; the other files still load.
     """
     files, errors = discover_files(paths)
     loaded = LoadedTests(errors=errors)

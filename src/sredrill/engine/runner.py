@@ -3,6 +3,13 @@
 One attempt: its own TestContext (so concurrent tests never share signals), hooks around the body, fixtures
 set up before it and torn down after it whatever happens, a timeout over all of it, and a status derived
 from the recorded signals: passed, failed or errored (DESIGN §7).
+
+No exit escapes: whatever the test's own code raises (body, hook, fixture, a `py:` agent, an evaluator),
+`sys.exit()`, `KeyboardInterrupt`, `GeneratorExit`, a `CancelledError` it raised itself or any other
+BaseException, makes that attempt `errored` with the exception named. Only a real cancellation of the run
+(the engine's task cancelled from outside: Ctrl-C, an outer timeout) propagates. A `KeyboardInterrupt` raised
+inside a test is the test's: a real Ctrl-C reaches the engine as a cancellation (asyncio's runner turns the
+first SIGINT into one), and test code in a worker process never sees it as a `KeyboardInterrupt` at all.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from sredrill.sdk import (
     TestInfo,
     call_with_fixtures,
 )
-from sredrill.sdk.context import enter_context, exit_context
+from sredrill.sdk.context import enter_context, exit_context, exit_text, is_engine_cancelled
 
 from .metrics import derive_metrics, metric_signals
 
@@ -62,10 +69,12 @@ class HookState:
                 try:
                     for hook in scope.before_all:
                         await hook()
-                except Exception as exc:  # every test of the scope reports this error
+                except BaseException as exc:  # every test of the scope reports this error
                     latch.error = exc
+                    if isinstance(exc, asyncio.CancelledError) and is_engine_cancelled():
+                        raise
         if latch.error is not None:
-            raise SredrillError(f"before_all hook failed: {type(latch.error).__name__}: {latch.error}")
+            raise SredrillError(f"before_all hook failed: {_error_text(latch.error, 'a before_all hook')}")
 
     async def finished(self, test: TestDef) -> list[str]:
         """Count a test as done; run `after_all` of scopes that have no test left. Returns hook errors."""
@@ -78,8 +87,10 @@ class HookState:
                 for hook in scope.after_all:
                     try:
                         await hook()
-                    except Exception as exc:  # reported on the last test of the scope
-                        errors.append(f"after_all hook failed: {type(exc).__name__}: {exc}")
+                    except BaseException as exc:  # reported on the last test of the scope
+                        if isinstance(exc, asyncio.CancelledError) and is_engine_cancelled():
+                            raise
+                        errors.append(f"after_all hook failed: {_error_text(exc, 'an after_all hook')}")
         return errors
 
 
@@ -93,12 +104,27 @@ class AttemptOutcome:
     """How many tools the agent was given (insights: an agent that called none of them)."""
 
 
-def _error_text(exc: BaseException) -> str:
+def _error_text(exc: BaseException, where: str) -> str:
+    """`Type: message (notes)`; a BaseException that is not an Exception also says where it was raised."""
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_error_text(e) for e in exc.exceptions)
-    text = f"{type(exc).__name__}: {exc}" if not isinstance(exc, SredrillError) else str(exc)
+        return "; ".join(_error_text(e, where) for e in exc.exceptions)
+    if isinstance(exc, SredrillError):
+        text = str(exc)
+    elif isinstance(exc, Exception):
+        text = f"{type(exc).__name__}: {exc}"
+    else:
+        text = exit_text(exc, where)
     notes = getattr(exc, "__notes__", None)
     return text + (f" ({'; '.join(notes)})" if notes else "")
+
+
+@dataclass(slots=True)
+class _Progress:
+    """What `_body` leaves behind even when it raises: where it got to, and the errors of what ran after."""
+
+    where: str = "a before_all hook"
+    late: list[BaseException] = field(default_factory=list)
+    """after_each hooks and fixture teardowns, in the order they ran."""
 
 
 def _score(signals: list[Signal]) -> float | None:
@@ -106,8 +132,31 @@ def _score(signals: list[Signal]) -> float | None:
     return round(sum(scores) / len(scores), 4) if scores else None
 
 
-async def _body(test: TestDef, ctx: TestContext, hooks: HookState, attempt: int) -> list[BaseException]:
-    """Hooks, fixtures and body. Returns the errors of after-hooks and teardowns (the body's own propagate)."""
+async def _call(fn: Callable[..., Any], fixtures: FixtureSet, progress: _Progress, where: str) -> None:
+    progress.where = "fixture setup"  # a fixture's own error names the fixture
+    kwargs = await fixtures.arguments(fn)
+    progress.where = where
+    await fn(**kwargs)
+
+
+async def _after(hook: Callable[..., Any], fixtures: FixtureSet) -> BaseException | None:
+    """Run one after_each hook under its own limit; its error, named, or None."""
+    limit = asyncio.timeout(TEARDOWN_TIMEOUT_S)
+    try:
+        async with limit:
+            await call_with_fixtures(hook, fixtures)
+    except BaseException as exc:  # every after-hook runs; each error is kept for the result
+        if isinstance(exc, TimeoutError) and limit.expired():
+            exc = TimeoutError(f"took longer than {TEARDOWN_TIMEOUT_S:g}s and was stopped")
+        if not isinstance(exc, Exception):
+            return SredrillError(exit_text(exc, "an after_each hook"))
+        exc.add_note("in an after_each hook")
+        return exc
+    return None
+
+
+async def _body(test: TestDef, ctx: TestContext, hooks: HookState, attempt: int, progress: _Progress) -> None:
+    """Hooks, fixtures and body. The body's own error propagates; after-hooks and teardowns go to `progress`."""
     for scope in test.scope.chain():
         await hooks.before_all(scope)
     builtins = {
@@ -124,23 +173,33 @@ async def _body(test: TestDef, ctx: TestContext, hooks: HookState, attempt: int)
         ),
     }
     fixtures = FixtureSet(builtins, test.fixtures)
-    late: list[BaseException] = []
     try:
         for scope in test.scope.chain():
             for hook in scope.before_each:
-                await call_with_fixtures(hook, fixtures)
-        await call_with_fixtures(test.body, fixtures)
+                await _call(hook, fixtures, progress, "a before_each hook")
+        await _call(test.body, fixtures, progress, "the test body")
     finally:
-        # after_each inner → outer, then fixture teardown LIFO; each runs, every error is kept.
-        async with asyncio.timeout(TEARDOWN_TIMEOUT_S):
-            for scope in reversed(test.scope.chain()):
-                for hook in scope.after_each:
-                    try:
-                        await call_with_fixtures(hook, fixtures)
-                    except Exception as exc:
-                        late.append(exc)
-            late.extend(await fixtures.teardown())
-    return late
+        # after_each inner → outer, then fixture teardown LIFO; each runs under its own limit, every error is
+        # kept, whether or not the body failed (pytest reports both).
+        for scope in reversed(test.scope.chain()):
+            for hook in scope.after_each:
+                error = await _after(hook, fixtures)
+                if error is not None:
+                    progress.late.append(error)
+        progress.late.extend(await fixtures.teardown(timeout_s=TEARDOWN_TIMEOUT_S))
+
+
+def _timed_out(stopped: BaseException, limit: float) -> SredrillError:
+    error = SredrillError(f"timed out after {limit:g}s")
+    for note in getattr(stopped, "__notes__", ()):
+        error.add_note(note)
+    return error
+
+
+def _where(progress: _Progress, ctx: TestContext) -> str:
+    if progress.where == "the test body" and ctx.agent_started and ctx.result is None and ctx.steps is not None:
+        return "the agent (agent.run())"  # the agent started, recorded its steps, and never returned
+    return progress.where
 
 
 async def run_test(
@@ -168,19 +227,33 @@ async def run_test(
     limit = timeout_s or test.timeout_s
     error: str | None = None
     failure: str | None = None
+    progress = _Progress()
+    deadline = asyncio.timeout(limit)
     try:
-        async with asyncio.timeout(limit):
-            late = await _body(test, ctx, hooks, attempt)
-        if late:
-            error = "; ".join(_error_text(e) for e in late)
-    except ExpectationFailed as exc:
-        failure = str(exc)
-    except TimeoutError:
-        error = f"timed out after {limit:g}s"
-    except Exception as exc:  # the engine's per-test boundary (STYLE #16): anything else is `errored`
-        error = _error_text(exc)
+        async with deadline:
+            await _body(test, ctx, hooks, attempt, progress)
+    except BaseException as exc:  # the engine's per-test boundary (STYLE #16): anything the test raised
+        if is_engine_cancelled():
+            # The run itself is being cancelled (Ctrl-C, an outer timeout): that is not this test's doing, and
+            # whatever its code turned the cancellation into, the cancellation goes on.
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            raise asyncio.CancelledError() from exc
+        if isinstance(exc, ExpectationFailed):
+            failure = str(exc)
+        elif isinstance(exc, TimeoutError) and deadline.expired():
+            error = f"timed out after {limit:g}s"
+        else:
+            error = _error_text(exc, _where(progress, ctx))
     finally:
         exit_context(token)
+    if is_engine_cancelled():
+        # The cancellation arrived during teardown (which still ran to its end), or the test's code caught it.
+        raise asyncio.CancelledError()
+    if deadline.expired():
+        # The test's time ran out during teardown: what was stopped there was stopped by the timeout.
+        progress.late = [_timed_out(e, limit) if isinstance(e, asyncio.CancelledError) else e for e in progress.late]
+    late = "; ".join(dict.fromkeys(_error_text(e, "teardown") for e in progress.late)) or None
     signals = list(ctx.signals)
     metrics = None
     if ctx.result is not None:
@@ -189,13 +262,18 @@ async def run_test(
         )
         signals.extend(metric_signals(metrics))
     failed_gates = [s for s in signals if s.role == SignalRole.GATE and s.passed is False]
+    reason: str | None
     if error is not None:
         status, reason = TestStatus.ERRORED, error
     elif failure is not None or failed_gates:
         status = TestStatus.FAILED
         reason = failure or failed_gates[0].message or f"{failed_gates[0].name} failed"
+    elif late is not None:
+        status, reason, late = TestStatus.ERRORED, late, None
     else:
         status, reason = TestStatus.PASSED, None
+    if late is not None:  # the body's outcome decides the status; the teardown's error is reported with it
+        reason = f"{reason}; then teardown failed: {late}"
     result = TestResult(
         id=test.id,
         name=test.name,

@@ -2,10 +2,15 @@
 
 The ContextVar is the one piece of module-level state STYLE #33 sanctions: each test runs in its own
 asyncio task, so each sees only its own context and `--jobs N` cannot cross signals.
+
+It also says how a test's own code left abnormally: `is_engine_cancelled` tells a real cancellation of the
+run (Ctrl-C, an outer timeout) from a `CancelledError` the test's code raised, and `exit_text` names a
+BaseException (`sys.exit()`, `KeyboardInterrupt`, …) the test's code raised, for its `errored` result.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import time
 from dataclasses import dataclass, field
@@ -22,7 +27,7 @@ if TYPE_CHECKING:
     from sredrill.traces import SpanCollector
     from sredrill.trajectory import Toolset
 
-__all__ = ["JudgeConfig", "Runtime", "TestContext", "current_context"]
+__all__ = ["JudgeConfig", "Runtime", "TestContext", "current_context", "exit_text", "is_engine_cancelled"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +104,33 @@ def enter_context(ctx: TestContext) -> contextvars.Token[TestContext | None]:
 
 def exit_context(token: contextvars.Token[TestContext | None]) -> None:
     _current.reset(token)
+
+
+def is_engine_cancelled() -> bool:
+    """True while the running task is being cancelled from outside: Ctrl-C, an outer timeout, a TaskGroup.
+
+    A `CancelledError` the test's own code raised (or any other BaseException) leaves the count at 0, so it
+    is the test's error, not the run's: `asyncio.timeout` and `TaskGroup` take back their own cancellations
+    (`uncancel`) before their caller sees the exception, which keeps this exact at the engine's boundary.
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def exit_text(exc: BaseException, where: str) -> str:
+    """How a BaseException that is not an Exception reads in an `errored` result: type, message, where.
+
+    Examples:
+        >>> exit_text(SystemExit(0), "the test body")
+        'SystemExit: 0 (sys.exit() in the test body)'
+        >>> exit_text(KeyboardInterrupt(), "a before_each hook")
+        'KeyboardInterrupt (raised in a before_each hook)'
+    """
+    name = type(exc).__name__
+    if isinstance(exc, SystemExit):
+        return f"{name}: {exc.code} (sys.exit() in {where})"
+    message = str(exc)
+    head = f"{name}: {message}" if message else name
+    if isinstance(exc, asyncio.CancelledError):
+        return f"{head} (raised in {where}; the run itself was not cancelled)"
+    return f"{head} (raised in {where})"

@@ -17,7 +17,7 @@ from typing import Any
 
 from sredrill.errors import AgentError, JudgeError
 from sredrill.results import Signal, SignalKind, SignalRole, Verdict
-from sredrill.sdk.context import TestContext, current_context
+from sredrill.sdk.context import TestContext, current_context, exit_text, is_engine_cancelled
 from sredrill.sdk.result import RunResult
 
 __all__ = ["BUILTIN_EVALUATORS", "Judge", "JudgeSpec", "cache_key", "judge"]
@@ -206,6 +206,10 @@ class Judge:
             raise
         except Exception as exc:  # a user evaluator crashing is a judge failure, not a verdict
             raise JudgeError(f"evaluator {spec.evaluator!r} raised {type(exc).__name__}: {exc}") from exc
+        except BaseException as exc:  # sys.exit(), KeyboardInterrupt, …: the evaluator's, unless the run is cancelled
+            if is_engine_cancelled():
+                raise
+            raise JudgeError(f"evaluator {spec.evaluator!r} raised {exit_text(exc, 'the evaluator')}") from exc
         return _to_verdict(value, spec.evaluator)
 
     async def _llm(self, result: RunResult, spec: JudgeSpec) -> Verdict:
