@@ -24,6 +24,7 @@ from types import MappingProxyType
 from pydantic import JsonValue
 
 from sredrill.scenarios.pack import Scenario
+from sredrill.scenarios.phrases import PhraseRemover
 from sredrill.scenarios.vocabulary import Vocabulary, normalize_keyword, normalize_name
 
 __all__ = ["BlindAlert", "blind_alert", "find_leaks", "leak_needles", "reference_sentences"]
@@ -32,11 +33,15 @@ __all__ = ["BlindAlert", "blind_alert", "find_leaks", "leak_needles", "reference
 _ANSWER_KEY = re.compile(
     r"failure_?mode|root_?cause|category|scenario|ground_?truth|answer|expected|diagnos", re.IGNORECASE
 )
-_SNAKE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
+# Linear on hostile text: a match may start only where a run of letters and digits starts, and possessive
+# runs never backtrack (without both, a 100 KB run of letters took seconds per position tried).
+_SNAKE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:_[A-Za-z0-9]++)+")
 _SECTION = re.compile(r"^\s*[A-Z][A-Z_]{3,}:\s*")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-_EVIDENCE_TAG = re.compile(r"\[evidence:[^\]]*\]", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*->\s*")
+_EVIDENCE_TAG = "[evidence:"
+# `(?<!\s)`: an arrow's whitespace is matched from the start of its run only (else each position of a long
+# run of spaces rescans the rest of it: quadratic).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<!\s)\s*+->\s*")
 _MIN_SENTENCE_WORDS = 6
 _SEAL = object()
 
@@ -48,12 +53,28 @@ def reference_sentences(model_response: str) -> tuple[str, ...]:
     """
     out: list[str] = []
     for line in model_response.splitlines():
-        text = _EVIDENCE_TAG.sub("", _LIST_ITEM.sub("", _SECTION.sub("", line)))
+        text = _drop_evidence_tags(_LIST_ITEM.sub("", _SECTION.sub("", line)))
         for sentence in _SENTENCE_END.split(text):
             s = normalize_keyword(sentence).rstrip(".!?;:, ")
             if len(s.split()) >= _MIN_SENTENCE_WORDS:
                 out.append(s)
     return tuple(dict.fromkeys(out))
+
+
+def _drop_evidence_tags(line: str) -> str:
+    """`line` without `[evidence: …]` tags (case-insensitive), in one pass.
+
+    A tag ends at the first `]` after it, so each `]`-terminated piece loses everything from its first tag on.
+    (The regular expression `\\[evidence:[^\\]]*\\]` rescanned the rest of the line from every unclosed tag.)
+    """
+    if _EVIDENCE_TAG not in line.lower():
+        return line
+    *closed, last = line.split("]")
+    out = []
+    for piece in closed:
+        at = piece.lower().find(_EVIDENCE_TAG)
+        out.append(piece[:at] if at >= 0 else piece + "]")
+    return "".join(out) + last
 
 
 def leak_needles(scenario: Scenario, vocabulary: Vocabulary) -> frozenset[str]:
@@ -148,21 +169,14 @@ def blind_alert(scenario: Scenario, vocabulary: Vocabulary) -> BlindAlert:
 class _Scrubber:
     identifiers: frozenset[str]
     """Every failure-mode, set and category name (lower case)."""
-    phrases: tuple[str, ...]
-    """Literal strings to remove: ids, folder, slug, reference sentences (longest first)."""
-    pattern: re.Pattern[str] | None = None
-    """All phrases as one alternation (longest first, whitespace-tolerant): one pass per text."""
+    phrases: PhraseRemover
+    """Removes the literal strings: ids, folder, slug, reference sentences (in linear time, see `phrases`)."""
 
     @classmethod
     def for_scenario(cls, scenario: Scenario, vocabulary: Vocabulary) -> _Scrubber:
         needles = leak_needles(scenario, vocabulary)
-        phrases = tuple(sorted((n for n in needles if not _SNAKE.fullmatch(n)), key=len, reverse=True))
-        pattern = (
-            re.compile("|".join(re.escape(p).replace(r"\ ", r"\s+") for p in phrases), re.IGNORECASE)
-            if phrases
-            else None
-        )
-        return cls(identifiers=vocabulary.identifiers(), phrases=phrases, pattern=pattern)
+        phrases = PhraseRemover.of(n for n in needles if not _SNAKE.fullmatch(n))
+        return cls(identifiers=vocabulary.identifiers(), phrases=phrases)
 
     def keeps(self, key: str, value: object) -> bool:
         """False for an entry that names the answer by its key, or whose whole value is a vocabulary name."""
@@ -175,11 +189,8 @@ class _Scrubber:
 
     def text(self, value: str) -> str:
         out = _SNAKE.sub(lambda m: "" if self._is_label(m.group(0)) else m.group(0), value)
-        if self.pattern is not None:
-            # Repeat until stable: removing one phrase can join the halves of another.
-            previous = None
-            while previous != out:
-                previous, out = out, self.pattern.sub("", out)
+        # Also the phrases a removal joins (the halves of another around it), still in one pass.
+        out = self.phrases.remove(out)
         out = re.sub(r"\(\s*\)|\[\s*\]", "", out)
         return re.sub(r"[ \t]{2,}", " ", out).strip()
 
