@@ -18,7 +18,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from sredrill.errors import ExpectationFailed, SredrillError
 from sredrill.results import Signal, SignalRole, TestResult, TestStatus
@@ -34,6 +34,7 @@ from sredrill.sdk import (
     call_with_fixtures,
 )
 from sredrill.sdk.context import enter_context, exit_context, exit_text, is_engine_cancelled
+from sredrill.text import REPLACED_NOTE, scrub
 
 from .metrics import derive_metrics, metric_signals
 
@@ -189,6 +190,22 @@ async def _body(test: TestDef, ctx: TestContext, hooks: HookState, attempt: int,
         progress.late.extend(await fixtures.teardown(timeout_s=TEARDOWN_TIMEOUT_S))
 
 
+@dataclass(slots=True)
+class _Scrubbed:
+    changed: bool = False
+
+    @overload
+    def __call__(self, value: str) -> str: ...
+    @overload
+    def __call__(self, value: str | None) -> str | None: ...
+    def __call__(self, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value, replaced = scrub(value)
+        self.changed |= replaced
+        return value
+
+
 def _timed_out(stopped: BaseException, limit: float) -> SredrillError:
     error = SredrillError(f"timed out after {limit:g}s")
     for note in getattr(stopped, "__notes__", ()):
@@ -274,11 +291,20 @@ async def run_test(
         status, reason = TestStatus.PASSED, None
     if late is not None:  # the body's outcome decides the status; the teardown's error is reported with it
         reason = f"{reason}; then teardown failed: {late}"
+    # A test's name or an error message may hold lone surrogates (they are valid in Python source): the
+    # result must still be storable and printable as UTF-8, so they become U+FFFD and a note says so.
+    text = _Scrubbed()
+    test_id, name, file, prompt = text(test.id), text(test.name), text(test.file), text(test.prompt)
+    reason = text(reason)
+    labels = [text(label) for label in test.labels]
+    notes = list(ctx.result.notes) if ctx.result else []
+    if text.changed and REPLACED_NOTE not in notes:
+        notes.append(REPLACED_NOTE)
     result = TestResult(
-        id=test.id,
-        name=test.name,
-        file=test.file,
-        labels=list(test.labels),
+        id=test_id,
+        name=name,
+        file=file,
+        labels=labels,
         content_hash=test.content_hash,
         status=status,
         score=_score(signals),
@@ -286,9 +312,9 @@ async def run_test(
         signals=signals,
         metrics=metrics,
         agent_run_id=ctx.result.run_id if ctx.result else None,
-        prompt=test.prompt,
+        prompt=prompt,
         output=ctx.result.output if ctx.result else None,
-        notes=list(ctx.result.notes) if ctx.result else [],
+        notes=notes,
         difficulty=test.difficulty,
         duration_ms=round((time.perf_counter() - start) * 1000, 3),
     )

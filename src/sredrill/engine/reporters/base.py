@@ -16,7 +16,20 @@ from typing import Protocol, TextIO
 from sredrill.errors import InputError, did_you_mean
 from sredrill.results import RunReport, SignalRole, TestResult
 
-__all__ = ["Reporter", "ReporterName", "failed_gate_lines", "make_reporter", "write_output"]
+__all__ = [
+    "CAPTURED_LINES",
+    "Reporter",
+    "ReporterName",
+    "captured_sections",
+    "failed_gate_lines",
+    "make_reporter",
+    "write_output",
+]
+
+CAPTURED_LINES = 50
+"""How many lines of a test's captured stdout or stderr the console shows (the last ones, as they are
+nearest the failure); the JSON and JUnit reports and the store keep all that was captured."""
+_CAPTURED_CHARS = 8000
 
 
 class ReporterName(StrEnum):
@@ -115,6 +128,35 @@ def failed_gate_lines(result: TestResult) -> list[str]:
         if check.role == SignalRole.GATE and not check.passed:
             lines.append(f"check {check_id}: {check.detail}" if check.detail else f"check {check_id}")
     return lines
+
+
+def captured_sections(result: TestResult, *, max_lines: int | None = CAPTURED_LINES) -> list[tuple[str, str]]:
+    """A test's captured output as (title, text) pairs, "Captured stdout" then "Captured stderr", as pytest.
+
+    Args:
+        result: the test; empty or missing streams give no section.
+        max_lines: keep only the last lines (and at most a few thousand characters), saying how many were
+            left out; None keeps everything.
+    """
+    sections = []
+    for title, text in (("Captured stdout", result.stdout), ("Captured stderr", result.stderr)):
+        if not text or not text.strip():
+            continue
+        text = text.rstrip("\n")
+        if max_lines is not None:
+            lines = text.split("\n")
+            kept = lines[-max_lines:]
+            shown = "\n".join(kept)
+            if len(shown) > _CAPTURED_CHARS:
+                shown = shown[-_CAPTURED_CHARS:]
+            omitted = len(text) - len(shown)
+            if omitted:
+                dropped = len(lines) - len(shown.split("\n"))
+                left_out = f"… {dropped} earlier line(s), {omitted} character(s) not shown"
+                shown = f"{left_out} (the --json report has all)\n{shown}"
+            text = shown
+        sections.append((title, text))
+    return sections
 
 
 def write_output(output: Path, text: str) -> None:

@@ -16,8 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 from rich.text import Text
 
-from sredrill.engine.reporters.base import failed_gate_lines, write_output
+from sredrill.engine.reporters.base import captured_sections, failed_gate_lines, write_output
 from sredrill.results import Counts, Insights, RunReport, Summary, TestResult, TestStatus
+from sredrill.text import scrub
 
 __all__ = ["ConsoleReporter"]
 
@@ -184,8 +185,14 @@ def _print_failure(out: Console, result: TestResult) -> None:
         out.print(f"  reason: {_safe(result.failure_reason)}", soft_wrap=True)
     for gate in failed_gate_lines(result):
         out.print(f"  - {_safe(gate)}", soft_wrap=True)
+    for note in result.notes:
+        out.print(f"  note: {_safe(note)}", soft_wrap=True)
     if result.insights is not None:
         _print_insights(out, result.insights, indent="  ")
+    for title, text in captured_sections(result):
+        out.print(Text(f"  ----- {title} -----", style="dim"), soft_wrap=True)
+        for line in text.split("\n"):
+            out.print(Text(f"  {_safe(line)}"), soft_wrap=True)
 
 
 def _print_insights(out: Console, insights: Insights, *, indent: str) -> None:
@@ -198,7 +205,8 @@ def _print_insights(out: Console, insights: Insights, *, indent: str) -> None:
 
 
 def _safe(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    # A lone surrogate (a test name, an agent's text) cannot be written to a UTF-8 stream: it prints as U+FFFD.
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", scrub(text)[0])
 
 
 def _percent(rate: float | None) -> str:

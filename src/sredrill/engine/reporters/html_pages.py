@@ -18,8 +18,10 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
+from sredrill.engine.reporters.base import captured_sections
 from sredrill.engine.reporters.html_charts import axis_bars, event_timeline, series_chart
 from sredrill.results import RunReport, Signal, SignalRole, TestResult, TestStatus
+from sredrill.text import scrub
 
 __all__ = [
     "compare_page",
@@ -41,7 +43,8 @@ def _asset(name: str) -> str:
 
 
 def _e(value: object) -> str:
-    return escape("" if value is None else str(value))
+    # Lone surrogates (a test's name, an agent's text) cannot be encoded as UTF-8: they show as U+FFFD.
+    return escape(scrub("" if value is None else str(value))[0])
 
 
 def _layout(title: str, body: str, *, served: bool = True) -> str:
@@ -170,6 +173,36 @@ def _result_row(run_id: str, r: TestResult, *, links: bool) -> str:
     )
 
 
+# A page holds more of the captured output than a terminal, still bounded: a run page may have many tests.
+_PAGE_LINES = 500
+
+
+def _captured(result: TestResult) -> str:
+    """A test's notes and captured stdout/stderr (empty when it has none)."""
+    parts = []
+    if result.notes:
+        items = "".join(f"<li>{_e(n)}</li>" for n in result.notes)
+        parts.append(f'<h3>Notes</h3><ul class="notes">{items}</ul>')
+    for title, text in captured_sections(result, max_lines=_PAGE_LINES):
+        kind = title.split()[-1]
+        parts.append(f'<h3>{_e(title)}</h3><pre class="captured {kind}">{_e(text)}</pre>')
+    return "".join(parts)
+
+
+def _failures(results: Sequence[TestResult]) -> str:
+    """For the HTML reporter's file (it has no test pages): each test that did not pass, whole."""
+    items = []
+    for r in results:
+        if r.status == TestStatus.PASSED:
+            continue
+        reason = f'<p class="failure">{_e(r.failure_reason)}</p>' if r.failure_reason else ""
+        items.append(
+            f'<section class="card failure-detail" data-test-id="{_e(r.id)}"><h3>{_e(r.name)} '
+            f"{_badge(r.status.value)}</h3>{reason}{_captured(r)}</section>"
+        )
+    return f'<section id="failures"><h2>Failures</h2>{"".join(items)}</section>' if items else ""
+
+
 def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str:
     """A run: live progress while it runs, per-difficulty Axis 1 / Axis 2 bars and the gap, every test.
 
@@ -205,7 +238,8 @@ def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str
         "<th>score</th><th>difficulty</th><th>axis</th><th>first failed check</th><th>duration</th></tr>"
         f"</thead><tbody>{rows}</tbody></table></section>"
     )
-    return _layout(f"sredrill · run {rid}", head + bars + insights + table, served=not standalone)
+    failures = _failures(report.results) if standalone else ""
+    return _layout(f"sredrill · run {rid}", head + bars + insights + table + failures, served=not standalone)
 
 
 # -- test page -------------------------------------------------------------------------------------------
@@ -313,7 +347,7 @@ def evidence_charts(scenario: Any) -> str:
 
 
 def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]] | None, *, evidence: str) -> str:
-    """One test: signals, trajectory timeline, derived metrics, insights and the scenario's evidence charts.
+    """One test: signals, trajectory, derived metrics, insights, captured output and the scenario's evidence.
 
     Args:
         evidence: the HTML of `evidence_charts` for the test's scenario, or "" when it has none.
@@ -331,6 +365,7 @@ def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]]
             f"<dt>actual</dt><dd>{_e(result.actual.model_dump_json() if result.actual else '—')}</dd></dl></section>"
         )
     output = f'<section class="card"><h2>Output</h2>{_json_block(result.output)}</section>' if result.output else ""
+    captured = _captured(result)
     insights = (
         f'<section class="card" id="insights"><h2>Insights</h2>{_insights(result.insights)}</section>'
         if result.insights is not None
@@ -342,6 +377,7 @@ def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]]
         f'<section class="card"><h2>Signals</h2>{_signals(result)}</section>{expected}{insights}'
         f'<section class="card"><h2>Derived metrics</h2>{_metrics(result)}</section>'
         f'<section class="card"><h2>Trajectory</h2>{_timeline(steps)}</section>{output}'
+        + (f'<section class="card" id="captured"><h2>Captured output</h2>{captured}</section>' if captured else "")
         + (f'<section class="card"><h2>Evidence</h2>{evidence}</section>' if evidence else "")
     )
     return _layout(f"sredrill · {result.name}", body)

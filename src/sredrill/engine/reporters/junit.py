@@ -22,7 +22,8 @@ class JUnitReporter:
     """Writes the run as JUnit XML to `output` once the run ends.
 
     Failed tests get a `<failure>` (the failure reason, then every failed gate with expected vs actual);
-    errored tests get an `<error>` with their message.
+    errored tests get an `<error>` with their message; the harness's notes follow. A test's captured output
+    goes in its `<system-out>` and `<system-err>`.
 
     Args:
         output: the XML file (required).
@@ -104,15 +105,20 @@ def _testcase(result: TestResult) -> ET.Element:
             "time": _seconds(result.duration_ms),
         },
     )
+    notes = [f"note: {n}" for n in result.notes]
     if result.status == TestStatus.FAILED:
         lines = failed_gate_lines(result)
         failure = ET.SubElement(
             case, "failure", {"message": _clean(result.failure_reason or (lines[0] if lines else "failed"))}
         )
-        failure.text = _clean("\n".join(filter(None, [result.failure_reason, *lines])))
+        failure.text = _clean("\n".join(filter(None, [result.failure_reason, *lines, *notes])))
     elif result.status == TestStatus.ERRORED:
         error = ET.SubElement(case, "error", {"message": _clean(result.failure_reason or "errored")})
-        error.text = _clean(result.failure_reason or "")
+        error.text = _clean("\n".join(filter(None, [result.failure_reason, *notes])))
+    # What the test printed, whole (it was capped when captured), where CI systems look for it.
+    for tag, text in (("system-out", result.stdout), ("system-err", result.stderr)):
+        if text:
+            ET.SubElement(case, tag).text = _clean(text)
     return case
 
 
