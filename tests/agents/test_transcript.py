@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from sredrill.agents.transcript import Transcript
+from sredrill.text import REPLACED_NOTE
 from sredrill.trajectory import AssistantStep, Recorder, ResponseStep, ToolCallStep, ToolResultStep
 
 
@@ -64,3 +65,52 @@ def test_the_log_is_stderr_then_the_warnings() -> None:
     log = transcript.reply("agent log line\n").log
     assert log.splitlines()[0] == "agent log line"
     assert log.splitlines()[1].startswith("[sredrill] stdout line 1: invalid step, kept as text: content")
+
+
+def test_a_lone_surrogate_anywhere_in_a_line_is_replaced_and_noted() -> None:
+    transcript, recorder = feed(
+        '{"kind": "thinking", "content": "lag \\ud800 grows"}',
+        '{"kind": "tool_call", "name": "q", "args": {"k\\udfff": ["\\ud800"]}, "call_id": "c1"}',
+        '{"kind": "tool_result", "call_id": "c1", "result": {"deep": [[{"x": "\\udbff"}]]}}',
+        "plain text \ud800 printed raw",
+    )
+    thinking, call, result, text = recorder.steps
+    assert thinking.content == "lag \ufffd grows"  # type: ignore[union-attr]
+    assert call.args == {"k\ufffd": ["\ufffd"]}  # type: ignore[union-attr]
+    assert result.result == {"deep": [[{"x": "\ufffd"}]]}  # type: ignore[union-attr]
+    assert text.content == "plain text \ufffd printed raw"  # type: ignore[union-attr]
+    # Everything recorded can now be encoded, so the store, JSON output and HTTP replies accept it.
+    json.dumps([s.model_dump(mode="json") for s in recorder.steps], ensure_ascii=False).encode()
+    "\n".join(transcript.lines).encode()
+    assert recorder.notes == [REPLACED_NOTE]  # once, however many lines had one
+    assert transcript.warnings == []
+
+
+def test_clean_lines_leave_no_note() -> None:
+    _, recorder = feed({"kind": "thinking", "content": "fine ü 漢字 😀"})
+    assert recorder.notes == []
+
+
+def test_json_nested_too_deeply_to_parse_is_text_with_a_warning() -> None:
+    line = '{"kind": "tool_call", "name": "q", "args": {"a": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    transcript, recorder = feed(line, {"kind": "response", "content": "done"})
+    assert [s.kind for s in recorder.steps] == ["assistant", "response"]
+    (warning,) = transcript.warnings
+    assert warning.startswith("stdout line 1: not read as a step, kept as text: JSON nested too deeply")
+    assert transcript.reply("").output == "done"
+
+
+def test_a_step_nested_deeper_than_validation_allows_is_text_with_a_short_warning() -> None:
+    line = '{"kind": "tool_result", "name": "q", "result": ' + "[" * 400 + "]" * 400 + "}"
+    transcript, recorder = feed(line)
+    assert [s.kind for s in recorder.steps] == ["assistant"]
+    (warning,) = transcript.warnings
+    assert warning.startswith("stdout line 1: invalid step, kept as text: result.")
+    assert len(warning) < 200
+
+
+def test_reported_tool_steps_are_unverified() -> None:
+    _, recorder = feed(
+        {"kind": "tool_call", "name": "q", "call_id": "c1"}, {"kind": "tool_result", "call_id": "c1", "result": 1}
+    )
+    assert [s.verified for s in recorder.steps] == [False, False]  # type: ignore[union-attr]
