@@ -191,6 +191,7 @@ def serve_cmd(
     token: Annotated[str | None, typer.Option("--token", help="Require 'Authorization: Bearer T'.")] = None,
     max_sessions: Annotated[int, typer.Option("--max-sessions", help="Sessions open at once.")] = 64,
     idle_timeout: Annotated[float, typer.Option("--idle-timeout", help="Seconds before an idle session closes.")] = 300,
+    max_runs: Annotated[int, typer.Option("--max-runs", help="Runs of the runs API going on at once.")] = 4,
     db: DbOpt = None,
 ) -> None:
     """Serve the environment over OpenEnv's protocol (HTTP, WebSocket, MCP) and agents' tool routes."""
@@ -202,6 +203,7 @@ def serve_cmd(
         served = create_app(
             packs=list(pack) if pack else None, max_sessions=max_sessions, idle_timeout_s=idle_timeout,
             token=token, loopback_only=is_loopback(host), evals=evals, db=db or load_settings({}).db,
+            max_runs=max_runs,
         )  # fmt: skip
 
         def ready(url: str) -> None:

@@ -197,24 +197,24 @@ def test_unknown_task_is_400_with_the_task_ids(client: httpx.Client) -> None:
         ({"episode_id": "e1"}, "extra_forbidden", ["body", "episode_id"]),
     ],
 )
-def test_bad_reset_bodies_are_400_fastapi_style(client: httpx.Client, body: object, kind: str, loc: list[str]) -> None:
+def test_bad_reset_bodies_are_422_fastapi_style(client: httpx.Client, body: object, kind: str, loc: list[str]) -> None:
     answer = client.post("/reset", json=body)
-    assert answer.status_code == 400
+    assert answer.status_code == 422
     error = answer.json()
     assert error["detail"][0]["type"] == kind and error["detail"][0]["loc"] == loc and error["detail"][0]["msg"]
     assert error["allowed"] == ["seed", "task_id"]
 
 
-def test_bad_step_bodies_are_400(client: httpx.Client) -> None:
+def test_bad_step_bodies_are_422(client: httpx.Client) -> None:
     client.post("/reset", json={})
     bare = client.post("/step", json={"action_type": "wait"})
-    assert bare.status_code == 400
+    assert bare.status_code == 422
     assert bare.json()["allowed"] == ["action"] and "wrap the action" in bare.json()["hint"]
     assert {d["type"] for d in bare.json()["detail"]} == {"missing", "extra_forbidden"}
     not_json = client.post("/step", content=b"{not json", headers={"Content-Type": "application/json"})
-    assert not_json.status_code == 400 and not_json.json()["detail"][0]["type"] == "json_invalid"
+    assert not_json.status_code == 422 and not_json.json()["detail"][0]["type"] == "json_invalid"
     not_object = client.post("/step", json={"action": "wait"})
-    assert not_object.status_code == 400 and not_object.json()["detail"][0]["loc"] == ["body", "action"]
+    assert not_object.status_code == 422 and not_object.json()["detail"][0]["loc"] == ["body", "action"]
 
 
 def test_unknown_session_is_400_naming_reset(client: httpx.Client) -> None:

@@ -25,6 +25,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from sredrill.errors import MissingExtra, StateError
+from sredrill.text import REPLACED_NOTE, scrub_json
 from sredrill.trajectory import ToolError
 
 if TYPE_CHECKING:
@@ -167,7 +168,8 @@ class McpEndpoint:
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
         types = self._types
         run = self._run_of(ctx)
-        args = dict(params.arguments or {})
+        # The SDK's parser refuses lone surrogates already; arguments reach here from other transports too.
+        args, replaced = scrub_json(dict(params.arguments or {}))
         try:
             result = await run.recorder.call_tool(run.toolset, params.name, args)
         except ToolError as exc:
@@ -181,6 +183,7 @@ class McpEndpoint:
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
         text = json.dumps(result, separators=(",", ":"))
         # structured_content must be an object: the result sits under "result", as in the HTTP route's body.
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], structured_content={"result": result}
-        )
+        structured: dict[str, Any] = {"result": result}
+        if replaced:
+            structured["notes"] = [REPLACED_NOTE]
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=structured)

@@ -12,6 +12,10 @@ process, so the trajectory does not depend on the transport. Errors: 401 `unauth
 existed), 404 `unknown_tool`, 400 `bad_json` (the body is not JSON), 400 `bad_arguments` or the toolset's
 own code (the arguments were rejected), 500 `tool_failed` (the toolset itself crashed).
 
+Bad input never crashes a call: a body nested too deeply to parse is 400 `bad_json`, arguments over
+`MAX_ARGS_BYTES` are 413 `too_large`, and text that is not valid Unicode (a lone surrogate, `"\\ud800"`) is
+replaced with U+FFFD before the call is recorded, the answer's `notes` saying so.
+
 The same registry and tokens serve the tools over MCP at `/runs/{run_id}/mcp` (`mcp_server.McpEndpoint`, started
 with the server when the `mcp` extra is installed; the Task's `mcp_url`).
 
@@ -32,7 +36,6 @@ Examples:
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 import socket
@@ -43,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from sredrill.errors import MissingExtra, StateError
+from sredrill.text import REPLACED_NOTE, parse_json
 from sredrill.trajectory import Recorder, ToolError, Toolset, ToolSpec
 
 from .mcp_server import MCP_PATH
@@ -76,6 +80,8 @@ _START_POLL_S: Final = 0.005
 _STOP_TIMEOUT_S: Final = 10.0
 _GRACEFUL_S: Final = 2
 """Seconds uvicorn waits for requests still in flight when the server stops (a killed agent's, usually)."""
+MAX_ARGS_BYTES: Final = 1024 * 1024
+"""A tool call's arguments larger than this are refused (413 `too_large`) before they are read whole."""
 
 
 def needs_tool_server(agent: object) -> bool:
@@ -105,6 +111,9 @@ class ToolResultBody(_Body):
 
     result: JsonValue
     """What the tool returned."""
+    notes: list[str] | None = None
+    """What sredrill changed in the request (text that was not valid Unicode replaced with U+FFFD); absent
+    when nothing was."""
 
 
 class ToolErrorDetail(_Body):
@@ -211,7 +220,22 @@ class ToolRegistry:
 def _json(status: int, body: _Body) -> Any:
     from fastapi.responses import Response
 
-    return Response(content=body.model_dump_json(), status_code=status, media_type="application/json")
+    return Response(content=body.model_dump_json(exclude_none=True), status_code=status, media_type="application/json")
+
+
+async def _read_limited(request: Any) -> bytes | None:
+    """The request body; None once it exceeds `MAX_ARGS_BYTES` (the rest is not read)."""
+    size = request.headers.get("content-length")
+    if size is not None and size.isdigit() and int(size) > MAX_ARGS_BYTES:
+        return None
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > MAX_ARGS_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _error(status: int, code: str, message: str) -> Any:
@@ -244,6 +268,7 @@ def tool_routes(registry: ToolRegistry) -> "APIRouter":
             (401, "unauthorized"),
             (403, "forbidden"),
             (404, "unknown_run, unknown_tool"),
+            (413, "too_large"),
             (500, "tool_failed"),
         )
     }
@@ -262,10 +287,13 @@ def tool_routes(registry: ToolRegistry) -> "APIRouter":
         access = registry.authorize(run_id, request.headers.get("authorization"))
         if isinstance(access, _Denied):
             return _error(access.status, access.code, access.message)
-        raw = await request.body()
+        raw = await _read_limited(request)
+        if raw is None:
+            return _error(413, "too_large", f"tool arguments are limited to {MAX_ARGS_BYTES} bytes")
         try:
-            args = json.loads(raw) if raw.strip() else {}
-        except ValueError as exc:
+            # Lone surrogates ("\\ud800") become U+FFFD, so the call can be recorded, stored and answered.
+            args, replaced = parse_json(raw) if raw.strip() else ({}, False)
+        except ValueError as exc:  # not JSON, or nested too deeply to parse
             return _error(400, "bad_json", f"the request body is not JSON ({exc}): send the arguments as an object")
         if not isinstance(args, dict):
             return _error(
@@ -282,7 +310,8 @@ def tool_routes(registry: ToolRegistry) -> "APIRouter":
             return _error(500, "tool_failed", f"tool {name!r} failed: {type(exc).__name__}: {exc}")
         # The toolset returns JSON values; building the body without validating it again keeps large
         # results (a whole metric window) cheap.
-        return _json(200, ToolResultBody.model_construct(result=result))
+        notes = [REPLACED_NOTE] if replaced else None
+        return _json(200, ToolResultBody.model_construct(result=result, notes=notes))
 
     return router
 

@@ -34,6 +34,7 @@ from sredrill.errors import MissingExtra
 from sredrill.scenarios import Pack
 from sredrill.server.agent_routes import mount_agent_routes, serving_agent_routes
 from sredrill.server.catalog import EnvCatalog, TraceCatalog
+from sredrill.server.live import DEFAULT_MAX_RUNS, RunCapacityError
 from sredrill.server.mcp import McpHandler
 from sredrill.server.security import Guard
 from sredrill.server.service import SESSION_HEADER, Answer, EnvService
@@ -68,6 +69,8 @@ class ServerOptions:
     loopback_only: bool = True
     packs: tuple[str, ...] | None = None
     evals: str | None = None
+    max_runs: int = DEFAULT_MAX_RUNS
+    """Runs of the runs API going on at once; one more answers 429 with `Retry-After`."""
 
 
 async def _read_body(receive: Receive) -> bytes | None:
@@ -145,10 +148,10 @@ class _Routes:
                 return sessions.get(named.decode("latin-1"))
             return sessions.default
 
-        response = self.mcp.handle_bytes(body, session=find)
+        status, response = self.mcp.handle_bytes(body, session=find)
         if response is None:
             return Answer(202, b"")
-        return Answer(200, json.dumps(response, ensure_ascii=False).encode())
+        return Answer(status, json.dumps(response, ensure_ascii=False).encode())
 
 
 def create_app(
@@ -161,6 +164,7 @@ def create_app(
     loopback_only: bool = True,
     evals: str | None = None,
     db: str | os.PathLike[str] | None = None,
+    max_runs: int = DEFAULT_MAX_RUNS,
 ) -> "FastAPI":
     """The environment server as a FastAPI application.
 
@@ -175,6 +179,7 @@ def create_app(
             False for a server bound to another address.
         evals: the folder of eval files the runs API may run (none outside it).
         db: the SQLite store of the runs API and web UI (None: `.sredrill/sredrill.db`, opened on first use).
+        max_runs: runs of the runs API going on at once; one more answers 429 with `Retry-After`.
 
     Returns:
         The app; `app.state` holds `options`, `catalog`, `sessions` and `tool_registry`.
@@ -198,6 +203,7 @@ def create_app(
         loopback_only=loopback_only,
         packs=None if packs is None else tuple(str(p.name if isinstance(p, Pack) else p) for p in packs),
         evals=evals,
+        max_runs=max_runs,
     )
     sessions = SessionStore(max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
     served = catalog if catalog is not None else TraceCatalog.load(packs=packs)
@@ -259,7 +265,9 @@ def create_app(
         return answer
 
     errors: dict[int | str, dict[str, Any]] = {
-        400: {"model": ErrorBody, "description": "invalid body, action, task or session (with the allowed values)"},
+        400: {"model": ErrorBody, "description": "invalid action, task or session (with the allowed values)"},
+        422: {"model": ErrorBody, "description": "a body that does not fit the request (FastAPI's detail)"},
+        413: {"model": ErrorBody, "description": f"a body over {MAX_BODY_BYTES} bytes"},
         401: {"model": ErrorBody, "description": "missing or wrong token (--token)"},
         403: {"model": ErrorBody, "description": "Host or Origin refused"},
         503: {"model": ErrorBody, "description": "every session slot is taken"},
@@ -331,6 +339,8 @@ def create_app(
         app.add_api_route(path, _fixed(body), methods=["GET"], tags=["info"], summary=summary,
                           include_in_schema=path != "/")  # fmt: skip
 
+    _mount_error_handlers(app)
+
     # A plain ASGI endpoint (not a function), so Starlette hands it the raw connection, as the fast path does.
     app.router.routes.append(WebSocketRoute("/ws", websocket))
 
@@ -340,6 +350,28 @@ def create_app(
 
     mount_web(app, options, db=db)  # the runs API (/api/...) and the web UI (/ui/...)
     return app
+
+
+def _mount_error_handlers(app: "FastAPI") -> None:
+    """Errors raised through FastAPI's own routes answered as the session routes answer theirs (`detail`)."""
+    from fastapi.responses import Response
+
+    def answer(status: int, body: ErrorBody, headers: dict[str, str] | None = None) -> Response:
+        content = body.__pydantic_serializer__.to_json(body, exclude_none=True)
+        return Response(content=content, status_code=status, media_type="application/json", headers=headers)
+
+    async def too_deep(_: Any, exc: Exception) -> Response:
+        # A JSON body nested deeper than Python's parser recurses (e.g. `await request.json()` on 100k `[`).
+        msg = "JSON nested too deeply to parse: flatten the document"
+        return answer(400, error_body("json_invalid", ["body"], msg))
+
+    async def busy(_: Any, exc: Exception) -> Response:
+        assert isinstance(exc, RunCapacityError)
+        error = error_body("too_many_runs", ["body"], str(exc), hint=f"retry after {exc.retry_after_s} s")
+        return answer(429, error, {"Retry-After": str(exc.retry_after_s)})
+
+    app.add_exception_handler(RecursionError, too_deep)
+    app.add_exception_handler(RunCapacityError, busy)
 
 
 _ROUTES: Final = (

@@ -4,6 +4,10 @@ A `LiveRun` is the engine's `RunListener` for one run: every event it hears (`ru
 `test_finished`, `run_finished`) is kept in order, so a Server-Sent Events stream opened late replays what it
 missed and then waits for more. The run's results go to the store as they complete (the engine does that), so
 a cancelled run keeps every finished result.
+
+The `RunLauncher` bounds both: at most `max_running` runs go on at once (one more raises `RunCapacityError`,
+HTTP 429 with `Retry-After`), and only the `KEPT_FINISHED_RUNS` most recently finished runs stay in memory;
+an older one is read from the store, like a run made on the CLI.
 """
 
 from __future__ import annotations
@@ -12,18 +16,54 @@ import asyncio
 import contextlib
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from sredrill.errors import InputError, SredrillError
 from sredrill.results import RunReport, Summary, TestResult, TestStatus
 
-__all__ = ["LiveRun", "LiveStatus", "RunEvent", "RunLauncher"]
+__all__ = [
+    "DEFAULT_MAX_RUNS",
+    "KEPT_FINISHED_RUNS",
+    "RETRY_AFTER_S",
+    "LiveRun",
+    "LiveStatus",
+    "RunCapacityError",
+    "RunEvent",
+    "RunLauncher",
+]
 
 log = logging.getLogger(__name__)
+
+DEFAULT_MAX_RUNS: Final = 4
+"""Runs a server lets go on at once (`sredrill serve --max-runs`)."""
+KEPT_FINISHED_RUNS: Final = 8
+"""Finished runs kept in memory (their events replay from there); older ones are read from the store."""
+RETRY_AFTER_S: Final = 10
+"""The `Retry-After` of a 429: runs last seconds to hours, so this is a polling interval, not a promise."""
+
+
+class RunCapacityError(SredrillError):
+    """Raised when `max_running` runs are going on already; the message says what to do.
+
+    Attributes:
+        running: runs going on now.
+        limit: the server's `max_running` (`--max-runs`).
+        retry_after_s: when to try again.
+    """
+
+    def __init__(self, running: int, limit: int) -> None:
+        self.running = running
+        self.limit = limit
+        self.retry_after_s = RETRY_AFTER_S
+        super().__init__(
+            f"server busy: {running}/{limit} runs are going on; wait for one to finish, or cancel one "
+            "(POST /api/runs/{run_id}/cancel), then retry (start the server with --max-runs N for more)"
+        )
 
 
 class LiveStatus(StrEnum):
@@ -104,6 +144,8 @@ class LiveRun:
         self._task: asyncio.Task[Any] | None = None
         self._cancel_asked = False
         self._thread: threading.Thread | None = None
+        self.on_done: Callable[[LiveRun], None] | None = None
+        """Called (on the run's thread) once the run ended; the launcher uses it to bound its memory."""
 
     # -- RunListener ----------------------------------------------------------------------------------
 
@@ -185,9 +227,13 @@ class LiveRun:
                 self._finish(LiveStatus.FAILED, None, f"internal error in sredrill (a bug): {exc!r}")
 
         def target() -> None:
-            # A cancelled main task ends asyncio.run with CancelledError after `main` handled it.
-            with contextlib.suppress(asyncio.CancelledError):
-                asyncio.run(main())
+            try:
+                # A cancelled main task ends asyncio.run with CancelledError after `main` handled it.
+                with contextlib.suppress(asyncio.CancelledError):
+                    asyncio.run(main())
+            finally:
+                if self.on_done is not None:
+                    self.on_done(self)
 
         self._thread = threading.Thread(target=target, name="sredrill-run", daemon=True)
         self._thread.start()
@@ -216,11 +262,35 @@ class LiveRun:
 
 
 class RunLauncher:
-    """The runs this server started, by id (runs from the CLI are read from the store instead)."""
+    """The runs this server started, by id (runs from the CLI are read from the store instead).
 
-    def __init__(self) -> None:
+    Args:
+        max_running: runs that may go on at once (≥ 1); one more raises `RunCapacityError`.
+        kept_finished: finished runs kept in memory, the most recent ones; the others are forgotten here
+            (their events and status are read from the store).
+    """
+
+    def __init__(self, *, max_running: int = DEFAULT_MAX_RUNS, kept_finished: int = KEPT_FINISHED_RUNS) -> None:
+        if max_running < 1:
+            raise InputError(f"max_runs must be at least 1, got {max_running}", field="max_runs")
+        self.max_running = max_running
+        self.kept_finished = kept_finished
         self._runs: dict[str, LiveRun] = {}
+        self._going: set[LiveRun] = set()
+        """Runs whose thread has not ended, named or not yet (the capacity counts these)."""
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        """Ids of finished runs still in `_runs`, oldest first."""
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """Runs held in memory (going on, or among the most recently finished)."""
+        with self._lock:
+            return len(self._runs)
+
+    @property
+    def running(self) -> int:
+        with self._lock:
+            return len(self._going)
 
     def get(self, run_id: str) -> LiveRun | None:
         with self._lock:
@@ -230,23 +300,48 @@ class RunLauncher:
         """Start a run and return once the engine announced it.
 
         Raises:
+            RunCapacityError: `max_running` runs are going on already.
             SredrillError: the run stopped before it started (an unknown pack or scenario, a bad agent spec).
         """
         live = LiveRun()
-        live.run_in_thread(make)
+        live.on_done = self._ended
+        with self._lock:
+            if len(self._going) >= self.max_running:
+                raise RunCapacityError(len(self._going), self.max_running)
+            self._going.add(live)
+        try:
+            live.run_in_thread(make)
+        except BaseException:
+            self._ended(live)
+            raise
         live.wait_started(timeout_s)
         if live.error is not None:
             raise live.error
         if live.run_id is not None:
             with self._lock:
                 self._runs[live.run_id] = live
+                if live not in self._going:  # it ended before it was named here
+                    self._keep_finished(live.run_id)
         return live
 
     def cancel_all(self, *, timeout_s: float) -> None:
         """Cancel every run still going and wait (up to `timeout_s` each) for its finished results to be written."""
         with self._lock:
-            runs = list(self._runs.values())
+            runs = list(self._going)
         for live in runs:
             live.cancel()
         for live in runs:
             live.join(timeout_s)
+
+    def _ended(self, live: LiveRun) -> None:
+        with self._lock:
+            self._going.discard(live)
+            if live.run_id is not None and self._runs.get(live.run_id) is live:
+                self._keep_finished(live.run_id)
+
+    def _keep_finished(self, run_id: str) -> None:
+        """Note a finished run and forget the oldest beyond `kept_finished` (call with the lock held)."""
+        self._finished[run_id] = None
+        while len(self._finished) > self.kept_finished:
+            oldest, _ = self._finished.popitem(last=False)
+            self._runs.pop(oldest, None)

@@ -30,6 +30,7 @@ from sredrill.errors import InputError, StateError
 from sredrill.server.service import EnvService
 from sredrill.server.sessions import CapacityError, Session, SessionKind
 from sredrill.server.wire import ResetRequest
+from sredrill.text import REPLACED_NOTE, parse_json
 
 __all__ = ["MCP_PROTOCOL_VERSION", "JsonRpcCode", "McpHandler"]
 
@@ -97,8 +98,14 @@ class McpHandler:
     def __init__(self, service: EnvService) -> None:
         self.service = service
 
-    def handle_bytes(self, body: bytes, *, session: Callable[[str | None], Session | None]) -> dict[str, Any] | None:
-        """Answer a raw request body; None for a notification.
+    def handle_bytes(
+        self, body: bytes, *, session: Callable[[str | None], Session | None]
+    ) -> tuple[int, dict[str, Any] | None]:
+        """Answer a raw request body: (HTTP status, response; None for a notification).
+
+        The status is 200 for every JSON-RPC answer, errors included; a body that is not UTF-8 or nested too
+        deeply to parse is refused like an oversized one, 400, with the JSON-RPC parse error and FastAPI's
+        `detail` beside it.
 
         Args:
             body: the JSON-RPC request as received.
@@ -106,13 +113,22 @@ class McpHandler:
                 returns None when there is none (raises `InputError` for an unknown id).
         """
         try:
-            payload = json.loads(body) if body.strip() else None
-        except ValueError as exc:
-            return _error(JsonRpcCode.PARSE_ERROR, f"Parse error: the body is not JSON ({exc})", None)
-        return self.handle(payload, session=session)
+            payload, replaced = parse_json(body) if body.strip() else (None, False)
+        except json.JSONDecodeError as exc:
+            return 200, _error(JsonRpcCode.PARSE_ERROR, f"Parse error: the body is not JSON ({exc})", None)
+        except ValueError as exc:  # parse_json's: not UTF-8, or nested too deeply
+            answer = _error(JsonRpcCode.PARSE_ERROR, f"Parse error: {exc}", None)
+            answer["detail"] = [{"type": "json_invalid", "loc": ["body"], "msg": str(exc)}]
+            return 400, answer
+        return 200, self.handle(payload, session=session, replaced=replaced)
 
-    def handle(self, payload: Any, *, session: Callable[[str | None], Session | None]) -> dict[str, Any] | None:
-        """Answer a parsed request; None for a notification."""
+    def handle(
+        self, payload: Any, *, session: Callable[[str | None], Session | None], replaced: bool = False
+    ) -> dict[str, Any] | None:
+        """Answer a parsed request; None for a notification.
+
+        `replaced`: lone surrogates in the request were replaced with U+FFFD (a tool call's result says so).
+        """
         request_id = payload.get("id") if isinstance(payload, dict) else None
         if not isinstance(request_id, str | int) or isinstance(request_id, bool):
             request_id = None
@@ -132,6 +148,12 @@ class McpHandler:
             result = self._dispatch(request, session)
         except _Fault as fault:
             return _error(fault.code, fault.message, request.id, fault.data)
+        if replaced and isinstance(result, dict):
+            structured = result.get("structuredContent")
+            if isinstance(structured, dict):
+                structured["notes"] = [REPLACED_NOTE]
+            else:
+                result["notes"] = [REPLACED_NOTE]
         return {"jsonrpc": "2.0", "id": request.id, "result": result}
 
     def _dispatch(self, request: JsonRpcRequest, find: Callable[[str | None], Session | None]) -> Any:

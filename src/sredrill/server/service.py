@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -31,8 +31,9 @@ from sredrill.server.wire import (
     state_error_body,
     validation_error_body,
 )
+from sredrill.text import REPLACED_NOTE, parse_json
 
-__all__ = ["SESSION_HEADER", "Answer", "EnvService", "dump"]
+__all__ = ["INVALID_BODY", "SESSION_HEADER", "Answer", "EnvService", "dump", "parse_request", "with_notes"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +41,51 @@ SESSION_HEADER: Final = "X-Session-Id"
 _SESSION_KEY: Final = b"x-session-id"
 _RESET_FIELDS: Final = tuple(sorted(ResetRequest.model_fields))
 _STEP_FIELDS: Final = tuple(sorted(StepRequest.model_fields))
+INVALID_BODY: Final = 422
+"""A body that does not fit its request model (not JSON, too deep, missing or extra keys, wrong types), as
+FastAPI and openenv-core answer it; a valid body the environment rejects (an action, a task) is 400."""
+_Request = TypeVar("_Request", bound=BaseModel)
 
 
 def dump(model: BaseModel) -> bytes:
     """A model as JSON bytes (pydantic-core's serializer straight to bytes)."""
     return model.__pydantic_serializer__.to_json(model)
+
+
+def with_notes(body: bytes, replaced: bool) -> bytes:
+    """A JSON object's bytes with `"notes": [REPLACED_NOTE]` added when input text was replaced."""
+    if not replaced:
+        return body
+    return body[:-1] + b',"notes":' + json.dumps([REPLACED_NOTE]).encode() + b"}"
+
+
+def parse_request(model: type[_Request], body: bytes) -> tuple[_Request, bool]:
+    """A request body validated against `model`, and whether lone surrogates in it were replaced.
+
+    pydantic parses the bytes itself (the fast path); it refuses lone surrogates (`"\\ud800"`) as invalid
+    JSON, so only then is the body parsed again, scrubbed (U+FFFD) and validated from the scrubbed value.
+
+    Raises:
+        ValidationError: the body does not fit `model` (not JSON, nested too deeply, wrong keys or types).
+    """
+    try:
+        return model.model_validate_json(body), False
+    except ValidationError as exc:
+        if all(e["type"] != "json_invalid" for e in exc.errors(include_url=False)):
+            raise
+        refused = exc
+    try:
+        value, replaced = parse_json(body)
+    except ValueError:
+        raise refused from None
+    if not replaced:
+        raise refused  # pydantic's reason stands (NaN, nesting deeper than pydantic parses, …)
+    try:
+        # Dumped again so pydantic validates JSON as JSON (no NaN, the same types as the fast path).
+        clean = json.dumps(value, allow_nan=False)
+    except (ValueError, RecursionError):
+        raise refused from None
+    return model.model_validate_json(clean), True
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +169,9 @@ class EnvService:
     def http_reset(self, headers: Mapping[bytes, bytes], body: bytes) -> Answer:
         """`POST /reset`: `{}` (or no body) allowed; `task_id`, `seed`."""
         try:
-            request = ResetRequest.model_validate_json(body) if body.strip() else ResetRequest()
+            request, replaced = parse_request(ResetRequest, body) if body.strip() else (ResetRequest(), False)
         except ValidationError as exc:
-            return Answer.error(400, validation_error_body(exc, ["body"], _RESET_FIELDS))
+            return Answer.error(INVALID_BODY, validation_error_body(exc, ["body"], _RESET_FIELDS))
         named = headers.get(_SESSION_KEY)
         try:
             if named is not None:
@@ -152,17 +193,17 @@ class EnvService:
             else:
                 error = input_error_body(exc, ["body"], "invalid_value")
             return Answer.error(400, error, named.decode("latin-1") if named else None)
-        return Answer(200, dump(result), session.id)
+        return Answer(200, with_notes(dump(result), replaced), session.id)
 
     def http_step(self, headers: Mapping[bytes, bytes], body: bytes) -> Answer:
         """`POST /step {action}` on the named session, or the default one."""
         try:
-            request = StepRequest.model_validate_json(body)
+            request, replaced = parse_request(StepRequest, body)
         except ValidationError as exc:
             error = validation_error_body(exc, ["body"], _STEP_FIELDS)
             if _looks_unwrapped(body):
                 error = error.model_copy(update={"hint": 'wrap the action: {"action": {"action_type": …}}'})
-            return Answer.error(400, error)
+            return Answer.error(INVALID_BODY, error)
         found = self._http_session(headers)
         if isinstance(found, Answer):
             return found
@@ -173,7 +214,7 @@ class EnvService:
         except InputError as exc:
             value = request.action.get(exc.field) if exc.field else None
             return Answer.error(400, input_error_body(exc, ["body", "action"], "invalid_action", value=value), found.id)
-        return Answer(200, dump(result), found.id)
+        return Answer(200, with_notes(dump(result), replaced), found.id)
 
     def http_state(self, headers: Mapping[bytes, bytes]) -> Answer:
         """`GET /state` of the named session, or the default one."""
@@ -210,7 +251,7 @@ class EnvService:
 def _looks_unwrapped(body: bytes) -> bool:
     """A bare action posted to /step (`{"action_type": …}` without the `action` wrapper)."""
     try:
-        data = json.loads(body)
+        data, _ = parse_json(body)
     except ValueError:
         return False
     return isinstance(data, dict) and "action_type" in data

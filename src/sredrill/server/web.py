@@ -53,7 +53,7 @@ def mount_web(app: FastAPI, options: ServerOptions, *, db: str | Path | None) ->
     from sredrill.store import DEFAULT_DB_PATH
 
     open_store = _StoreOpener(db if db is not None else DEFAULT_DB_PATH)
-    launcher = RunLauncher()
+    launcher = RunLauncher(max_running=options.max_runs)
     gate = RunsGate(token=options.token, loopback_only=options.loopback_only)
     app.state.runs = launcher
     if not options.loopback_only and options.token is not None:

@@ -37,9 +37,10 @@ from pydantic import ValidationError
 from sredrill.errors import InputError, StateError
 from sredrill.server.mcp import McpHandler
 from sredrill.server.security import Guard
-from sredrill.server.service import EnvService, dump
+from sredrill.server.service import EnvService, dump, with_notes
 from sredrill.server.sessions import CapacityError, Session, SessionKind
 from sredrill.server.wire import ResetRequest
+from sredrill.text import parse_json
 
 __all__ = ["WebSocketEndpoint", "WsErrorCode"]
 
@@ -134,7 +135,16 @@ class WebSocketEndpoint:
                 if text is None:
                     text = (message.get("bytes") or b"").decode("utf-8", errors="replace")
                 store.touch(session)
-                reply, stop = self.answer(session, text)
+                try:
+                    reply, stop = self.answer(session, text)
+                except Exception as exc:
+                    # The server's edge (STYLE #16): a bug answers an error frame with its message and is
+                    # logged with its traceback; the connection stays open for the next message.
+                    logger.exception("internal error while answering a WebSocket message")
+                    reply, stop = (
+                        _error(WsErrorCode.EXECUTION_ERROR, f"internal error in sredrill (a bug): {exc!r}"),
+                        False,
+                    )
                 if reply is not None and not connection.closed:
                     await send({"type": "websocket.send", "text": reply})
                 if stop or connection.closed:
@@ -146,8 +156,8 @@ class WebSocketEndpoint:
     def answer(self, session: Session, text: str) -> tuple[str | None, bool]:
         """The reply to one message (None: no reply), and whether the session ends."""
         try:
-            message = json.loads(text)
-        except ValueError as exc:
+            message, replaced = parse_json(text)
+        except ValueError as exc:  # not JSON, or nested too deeply to parse
             return _error(WsErrorCode.INVALID_JSON, f"Invalid JSON: {exc}"), False
         if not isinstance(message, dict):
             return _error(WsErrorCode.VALIDATION_ERROR, "a message is a JSON object with a 'type'"), False
@@ -167,17 +177,17 @@ class WebSocketEndpoint:
                         hint='{"type": "step", "data": {"action_type": …}}',
                     ), False
                 result = self.service.step(session, data)
-                return '{"type":"observation","data":' + dump(result).decode() + "}", False
+                return '{"type":"observation","data":' + with_notes(dump(result), replaced).decode() + "}", False
             if kind == "reset":
                 request = ResetRequest.model_validate(data if data is not None else {})
                 result = self.service.reset(session, request)
-                return '{"type":"observation","data":' + dump(result).decode() + "}", False
+                return '{"type":"observation","data":' + with_notes(dump(result), replaced).decode() + "}", False
             if kind == "state":
                 return '{"type":"state","data":' + dump(self.service.state(session)).decode() + "}", False
             if kind == "close":
                 return None, True
             if kind == "mcp":
-                response = self.mcp.handle(data, session=lambda sid: self._mcp_session(session, sid))
+                response = self.mcp.handle(data, session=lambda sid: self._mcp_session(session, sid), replaced=replaced)
                 return (json.dumps({"type": "mcp", "data": response}) if response is not None else None), False
         except ValidationError as exc:
             errors = [
