@@ -11,6 +11,8 @@
     ├── AgentError            the agent crashed, hung, or replied with something unusable
     ├── JudgeError            a judge could not produce a verdict (server error, bad reply)
     ├── StateError            a call made in the wrong order (`agent.run()` twice, `step` before `reset`)
+    ├── StoreError            the SQLite store cannot be written (disk full, read-only, I/O error): the run goes
+    │                         on in memory, its report is printed, the CLI exits 3
     └── TracesUnavailable     no spans for a run within the wait (never silent zeros)
 
     ExpectationFailed(AssertionError)   a hard `expect` failed: the test is `failed`, not `errored`
@@ -39,6 +41,7 @@ __all__ = [
     "PackError",
     "SredrillError",
     "StateError",
+    "StoreError",
     "TracesUnavailable",
     "did_you_mean",
 ]
@@ -143,6 +146,28 @@ class JudgeError(SredrillError):
 
 class StateError(SredrillError):
     """Raised when a call is made in the wrong order; the message names the call to make first."""
+
+
+class StoreError(SredrillError):
+    """Raised when the store cannot be read or written (disk full, read-only file or folder, disk I/O error).
+
+    Not a usage error: the engine keeps running in memory, prints the report, and the CLI exits 3 with this
+    message.
+
+    Attributes:
+        path: the database file.
+        hint: the fix (free space, make the folder writable, `--db PATH`).
+    """
+
+    def __init__(self, message: str, *, path: str, hint: str) -> None:
+        self.message = message
+        self.path = path
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The full message: the database, what failed, then the fix."""
+        return f"{self.path}: {self.message}\n  {self.hint}"
 
 
 class TracesUnavailable(SredrillError):

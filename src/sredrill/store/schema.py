@@ -8,9 +8,11 @@ by a newer sredrill is refused instead of being misread.
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 from sredrill.errors import InputError
+from sredrill.store.failures import is_busy, store_error
 
 __all__ = ["SCHEMA_VERSION", "connect"]
 
@@ -92,6 +94,8 @@ SCHEMA_VERSION = len(MIGRATIONS)
 # Another process (a second `sredrill run`, the server) may hold the write lock for a moment.
 _BUSY_TIMEOUT_S = 30.0
 _DB_HINT = "pass another file with --db PATH, or move this one aside"
+# Between two tries of the switch to WAL, which SQLite answers "database is locked" without waiting.
+_WAL_RETRY_S = 0.005
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -110,6 +114,7 @@ def connect(path: Path) -> sqlite3.Connection:
     Raises:
         InputError: the file is not a SQLite database, belongs to another program, was written by a newer
             sredrill, or cannot be opened.
+        StoreError: the disk is full, read-only or failing, or another process kept the file locked.
     """
     try:
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=_BUSY_TIMEOUT_S)
@@ -118,10 +123,14 @@ def connect(path: Path) -> sqlite3.Connection:
     try:
         # WAL lets readers (another `sredrill runs show`, the server) read while a run writes; NORMAL
         # loses no committed result when the process dies, only (maybe) the last ones on power loss.
-        conn.execute("PRAGMA journal_mode=WAL")
+        _switch_to_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         _migrate(conn, path)
+    except sqlite3.OperationalError as exc:
+        # The file may be a fine database on a full, read-only or failing disk: say that, not "not a database".
+        conn.close()
+        raise store_error(exc, path, writing=False) from exc
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise InputError(f"not a sredrill database (sqlite: {exc})", path=str(path), hint=_DB_HINT) from exc
@@ -129,6 +138,21 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> None:
+    # Changing the journal mode answers SQLITE_BUSY at once, without the busy timeout, while another process
+    # opens the same new file (6 processes creating one database failed this way 1 time in 4): retry for as
+    # long as the busy timeout would have waited.
+    deadline = time.monotonic() + _BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(_WAL_RETRY_S)
 
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:

@@ -5,6 +5,11 @@ result written so far and `--resume` continues from `completed_ids`. The engine 
 `asyncio.to_thread` with many tests in flight: the one connection is shared under a lock, and the
 JSON encoding is done before the lock is taken.
 
+Failures have two sizes. One result that cannot be written (text that is not valid Unicode is repaired first,
+see `store/encoding.py`; a value SQLite refuses) is replaced by an errored result saying why, inside its own
+SAVEPOINT, and every other result of the batch is written. A failure of the whole database (disk full,
+read-only, I/O error, corruption) is a `StoreError` naming the file and the fix.
+
 Examples:
     >>> with Store(tmp_path / "sredrill.db") as store:  # doctest: +SKIP
     ...     store.begin_run("r1", kind="run", agent="reference", mode="full", started_at=now, config={})
@@ -15,11 +20,13 @@ Examples:
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -29,11 +36,16 @@ from pydantic import JsonValue
 
 from sredrill.errors import InputError, StateError, did_you_mean
 from sredrill.results import Counts, RunReport, Summary, TestResult, TestStatus, Verdict, summarize
+from sredrill.store.encoding import Unstorable, dump_json, dump_model, scrub_model, scrub_text
+from sredrill.store.failures import ROW_ERRORS, is_row_error, store_error
 from sredrill.store.records import RunComparison, RunRecord, compare_reports
 from sredrill.store.schema import connect
+from sredrill.text import REPLACED_NOTE, scrub
 from sredrill.traces import Span
 
-__all__ = ["DEFAULT_DB_PATH", "Store"]
+__all__ = ["DEFAULT_DB_PATH", "UNSTORABLE_PREFIX", "Store"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DB_PATH = Path(".sredrill/sredrill.db")
 _LATEST = "latest"
@@ -55,7 +67,13 @@ _UPSERT_FINAL_RESULT = """
         status = excluded.status, kind = excluded.kind, difficulty = excluded.difficulty,
         result = excluded.result
 """
+_UPSERT_TRAJECTORY = """
+    INSERT INTO trajectories (run_id, test_id, steps) VALUES (?, ?, ?)
+    ON CONFLICT (run_id, test_id) DO UPDATE SET steps = excluded.steps
+"""
 _NEWEST_FIRST = "ORDER BY started_ts DESC, rowid DESC"
+# The failure reason of a result the store could not write as it was (it is stored errored instead).
+UNSTORABLE_PREFIX = "could not store this result: "
 _RUN_COLUMNS = "run_id, kind, agent, mode, started_at, finished, duration_ms, config, report"
 
 
@@ -108,17 +126,23 @@ class Store:
             if self._conn is None:
                 raise StateError(f"the store at {self.path} is closed: open a new Store to use it")
             conn = self._conn
-            # IMMEDIATE takes the write lock up front, so a write never fails half-way on a lock that
-            # another process took after our reads.
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                # A failed COMMIT leaves the transaction open; the next call must start clean.
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+                # IMMEDIATE takes the write lock up front, so a write never fails half-way on a lock that
+                # another process took after our reads.
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    # A failed COMMIT leaves the transaction open; the next call must start clean.
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.DatabaseError as exc:
+                # A row's own failure was handled (or is a bug) where it happened; this one is the database's.
+                if is_row_error(exc):
+                    raise
+                raise store_error(exc, self.path, writing=write) from exc
 
     # -- runs ---------------------------------------------------------------------------------------
 
@@ -144,8 +168,13 @@ class Store:
             mode: the evidence backend mode, when it applies.
             started_at: when the run started.
             config: the options needed to resume the run exactly (argv-like, JSON values).
+
+        Raises:
+            StoreError: the database cannot be written (disk full, read-only, I/O error).
         """
-        config_json = json.dumps(config)
+        # argv may hold undecodable bytes (lone surrogates under Python's surrogateescape): stored repaired.
+        config_json, _ = dump_json(config)
+        run_id, kind, agent, mode = (scrub(run_id)[0], scrub(kind)[0], scrub_text(agent), scrub_text(mode))
         with self._transaction(write=True) as conn:
             conn.execute(
                 """
@@ -165,7 +194,7 @@ class Store:
         result: TestResult,
         steps: list[dict[str, JsonValue]] | None,
         spans: Sequence[tuple[str, Span]] = (),
-    ) -> None:
+    ) -> TestResult:
         """Store one finished test, committed before returning; the same test id again replaces it.
 
         A replaced result keeps its place in the run's order; its trajectory is replaced too (removed when
@@ -177,48 +206,41 @@ class Store:
             steps: the test's full trajectory (`Trajectory.dump()`), or None when it has none.
             spans: the test's spans as (agent run id, span), stored in the same transaction.
 
+        Returns:
+            The result as stored: `result` itself, or its text repaired (with `REPLACED_NOTE` in its notes), or
+            an errored result whose reason starts with `UNSTORABLE_PREFIX` when it could not be written.
+
         Raises:
             StateError: the run was never begun.
+            StoreError: the database cannot be written (disk full, read-only, I/O error).
         """
-        self.write_results(run_id, [(result, steps, spans)])
+        changed = self.write_results(run_id, [(result, steps, spans)])
+        return changed[0] if changed else result
 
     def write_results(
         self,
         run_id: str,
         items: Sequence[tuple[TestResult, list[dict[str, JsonValue]] | None, Sequence[tuple[str, Span]]]],
-    ) -> None:
+    ) -> list[TestResult]:
         """Store several finished tests (result, trajectory, spans) in one transaction, committed on return.
 
-        The engine's writer uses it to catch up when results complete faster than one commit each.
+        The engine's writer uses it to catch up when results complete faster than one commit each. Each
+        result is written in its own SAVEPOINT: one that cannot be written is stored errored instead (its
+        reason starting with `UNSTORABLE_PREFIX`), and the others are written all the same.
+
+        Returns:
+            The results stored differently from how they were given (text repaired, or errored), as stored.
 
         Raises:
             StateError: the run was never begun.
+            StoreError: the database cannot be written (disk full, read-only, I/O error): none of the batch is.
         """
-        prepared = [
-            (
-                self._result_row(run_id, result),
-                result.id,
-                None if steps is None else json.dumps(steps, separators=(",", ":")),
-                _span_rows(run_id, result.id, spans),
-            )
-            for result, steps, spans in items
-        ]
+        run_id = scrub(run_id)[0]
+        prepared = [_prepare(run_id, result, steps, spans) for result, steps, spans in items]
         with self._transaction(write=True) as conn:
             self._require_run(conn, run_id)
-            for row, test_id, steps_json, span_rows in prepared:
-                conn.execute(_UPSERT_RESULT, row)
-                if steps_json is None:
-                    conn.execute("DELETE FROM trajectories WHERE run_id = ? AND test_id = ?", (run_id, test_id))
-                else:
-                    conn.execute(
-                        """
-                        INSERT INTO trajectories (run_id, test_id, steps) VALUES (?, ?, ?)
-                        ON CONFLICT (run_id, test_id) DO UPDATE SET steps = excluded.steps
-                        """,
-                        (run_id, test_id, steps_json),
-                    )
-                if span_rows:
-                    conn.executemany(_UPSERT_SPAN, span_rows)
+            stored = [_write_isolated(conn, run_id, item, final=False) for item in prepared]
+        return [item.result for item in stored if item.changed]
 
     def finish_run(self, run_id: str, report: RunReport) -> None:
         """Mark a run finished and store its report (summary, duration, insights).
@@ -232,13 +254,16 @@ class Store:
 
         Raises:
             StateError: the run was never begun.
+            StoreError: the database cannot be written (disk full, read-only, I/O error).
         """
-        header = report.model_dump_json(exclude={"results"})
-        rows = [self._result_row(run_id, r) for r in report.results]
+        run_id = scrub(run_id)[0]
+        header, _ = dump_model(report, exclude={"results"})
+        prepared = [_prepare(run_id, r, None, ()) for r in report.results]
         finished_at = datetime.now().astimezone().isoformat()
         with self._transaction(write=True) as conn:
             self._require_run(conn, run_id)
-            conn.executemany(_UPSERT_FINAL_RESULT, rows)
+            for item in prepared:
+                _write_isolated(conn, run_id, item, final=True)
             conn.execute(
                 "UPDATE runs SET finished = 1, finished_at = ?, duration_ms = ?, report = ? WHERE run_id = ?",
                 (finished_at, report.duration_ms, header, run_id),
@@ -359,10 +384,19 @@ class Store:
     def write_spans(self, run_id: str, test_id: str, spans: Sequence[tuple[str, Span]]) -> None:
         """Store a test's spans, as (agent run id, span); a span stored before is replaced (it may have ended).
 
+        A span that cannot be stored even with its text repaired is left out (and logged).
+
         Raises:
             StateError: the run was never begun.
+            StoreError: the database cannot be written (disk full, read-only, I/O error).
         """
-        rows = _span_rows(run_id, test_id, spans)
+        run_id, test_id = scrub(run_id)[0], scrub(test_id)[0]
+        rows = []
+        for agent_run_id, span in spans:
+            try:
+                rows.append(_span_row(run_id, test_id, agent_run_id, span)[0])
+            except Unstorable as exc:
+                log.warning("span %s of %s left out of the store: %s", span.span_id, test_id, exc)
         with self._transaction(write=True) as conn:
             self._require_run(conn, run_id)
             conn.executemany(_UPSERT_SPAN, rows)
@@ -407,26 +441,14 @@ class Store:
 
     def judge_cache_put(self, key: str, verdict: Verdict) -> None:
         """Cache a verdict under a content key computed by the caller (replacing any previous one)."""
-        verdict_json = verdict.model_dump_json()
+        verdict_json, _ = dump_model(verdict)
         with self._transaction(write=True) as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO judge_cache (key, verdict, created_ts) VALUES (?, ?, ?)",
-                (key, verdict_json, time.time()),
+                (scrub(key)[0], verdict_json, time.time()),
             )
 
     # -- internals ----------------------------------------------------------------------------------
-
-    @staticmethod
-    def _result_row(run_id: str, result: TestResult) -> tuple[Any, ...]:
-        return (
-            run_id,
-            result.id,
-            result.status.value,
-            result.kind.value,
-            result.difficulty,
-            time.time(),
-            result.model_dump_json(),
-        )
 
     def _require_run(self, conn: sqlite3.Connection, run_id: str) -> None:
         if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
@@ -476,11 +498,127 @@ _UPSERT_SPAN = """
 """
 
 
-def _span_rows(run_id: str, test_id: str, spans: Sequence[tuple[str, Span]]) -> list[tuple[Any, ...]]:
-    return [
-        (
-            run_id, test_id, agent_run_id, s.trace_id, s.span_id, s.parent_span_id, s.name, s.start_ns,
-            s.end_ns, s.source.value, s.model_dump_json(),
-        )
-        for agent_run_id, s in spans
-    ]  # fmt: skip
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """One result encoded for its rows, before the lock is taken."""
+
+    result: TestResult
+    """As it will be stored."""
+    changed: bool
+    """`result` is not the one the caller gave (its text repaired, or errored)."""
+    row: tuple[Any, ...]
+    steps_json: str | None
+    span_rows: list[tuple[Any, ...]]
+
+
+def _prepare(
+    run_id: str, result: TestResult, steps: list[dict[str, JsonValue]] | None, spans: Sequence[tuple[str, Span]]
+) -> _Prepared:
+    try:
+        return _encode(run_id, result, steps, spans)
+    except Unstorable as exc:
+        return _encode(run_id, _unstorable(result, str(exc)), None, (), changed=True)
+
+
+def _encode(
+    run_id: str,
+    result: TestResult,
+    steps: list[dict[str, JsonValue]] | None,
+    spans: Sequence[tuple[str, Span]],
+    *,
+    changed: bool = False,
+) -> _Prepared:
+    """The rows of one result; text that is not valid Unicode is repaired and noted in the result."""
+    repaired = False
+    try:
+        result_json = result.model_dump_json()
+    except (ValueError, RecursionError) as exc:  # PydanticSerializationError is a ValueError
+        result, repaired = scrub_model(result)
+        if not repaired:
+            raise Unstorable(f"it cannot be encoded as JSON: {exc}") from None
+    steps_json = None
+    if steps is not None:
+        try:
+            steps_json, bad = dump_json(steps)
+        except Unstorable as exc:
+            raise Unstorable(f"its trajectory: {exc}") from None
+        repaired |= bad
+    span_rows = []
+    for agent_run_id, span in spans:
+        try:
+            row, bad = _span_row(run_id, result.id, agent_run_id, span)
+        except Unstorable as exc:
+            raise Unstorable(f"its span {scrub(span.name)[0]!r}: {exc}") from None
+        span_rows.append(row)
+        repaired |= bad
+    if repaired:
+        if REPLACED_NOTE not in result.notes:
+            result = result.model_copy(update={"notes": [*result.notes, REPLACED_NOTE]})
+        result_json = result.model_dump_json()
+    row = (run_id, result.id, result.status.value, result.kind.value, result.difficulty, time.time(), result_json)
+    return _Prepared(result, changed or repaired, row, steps_json, span_rows)
+
+
+def _unstorable(result: TestResult, reason: str) -> TestResult:
+    """The errored result stored instead of one that cannot be: what identifies the test, and why."""
+    scrubbed = [scrub(note)[0] for note in result.notes]
+    return TestResult(
+        id=scrub(result.id)[0],
+        name=scrub(result.name)[0],
+        kind=result.kind,
+        file=scrub_text(result.file),
+        labels=[scrub(label)[0] for label in result.labels],
+        content_hash=scrub_text(result.content_hash),
+        status=TestStatus.ERRORED,
+        failure_reason=UNSTORABLE_PREFIX + scrub(reason)[0],
+        notes=[*scrubbed, f"the test was {result.status.value} before its result could not be stored"],
+        agent_run_id=scrub_text(result.agent_run_id),
+        axis=result.axis,
+        mode=scrub_text(result.mode),
+        duration_ms=result.duration_ms,
+    )
+
+
+def _write_isolated(conn: sqlite3.Connection, run_id: str, item: _Prepared, *, final: bool) -> _Prepared:
+    """Write one result's rows in a SAVEPOINT; when SQLite refuses them, the errored stand-in instead."""
+    # Any other failure concerns the whole database: the caller's transaction rolls back, savepoint included.
+    conn.execute("SAVEPOINT one_result")
+    try:
+        _write_rows(conn, run_id, item, final=final)
+    except ROW_ERRORS as exc:
+        conn.execute("ROLLBACK TO one_result")
+        item = _encode(run_id, _unstorable(item.result, f"the database refused it ({exc})"), None, (), changed=True)
+        _write_rows(conn, run_id, item, final=final)
+    conn.execute("RELEASE one_result")
+    return item
+
+
+def _write_rows(conn: sqlite3.Connection, run_id: str, item: _Prepared, *, final: bool) -> None:
+    test_id = item.row[1]
+    # At finish the trajectories and spans written with each result are kept as they are.
+    conn.execute(_UPSERT_FINAL_RESULT if final else _UPSERT_RESULT, item.row)
+    if final:
+        return
+    if item.steps_json is None:
+        conn.execute("DELETE FROM trajectories WHERE run_id = ? AND test_id = ?", (run_id, test_id))
+    else:
+        conn.execute(_UPSERT_TRAJECTORY, (run_id, test_id, item.steps_json))
+    if item.span_rows:
+        conn.executemany(_UPSERT_SPAN, item.span_rows)
+
+
+def _span_row(run_id: str, test_id: str, agent_run_id: str, span: Span) -> tuple[tuple[Any, ...], bool]:
+    """A span's row, its text repaired when it is not valid Unicode; and whether it was."""
+    try:
+        span_json, repaired = span.model_dump_json(), False
+    except (ValueError, RecursionError) as exc:  # PydanticSerializationError is a ValueError
+        span, repaired = scrub_model(span)
+        if not repaired:
+            raise Unstorable(f"it cannot be encoded as JSON: {exc}") from None
+        span_json = span.model_dump_json()
+    agent_run_id, bad = scrub(agent_run_id)
+    row = (
+        run_id, test_id, agent_run_id, span.trace_id, span.span_id, span.parent_span_id, span.name, span.start_ns,
+        span.end_ns, span.source.value, span_json,
+    )  # fmt: skip
+    return row, repaired or bad
