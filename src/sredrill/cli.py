@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from sredrill.cli_scenarios import scenarios_app
-from sredrill.errors import ExitCode, InputError
+from sredrill.errors import ExitCode, InputError, StoreError
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -42,11 +42,15 @@ def _fail(message: str) -> None:
 
 
 def _guard(fn: Callable[[], int]) -> None:
-    """Run a command body: InputError → one `error:` line and exit 2; anything else is a bug → exit 4."""
+    """Run a command body: InputError → one `error:` line and exit 2; StoreError (the disk failed; any report
+    is printed already) → one `error:` line and exit 3; anything else is a bug → exit 4."""
     try:
         code = fn()
     except InputError as exc:
         _fail(exc.render())
+    except StoreError as exc:
+        typer.echo(f"error: {exc.render()}", err=True)
+        raise typer.Exit(ExitCode.TESTS_ERRORED) from None
     except KeyboardInterrupt:
         typer.echo("interrupted: finished results are stored; continue with --resume RUN", err=True)
         raise typer.Exit(ExitCode.USAGE_ERROR) from None

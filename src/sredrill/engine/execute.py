@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from sredrill.agents import ToolHost, needs_tool_server
-from sredrill.errors import AgentError
+from sredrill.errors import AgentError, StoreError
 from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
 from sredrill.sdk import Runtime, TestContext, TestDef
 from sredrill.store.writer import ResultWriter
@@ -205,7 +205,8 @@ async def execute(
         await export_spans(spans.all_spans(), endpoint)
 
     order = {t.id: i for i, t in enumerate(tests)}
-    results = sorted(tally.results, key=lambda r: order.get(r.id, -1))
+    stored = writer.as_stored(tally.results) if writer is not None else tally.results  # as the store kept them
+    results = sorted(stored, key=lambda r: order.get(r.id, -1))
     report = RunReport(
         run_id=run_id,
         agent=agent,
@@ -216,7 +217,13 @@ async def execute(
         results=results,
         insights=insights_for_run(results),
     )
-    if store is not None:
-        await asyncio.to_thread(store.finish_run, run_id, report)
+    store_error = writer.store_error if writer is not None else None
+    if store is not None and store_error is None:
+        try:
+            await asyncio.to_thread(store.finish_run, run_id, report)
+        except StoreError as exc:
+            store_error = exc
     listener.on_run_end(report)
+    if store_error is not None:
+        raise store_error  # after the report: the CLI prints it, then this error, and exits 3
     return report
