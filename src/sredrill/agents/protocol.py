@@ -96,6 +96,8 @@ class AgentReply:
     """What the agent wrote to its log (a subprocess's stderr)."""
     loops: int | None = None
     """Investigation rounds, when the connector reports them."""
+    notes: list[str] = field(default_factory=list)
+    """What sredrill changed on the way in (text replaced, output truncated); the test result's `notes`."""
 
 
 @runtime_checkable

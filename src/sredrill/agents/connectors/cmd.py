@@ -4,7 +4,15 @@ The command is split with `shlex` and started without a shell, in a process grou
 Task as one JSON document on stdin, finds its run in the environment (`SREDRILL_RUN_ID`,
 `SREDRILL_TOOLS_URL`, `SREDRILL_MCP_URL`, `SREDRILL_RUN_TOKEN`, `TRACEPARENT`) and prints steps as JSON
 lines on stdout (see `sredrill.agents.transcript`); stderr is its log. When the run is cancelled (the
-engine's timeout) or the command exits, its whole process group is killed: nothing it started outlives it.
+engine's timeout) or the command exits, its whole process group is killed, and so is every process that still
+carries the run's `SREDRILL_PROCESS_TAG` in its environment (a grandchild that left the group with `setsid`):
+nothing it started outlives it. The group is registered with `sredrill.processes`, so an interrupted sredrill
+(SIGINT, SIGTERM, SIGHUP) kills it too.
+
+Output is bounded: the first `OUTPUT_LIMIT_BYTES` (or `OUTPUT_LIMIT_LINES` lines) of stdout become steps; the
+rest is still read, so the agent never blocks on a full pipe, and dropped, except the last short `response` or
+`diagnosis` line, which still answers. The reply then ends with `… [truncated: N bytes]` and says so in its
+notes. Once the command has exited, what its pipes still hold is read for at most `DRAIN_GRACE_S`.
 
 Examples:
     >>> from sredrill.agents import resolve_agent
@@ -14,23 +22,28 @@ Examples:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import shlex
 import shutil
 import signal
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar, Final
 
+from sredrill import processes
 from sredrill.agents.protocol import AgentReply, Task
+from sredrill.agents.reply import OUTPUT_LIMIT_BYTES, truncated_note
 from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.agents.transcript import Transcript
 from sredrill.errors import AgentError, AgentSpecError
+from sredrill.text import parse_json
 from sredrill.trajectory import Recorder
 
-__all__ = ["RUN_VARIABLES", "CmdAgent", "connect"]
+__all__ = ["OUTPUT_LIMIT_BYTES", "OUTPUT_LIMIT_LINES", "PROCESS_TAG", "RUN_VARIABLES", "CmdAgent", "connect"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,17 +54,26 @@ RUN_VARIABLES: Final = (
     "SREDRILL_RUN_TOKEN",
     "TRACEPARENT",
 )
+PROCESS_TAG: Final = "SREDRILL_PROCESS_TAG"
+"""Environment variable, unique per agent run, by which sredrill finds the run's processes that left its group."""
 LOG_LIMIT_BYTES: Final = 1 << 20
 """The agent's stderr is kept up to this size: the last bytes, where a crash explains itself."""
-MAX_LINE_BYTES: Final = 16 << 20
-"""A stdout line longer than this is cut into pieces rather than held in memory without bound."""
+OUTPUT_LIMIT_LINES: Final = 20_000
+"""Stdout lines kept as steps (each line is a step, and a step costs far more memory than its bytes)."""
+ANSWER_LINE_BYTES: Final = 64 << 10
+"""Past the output limit, a `response` or `diagnosis` line up to this size is still read as the answer."""
+DRAIN_GRACE_S: Final = 2.0
+"""After the command exits, how long its pipes are still read (a process outside sredrill's reach may hold them)."""
+_STDOUT_LIMIT_BYTES: Final = OUTPUT_LIMIT_BYTES - 64
+"""Room for the marker line, so that text joined from the lines kept stays within OUTPUT_LIMIT_BYTES."""
 _CHUNK_BYTES: Final = 1 << 16
 _STDERR_TAIL_LINES: Final = 20
 _EXIT_POLL_S: Final = 0.05
 _REAP_TIMEOUT_S: Final = 5.0
+_SWEEP_ROUNDS: Final = 5
 
 
-def _environment(task: Task) -> dict[str, str]:
+def _environment(task: Task, tag: str) -> dict[str, str]:
     # A value inherited from an outer sredrill run would point the agent at another run's tools: the run
     # variables come from this task only (its `env`, then the protocol's own values).
     env = {k: v for k, v in os.environ.items() if k not in RUN_VARIABLES}
@@ -64,6 +86,7 @@ def _environment(task: Task) -> dict[str, str]:
         "TRACEPARENT": task.traceparent(),
     }
     env.update({k: v for k, v in own.items() if v})
+    env[PROCESS_TAG] = tag
     return env
 
 
@@ -98,21 +121,136 @@ async def _feed(stdin: asyncio.StreamWriter, payload: bytes) -> None:
         stdin.close()
 
 
-async def _read_lines(stream: asyncio.StreamReader, on_line: Callable[[str], None]) -> None:
-    # Our own splitting rather than readline(): readline drops the buffer on an over-long line.
-    pending = bytearray()
-    while chunk := await stream.read(_CHUNK_BYTES):
-        pending += chunk
+class _Stdout:
+    """An agent's stdout cut into lines for the transcript, within the output limits.
+
+    Within the limits every line is passed on (a line longer than what is left: its head). Beyond them lines
+    are read and counted but dropped, except the last `response` or `diagnosis` line of at most
+    `ANSWER_LINE_BYTES`, kept for `finish`. Memory stays bounded whatever the agent prints.
+    """
+
+    def __init__(self, on_line: Callable[[str], None]) -> None:
+        self.on_line = on_line
+        self.total_bytes = 0
+        self.kept_bytes = 0
+        self.kept_lines = 0
+        self.invalid_utf8 = False
+        self.answer: bytes | None = None
+        self._pending = bytearray()
+        self._skipping = False
+        """Inside a line that is being dropped: ignore bytes up to its newline."""
+
+    @property
+    def full(self) -> bool:
+        return self.kept_bytes >= _STDOUT_LIMIT_BYTES or self.kept_lines >= OUTPUT_LIMIT_LINES
+
+    @property
+    def truncated(self) -> bool:
+        return self.total_bytes > self.kept_bytes + (len(self.answer) + 1 if self.answer is not None else 0)
+
+    def _decode(self, data: bytes) -> str:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.invalid_utf8 = True
+            return data.decode("utf-8", errors="replace")
+
+    def _pass_on(self, data: bytes) -> None:
+        self.kept_bytes += len(data) + 1
+        self.kept_lines += 1
+        self.on_line(self._decode(data).rstrip("\r"))
+
+    def _part(self, part: bytes) -> None:
+        if self._skipping:
+            return
+        self._pending += part
+        if not self.full:
+            room = _STDOUT_LIMIT_BYTES - self.kept_bytes
+            if len(self._pending) > room:
+                cut = room
+                while cut > 0 and self._pending[cut] & 0xC0 == 0x80:  # a continuation byte: never split a character
+                    cut -= 1
+                self._pass_on(bytes(self._pending[:cut]))
+                self.kept_bytes = _STDOUT_LIMIT_BYTES
+                self._pending.clear()
+                self._skipping = True
+        elif len(self._pending) > ANSWER_LINE_BYTES:
+            self._pending.clear()
+            self._skipping = True
+
+    def _line_end(self) -> None:
+        if self._skipping:
+            self._skipping = False
+            return
+        line = bytes(self._pending)
+        self._pending.clear()
+        if not self.full:
+            self._pass_on(line)
+        elif line.lstrip().startswith(b"{") and _is_answer(line):
+            self.answer = line
+
+    def add(self, chunk: bytes) -> None:
+        self.total_bytes += len(chunk)
         start = 0
-        while (end := pending.find(b"\n", start)) != -1:
-            on_line(pending[start:end].decode("utf-8", errors="replace").rstrip("\r"))
+        while not self.full and (end := chunk.find(b"\n", start)) != -1:
+            self._part(chunk[start:end])
+            self._line_end()
             start = end + 1
-        del pending[:start]
-        if len(pending) > MAX_LINE_BYTES:
-            on_line(pending.decode("utf-8", errors="replace"))
-            pending.clear()
-    if pending:
-        on_line(pending.decode("utf-8", errors="replace").rstrip("\r"))
+        rest = chunk[start:]
+        first = rest.find(b"\n") if self.full else -1
+        if first == -1:
+            self._part(rest)
+            return
+        # Past the limits, whole lines are only searched for an answer, in bulk: a line at a time would cost
+        # a minute for 100 MB of short lines.
+        self._part(rest[:first])
+        self._line_end()
+        last = rest.rfind(b"\n")
+        if last > first:
+            self._scan(rest[first + 1 : last])
+        self._part(rest[last + 1 :])
+
+    def _scan(self, block: bytes) -> None:
+        """Keep the last answer line among these whole lines, if any."""
+        end = len(block)
+        while (at := block.rfind(b'"kind"', 0, end)) != -1:
+            start = block.rfind(b"\n", 0, at) + 1
+            stop = block.find(b"\n", at)
+            line = block[start : stop if stop != -1 else len(block)]
+            if len(line) <= ANSWER_LINE_BYTES and line.lstrip().startswith(b"{") and _is_answer(line):
+                self.answer = line
+                return
+            end = start
+
+    def finish(self) -> None:
+        """The last line (without a newline), then, when output was dropped, the marker and the late answer."""
+        if self._pending or self._skipping:
+            self._line_end()
+        if self.truncated:
+            kept = self.kept_bytes + (len(self.answer) + 1 if self.answer is not None else 0)
+            self.on_line(f"… [truncated: {max(self.total_bytes - kept, 0)} bytes]")
+            if self.answer is not None:
+                self.on_line(self._decode(self.answer).rstrip("\r"))
+
+    def notes(self) -> list[str]:
+        notes = [truncated_note("the agent's stdout", self.total_bytes)] if self.truncated else []
+        if self.invalid_utf8:
+            notes.append("the agent's stdout was not valid UTF-8; the invalid bytes were replaced with U+FFFD")
+        return notes
+
+
+def _is_answer(line: bytes) -> bool:
+    try:
+        obj, _ = parse_json(line)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("kind") in ("response", "diagnosis")
+
+
+async def _read_stdout(stream: asyncio.StreamReader, stdout: _Stdout) -> None:
+    # Our own splitting rather than readline(): readline drops the buffer on an over-long line.
+    while chunk := await stream.read(_CHUNK_BYTES):
+        stdout.add(chunk)
 
 
 async def _read_chunks(stream: asyncio.StreamReader, tail: _Tail) -> None:
@@ -128,13 +266,38 @@ async def _exited(proc: asyncio.subprocess.Process) -> int:
     return proc.returncode
 
 
-def _kill_group(pgid: int) -> None:
+def _tagged(tag: str) -> list[int]:
+    """Processes whose environment carries this run's tag (Linux `/proc`; elsewhere none are found)."""
+    needle = f"{PROCESS_TAG}={tag}".encode()
+    found = []
     try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # the group is already empty
-    except PermissionError:
-        pass  # macOS refuses to signal a group whose members are all zombies: nothing left to kill
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue  # gone meanwhile, or another user's
+        if needle in environ.split(b"\0"):
+            found.append(int(name))
+    return found
+
+
+def _end(pgid: int, tag: str) -> None:
+    """Kill the agent's process group, then whatever of the run left it (setsid) but kept its environment."""
+    processes.kill_group(pgid)
+    for _ in range(_SWEEP_ROUNDS):  # a process may fork while it is being found
+        pids = _tagged(tag)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):  # gone meanwhile
+                os.kill(pid, signal.SIGKILL)
+    logger.warning("processes tagged %s=%s survived %d rounds of SIGKILL", PROCESS_TAG, tag, _SWEEP_ROUNDS)
 
 
 async def _reap(proc: asyncio.subprocess.Process) -> None:
@@ -144,8 +307,10 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
             # communicate() drains what the cancelled readers left, so the pipe transports see EOF and close.
             await proc.communicate()
     except TimeoutError:
-        # Only a process that left the group (setsid) can still hold a pipe; it is not ours to kill.
+        # Only a process sredrill could not find (it left the group and cleared its environment) can still
+        # hold a pipe; closing our ends frees the pipes and our file descriptors.
         logger.warning("agent pid %s: a process outside its group still holds its output open", proc.pid)
+        proc._transport.close()  # asyncio.subprocess.Process offers no public way to drop its pipes
 
 
 def _exit_message(command: str, returncode: int, stderr: str) -> str:
@@ -181,38 +346,58 @@ class CmdAgent:
         """
         payload = task.model_dump_json(exclude={"env"}).encode() + b"\n"
         command = shlex.join(self.argv)
+        tag = uuid.uuid4().hex
         try:
             proc = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=_environment(task),
+                env=_environment(task, tag),
                 start_new_session=True,
             )
         except OSError as exc:
             raise AgentError(f"cannot start agent command {command!r}: {exc}") from exc
+        # start_new_session=True made the command a group leader, so its pid is the group id. (A reaped
+        # leader's pid is not reused while its group has members.)
+        processes.register_group(proc.pid)
         assert proc.stdin and proc.stdout and proc.stderr  # all three are pipes, as requested above
         transcript = Transcript(recorder)
+        stdout = _Stdout(transcript.feed)
         stderr = _Tail(LOG_LIMIT_BYTES)
+        held_open = False
         try:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(_feed(proc.stdin, payload))
-                tg.create_task(_read_lines(proc.stdout, transcript.feed))
-                tg.create_task(_read_chunks(proc.stderr, stderr))
+                readers = [
+                    tg.create_task(_read_stdout(proc.stdout, stdout)),
+                    tg.create_task(_read_chunks(proc.stderr, stderr)),
+                ]
                 returncode = await _exited(proc)
-                # The command is done; whatever it left running in its group goes too, which also closes
-                # the pipes those leftovers held, so the readers reach EOF.
-                _kill_group(proc.pid)
+                # The command is done; whatever it left running goes too, which also closes the pipes those
+                # leftovers held, so the readers reach EOF once they have read what the pipes still hold.
+                _end(proc.pid, tag)
+                _, still_reading = await asyncio.wait(readers, timeout=DRAIN_GRACE_S)
+                for reader in still_reading:
+                    held_open = True
+                    reader.cancel()
         finally:
-            # start_new_session=True made the command a group leader, so its pid is the group id. When the
-            # run is cancelled this kills the command and everything it started; otherwise the group is
-            # already empty. (A reaped leader's pid is not reused while its group has members.)
-            _kill_group(proc.pid)
+            # When the run is cancelled this kills the command and everything it started; otherwise the group
+            # is already empty.
+            _end(proc.pid, tag)
             await _reap(proc)
+            processes.unregister_group(proc.pid)
+        stdout.finish()
         if returncode != 0:
             raise AgentError(_exit_message(command, returncode, stderr.text()))
-        return transcript.reply(stderr.text())
+        notes = stdout.notes()
+        if held_open:
+            notes.append(
+                f"a process the agent started still held its output open {DRAIN_GRACE_S:g}s after it exited "
+                "(it left the process group and its environment); sredrill stopped reading there"
+            )
+        reply = transcript.reply(stderr.text())
+        return replace(reply, notes=[*reply.notes, *notes])
 
 
 def _check_executable(spec: AgentSpec, exe: str) -> None:
