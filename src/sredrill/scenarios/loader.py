@@ -3,6 +3,8 @@
 A pack is a folder of `NNN-slug` scenario folders (three digits, sorted); other entries (`asset.yml`,
 `shared/`, a README) are skipped. A broken scenario does not stop the pack: it lands in `Pack.broken` with a
 `PackError` naming file, field and fix, and the other scenarios load (STYLE #16: the per-scenario boundary).
+A pack is self-contained: a file that is (or sits in a folder that is) a symlink leading out of the pack is
+an error, so a pack cannot make sredrill read, and serve to an agent, any file of the machine.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from sredrill.scenarios.telemetry import (
     RdsEvents,
 )
 from sredrill.scenarios.vocabulary import Vocabulary, normalize_name
+from sredrill.text import scrub
 
 __all__ = ["BUILTIN_PACKS_DIR", "builtin_pack_names", "load_pack"]
 
@@ -59,11 +62,11 @@ def load_pack(path_or_name: str | os.PathLike[str]) -> Pack:
         PackError: no such pack, the folder holds no scenario folder, or `pack.yml` is malformed.
     """
     root, builtin = _locate(path_or_name)
-    name = root.name
+    name = scrub(root.name)[0]  # a folder name of undecodable bytes must still print
     vocabulary = Vocabulary.builtin()
     if (root / "pack.yml").is_file():
         rel = f"{name}/pack.yml"
-        vocabulary = read_model(PackConfig, root / "pack.yml", rel).vocabulary(source=rel)
+        vocabulary = read_model(PackConfig, _inside(root, root / "pack.yml", rel), rel).vocabulary(source=rel)
     folders = sorted(p.name for p in root.iterdir() if p.is_dir() and SCENARIO_FOLDER.match(p.name))
     if not folders:
         raise PackError(
@@ -93,6 +96,30 @@ def load_pack(path_or_name: str | os.PathLike[str]) -> Pack:
         broken=MappingProxyType(broken),
         builtin=builtin,
     )
+
+
+def _inside(root: Path, path: Path, rel: str) -> Path:
+    """`path`, after checking that it does not lead out of the pack `root` (resolved) through a symlink.
+
+    Raises:
+        PackError: it resolves outside `root`, or cannot be resolved (a symlink loop).
+    """
+    try:
+        real = path.resolve(strict=True)
+    except FileNotFoundError:
+        return path  # reported as a missing file by whoever reads it
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
+        raise PackError(
+            f"cannot resolve the file: {exc}", path=rel, hint=f"replace the symlink with the file, {LINT_HINT}"
+        ) from exc
+    if not real.is_relative_to(root):
+        raise PackError(
+            f"the file is a symlink that leads out of the pack (to {scrub(str(real))[0]})",
+            path=rel,
+            hint="copy the file into the pack: a pack must be self-contained, and a link out of it would let "
+            f"a pack read any file of the machine, {LINT_HINT}",
+        )
+    return path
 
 
 def _has_scenarios(folder: Path) -> bool:
@@ -131,12 +158,16 @@ class _ScenarioReader:
     def rel(self, folder: str, file: str) -> str:
         return f"{self.pack}/{folder}/{file}"
 
+    def path(self, folder: str, file: str) -> Path:
+        """The file's path, checked to stay inside the pack (see `_inside`)."""
+        return _inside(self.root, self.root / folder / file, self.rel(folder, file))
+
     def load(self) -> Scenario:
         meta_rel = self.rel(self.folder, "scenario.yml")
-        raw = read_document(self.root / self.folder / "scenario.yml", meta_rel)
+        raw = read_document(self.path(self.folder, "scenario.yml"), meta_rel)
         base = self._base(raw, meta_rel)
         merged = (
-            {**read_document(self.root / base / "scenario.yml", self.rel(base, "scenario.yml")), **raw} if base else raw
+            {**read_document(self.path(base, "scenario.yml"), self.rel(base, "scenario.yml")), **raw} if base else raw
         )
         # The base's own `base` was checked by `_base`; the merged metadata keeps the child's.
         metadata = validate_model(ScenarioMetadata, merged, meta_rel)
@@ -147,7 +178,7 @@ class _ScenarioReader:
             for folder in folders:
                 if (self.root / folder / file).is_file():
                     files[file] = self.rel(folder, file)
-                    return self.root / folder / file, files[file]
+                    return self.path(folder, file), files[file]
             source = file.removesuffix(".json")
             listed = source in {e.value for e in EvidenceSource}
             raise PackError(
@@ -207,14 +238,21 @@ class _ScenarioReader:
                 allowed=others,
                 hint=(hint + "\n  " if hint else "") + f"name a sibling NNN-slug folder, {LINT_HINT}",
             )
-        base_raw = read_document(self.root / base / "scenario.yml", self.rel(base, "scenario.yml"))
+        base_raw = read_document(self.path(base, "scenario.yml"), self.rel(base, "scenario.yml"))
+        if base_raw.get("base") == self.folder:
+            raise PackError(
+                f"base loop: {self.folder} extends {base}, which extends {self.folder}",
+                path=meta_rel,
+                field="base",
+                hint=f"drop base from one of the two scenario.yml files (a base may not have a base), {LINT_HINT}",
+            )
         if base_raw.get("base") is not None:
             raise PackError(
-                f"chained base: {self.folder} extends {base}, which extends {base_raw['base']}; "
+                f"chained base: {self.folder} extends {base}, which extends {base_raw['base']!r}; "
                 "only one level of base is allowed",
                 path=meta_rel,
                 field="base",
-                hint=f"point base at a scenario without a base (e.g. {base_raw['base']}), {LINT_HINT}",
+                hint=f"point base at a scenario without a base (e.g. {base_raw['base']!r}), {LINT_HINT}",
             )
         return base
 
@@ -226,7 +264,7 @@ class _ScenarioReader:
             here = self.root / folder
             if (here / _METRICS).is_file():
                 rel = files[_METRICS] = self.rel(folder, _METRICS)
-                data = read_model(CloudWatchMetrics, here / _METRICS, rel)
+                data = read_model(CloudWatchMetrics, self.path(folder, _METRICS), rel)
                 envelope = MetricEnvelope.model_validate({k: getattr(data, k) for k in MetricEnvelope.model_fields})
                 locs = tuple(
                     SeriesLocation(rel, f"metric_data_results[{i}]") for i in range(len(data.metric_data_results))
@@ -235,7 +273,7 @@ class _ScenarioReader:
             parts = sorted(p for p in here.glob("aws_cloudwatch_metrics_*.json") if p.name != _ENVELOPE)
             if parts or (here / _ENVELOPE).is_file():
                 env_rel = files[_ENVELOPE] = self.rel(folder, _ENVELOPE)
-                envelope = read_model(MetricEnvelope, here / _ENVELOPE, env_rel)
+                envelope = read_model(MetricEnvelope, self.path(folder, _ENVELOPE), env_rel)
                 if not parts:
                     raise PackError(
                         "the split metrics envelope has no aws_cloudwatch_metrics_<Metric>.json beside it",
@@ -244,8 +282,15 @@ class _ScenarioReader:
                     )
                 series, locs = [], []
                 for p in parts:
+                    name, undecodable = scrub(p.name)
+                    if undecodable:
+                        raise PackError(
+                            "the file name is not valid UTF-8",
+                            path=self.rel(folder, name),
+                            hint=f"rename the file (aws_cloudwatch_metrics_<Metric>.json), {LINT_HINT}",
+                        )
                     rel = files[p.name] = self.rel(folder, p.name)
-                    series.append(read_model(MetricSeries, p, rel))
+                    series.append(read_model(MetricSeries, self.path(folder, p.name), rel))
                     locs.append(SeriesLocation(rel, ""))
                 return envelope, tuple(series), tuple(locs)
         raise PackError(

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 __all__ = ["PhraseRemover"]
 
+_WHITESPACE = re.compile(r"\s")
+
 
 def _symbol(char: str) -> str:
     """What a character is matched as: whitespace as one space, letters in lower case."""
@@ -47,8 +49,10 @@ class PhraseRemover:
     """State -> the longest proper suffix of its path that is also a trie path."""
     ends: tuple[int, ...]
     """State -> the length (in symbols) of the longest phrase ending there; 0 when none does."""
+    firsts: tuple[str, ...]
+    """The first word of each phrase: text whose lower case holds none is returned unchanged, at C speed."""
     quick: re.Pattern[str] | None
-    """Any phrase, as one regular expression: text it does not find is returned unchanged, at C speed."""
+    """Any phrase, as one regular expression: text it does not find is returned unchanged."""
     outside: re.Pattern[str] | None
     """A run of characters no phrase contains: no match can span one, so the text is cut there."""
     memo: dict[tuple[int, str], int] = field(default_factory=dict, compare=False, repr=False)
@@ -86,55 +90,68 @@ class PhraseRemover:
                 ends[child] = max(ends[child], ends[fail[child]])
                 queue.append(child)
         if not normalized:
-            return cls(tuple(goto), tuple(fail), tuple(ends), None, None)
-        # Longest first, so the quick test's alternation prefers the longest phrase at a position.
+            return cls(tuple(goto), tuple(fail), tuple(ends), (), None, None)
+        firsts = tuple(sorted({p.split(" ")[0] for p in normalized}))
         quick = re.compile("|".join(re.escape(p).replace(r"\ ", r"\s+") for p in normalized), re.IGNORECASE)
         alphabet = {s for p in normalized for s in p if s != " "}
         outside = re.compile("[^" + "".join(re.escape(s) for s in sorted(alphabet)) + r"\s]+", re.IGNORECASE)
-        return cls(tuple(goto), tuple(fail), tuple(ends), quick, outside)
+        return cls(tuple(goto), tuple(fail), tuple(ends), firsts, quick, outside)
 
     def remove(self, text: str) -> str:
         """`text` without any occurrence of a phrase, also those that removing another one creates."""
-        if self.quick is None or self.outside is None or self.quick.search(text) is None:
+        if self.quick is None or self.outside is None:
             return text
-        out: list[str] = []
+        lowered = text.lower()
+        if not any(first in lowered for first in self.firsts) or self.quick.search(text) is None:
+            return text
+        # One symbol per character (whitespace as a space, letters lowered), aligned with `text`.
+        symbols = _WHITESPACE.sub(" ", lowered) if len(lowered) == len(text) else "".join(map(_symbol, text))
+        kept: list[str] = []
         start = 0
         for gap in self.outside.finditer(text):
-            out.append(self._remove_run(text[start : gap.start()]))
-            out.append(gap.group(0))
+            kept.append(self._remove_run(text, symbols, start, gap.start()))
+            kept.append(gap.group(0))
             start = gap.end()
-        out.append(self._remove_run(text[start:]))
-        return "".join(out)
+        kept.append(self._remove_run(text, symbols, start, len(text)))
+        return "".join(kept)
 
-    def _remove_run(self, text: str) -> str:
-        """The stack machine over a run of characters that phrases use (matching starts at the root)."""
-        if not text:
-            return text
-        chars: list[str] = []
+    def _remove_run(self, text: str, symbols: str, start: int, stop: int) -> str:
+        """The stack machine over `text[start:stop]`, a run of characters that phrases use (from the root)."""
+        if start == stop:
+            return ""
+        kept: list[int] = []  # indices into text of the characters kept so far
         states: list[int] = []
-        counts: list[int] = []  # symbols up to and including each character: a whitespace run counts once
+        counts: list[int] = []  # symbols up to and including each kept character: a whitespace run counts once
         state = count = 0
-        ends = self.ends
-        for char in text:
-            if char.isspace() and chars and chars[-1].isspace():
-                chars.append(char)
-                states.append(state)
-                counts.append(count)
-                continue
-            state = self._next(state, _symbol(char))
+        space_on_top = False
+        goto, ends, step = self.goto, self.ends, self._next
+        for i in range(start, stop):
+            symbol = symbols[i]
+            if symbol == " ":
+                if space_on_top:
+                    kept.append(i)
+                    states.append(state)
+                    counts.append(count)
+                    continue
+                space_on_top = True
+            else:
+                space_on_top = False
+            nxt = goto[state].get(symbol)
+            state = nxt if nxt is not None else step(state, symbol)
             count += 1
-            chars.append(char)
+            kept.append(i)
             states.append(state)
             counts.append(count)
             length = ends[state]
             if length:
                 count -= length
                 while counts and counts[-1] > count:
-                    chars.pop()
+                    kept.pop()
                     states.pop()
                     counts.pop()
                 state = states[-1] if states else 0
-        return "".join(chars)
+                space_on_top = bool(kept) and symbols[kept[-1]] == " "
+        return "".join(map(text.__getitem__, kept))
 
     def _next(self, state: int, symbol: str) -> int:
         nxt = self.goto[state].get(symbol)

@@ -1,7 +1,10 @@
 """The AWS-shaped evidence files: CloudWatch GetMetricData, RDS DescribeEvents, Performance Insights.
 
 Foreign formats (STYLE #8): unknown keys are ignored, so real exports load; the keys we read are validated.
-Every timestamp is a timezone-aware datetime.
+Every timestamp is a timezone-aware datetime. A series (CloudWatch's or Performance Insights' `db_load`) has
+at least one point, one value per timestamp, finite values, and timestamps strictly ascending or strictly
+descending (GetMetricData's default `TimestampDescending`): a NaN, a repeated or out-of-order timestamp
+would otherwise be served, and graded, as if it were data.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ _STAT = re.compile(r"^(Average|Maximum|Minimum|Sum|SampleCount|IQM|(p|tm|wm|tc|t
 
 
 class _Foreign(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    # allow_inf_nan=False also refuses the strings "NaN" and "inf", which a float field would otherwise parse.
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 def _equal_lengths(timestamps: list[datetime], values: list[float]) -> None:
@@ -52,6 +56,33 @@ def _equal_lengths(timestamps: list[datetime], values: list[float]) -> None:
         raise ValueError(
             f"timestamps has {len(timestamps)} items but values has {len(values)}: give one value per timestamp"
         )
+
+
+def _ordered_points(timestamps: list[datetime]) -> list[datetime]:
+    """Refuse an empty series and timestamps that repeat or change direction (see the module docstring)."""
+    if not timestamps:
+        raise ValueError(
+            "the series has no points: drop it (a metric with no data gives an agent nothing), "
+            "or give it its timestamps and values"
+        )
+    direction = 0
+    for i in range(1, len(timestamps)):
+        before, now = timestamps[i - 1], timestamps[i]
+        if now == before:
+            raise ValueError(
+                f"timestamps[{i}] {now.isoformat()} repeats timestamps[{i - 1}]: give each point its own "
+                "timestamp (drop the duplicate)"
+            )
+        step = 1 if now > before else -1
+        if direction and step != direction:
+            order = "ascending" if direction > 0 else "descending"
+            raise ValueError(
+                f"timestamps[{i}] {now.isoformat()} breaks the {order} order of the series "
+                f"(timestamps[{i - 1}] is {before.isoformat()}): sort the points by time, "
+                "keeping each value with its timestamp"
+            )
+        direction = step
+    return timestamps
 
 
 class MetricDimension(_Foreign):
@@ -86,6 +117,11 @@ class MetricSeries(_Foreign):
                 "or a percentile such as p99"
             )
         return stat
+
+    @field_validator("timestamps")
+    @classmethod
+    def _ordered(cls, timestamps: list[datetime]) -> list[datetime]:
+        return _ordered_points(timestamps)
 
     @model_validator(mode="after")
     def _lengths(self) -> MetricSeries:
@@ -186,6 +222,11 @@ class DbLoad(_Foreign):
     timestamps: list[AwareDatetime]
     values: list[float]
     unit: str = "Average Active Sessions"
+
+    @field_validator("timestamps")
+    @classmethod
+    def _ordered(cls, timestamps: list[datetime]) -> list[datetime]:
+        return _ordered_points(timestamps)
 
     @model_validator(mode="after")
     def _lengths(self) -> DbLoad:
