@@ -2,6 +2,10 @@
 
 The agent plays one seeded episode through the environment's actions as tools; the test passes when the
 incident is resolved and declared (DESIGN §6). Difficulty easy/medium/hard → 1/2/3.
+
+Grading reads only the environment's own state after the episode (`env.score()`), i.e. the actions the harness
+executed; an action an agent merely reports (a `cmd:` agent's `tool_call` line) changes nothing there, and the
+result's notes count it (`Trajectory.unverified_note`).
 """
 
 from __future__ import annotations
