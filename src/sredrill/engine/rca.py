@@ -55,19 +55,28 @@ def axes_for(mode: str | None, axis2: bool) -> list[Axis]:
 def select_scenarios(
     pack: Pack, *, scenario_ids: Sequence[str] = (), difficulties: Sequence[int] = ()
 ) -> list[Scenario]:
-    """The pack's scenarios named by `--scenario` (folder or pack/folder) and of the given difficulties."""
+    """The pack's scenarios named by `--scenario` (folder or pack/folder) and of the given difficulties.
+
+    A named scenario that does not load is left out here: `pack_error_results` reports it `errored`.
+    """
     chosen = list(pack.scenarios)
     if scenario_ids:
         chosen = []
         for sid in scenario_ids:
-            owner, _, folder = sid.rpartition("/")
-            # `pack/folder` names its pack; a bare folder belongs to whichever pack has it.
-            if (owner and owner != pack.name) or (not owner and folder not in pack.folders):
+            if not _names(pack, sid):
                 continue
-            chosen.append(pack.scenario(sid))
+            if sid.rpartition("/")[2] not in pack.broken:
+                chosen.append(pack.scenario(sid))
     if difficulties:
         chosen = [s for s in chosen if s.difficulty in difficulties]
     return chosen
+
+
+def _names(pack: Pack, scenario_id: str) -> bool:
+    """True when `--scenario ID` is about this pack: `pack/folder` names its pack; a bare folder belongs to
+    whichever pack has it."""
+    owner, _, folder = scenario_id.rpartition("/")
+    return owner == pack.name if owner else folder in pack.folders
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,11 +177,19 @@ def decorate_rca(ctx: TestContext, result: TestResult) -> TestResult:
     return result.model_copy(update=update)
 
 
-def pack_error_results(packs: Sequence[Pack], axes: Sequence[Axis]) -> list[TestResult]:
-    """A broken scenario is `errored` on every axis with its load error; the rest of the pack still runs."""
+def pack_error_results(
+    packs: Sequence[Pack], axes: Sequence[Axis], *, scenario_ids: Sequence[str] = ()
+) -> list[TestResult]:
+    """A broken scenario is `errored` on every axis with its load error, never graded; the rest still runs.
+
+    With `scenario_ids` (`--scenario`), only the broken scenarios they name; a broken scenario has no
+    difficulty to filter on, so `--difficulty` keeps it.
+    """
     out = []
     for pack in packs:
         for folder, error in sorted(pack.broken.items()):
+            if scenario_ids and not any(_names(pack, sid) and sid.rpartition("/")[2] == folder for sid in scenario_ids):
+                continue
             for axis in axes:
                 out.append(
                     TestResult(
