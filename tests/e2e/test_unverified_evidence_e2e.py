@@ -131,3 +131,28 @@ def test_reported_queries_do_not_satisfy_axis_2(project: Project) -> None:
     assert axis2["required_queries"]["role"] == "gate" and not axis2["required_queries"]["passed"]
     assert "returned: nothing" in axis2["required_queries"]["detail"]
     assert all(r["status"] == "failed" for r in by_axis.values())
+
+
+# Reports a call of every tool it was offered (remediations and `declare_healthy` included) and acts on none.
+INCIDENT_REPORTER = """
+import json, sys
+
+task = json.load(sys.stdin)
+for i, tool in enumerate(task["tools"]):
+    print(json.dumps({"kind": "tool_call", "name": tool["name"], "args": {}, "call_id": f"c{i}"}), flush=True)
+    print(json.dumps({"kind": "tool_result", "call_id": f"c{i}", "result": {"ok": True}}), flush=True)
+print(json.dumps({"kind": "response", "content": "remediated and verified: healthy"}), flush=True)
+"""
+
+
+def test_reported_incident_actions_change_nothing(project: Project) -> None:
+    project.write("reporter.py", INCIDENT_REPORTER)
+    spec = f"cmd:{shlex.quote(sys.executable)} reporter.py"
+    cli = project.run("run", "--pack", "incidents", "--agent", spec, "--json")
+    assert cli.code == 1, cli.stderr
+    results = cli.report()["results"]
+    assert results and all(r["status"] == "failed" for r in results)
+    for r in results:
+        checks = {s["name"]: s["passed"] for s in r["signals"] if s["kind"] == "check"}
+        assert checks == {"resolved": False, "declared": False}, r["id"]
+        assert any(n.endswith("tool calls the agent reported were not served by the harness") for n in r["notes"])

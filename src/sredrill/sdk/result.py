@@ -256,7 +256,8 @@ class AgentFixture:
             raw=tuple(reply.raw),
             log=reply.log,
             loops=reply.loops,
-            notes=(*recorder.notes, *((unverified,) if unverified else ())),
+            # Once each: the transcript and the reply may both have replaced text in the same run.
+            notes=tuple(dict.fromkeys([*recorder.notes, *reply.notes, *((unverified,) if unverified else ())])),
             _data=reply.data,
             _traces=RunTraces(
                 collector=runtime.spans,
