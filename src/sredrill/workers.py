@@ -62,6 +62,7 @@ __all__ = [
     "WorkerPool",
     "capture_output",
     "describe_exception",
+    "read_capture",
     "worker_role",
 ]
 
@@ -157,30 +158,46 @@ class CapturedOutput:
 
 
 def _read_capped(path: str, limit: int) -> tuple[str, bool]:
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        data = f.read(limit)
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            data = f.read(limit)
+    except FileNotFoundError:
+        return "", False
     text = data.decode("utf-8", "replace")
     if size > limit:
         return text + f"\n[… {size - limit} more bytes cut: output is kept up to {limit // 1024} KiB]", True
     return text, False
 
 
-@contextlib.contextmanager
-def capture_output(limit_bytes: int = CAPTURE_LIMIT_BYTES) -> Iterator[CapturedOutput]:
-    """Point fds 1 and 2 at files for the block (what C code and subprocesses write is caught too).
+def read_capture(directory: str, limit_bytes: int = CAPTURE_LIMIT_BYTES) -> CapturedOutput:
+    """What a `capture_output(directory)` block wrote so far, each stream cut at the limit.
 
-    Only for a process that runs one thing at a time (a worker): fds are process-wide.
+    The driver reads it too, after killing a worker mid-test: what a hung or crashed test printed is kept.
+    """
+    out, cut_out = _read_capped(os.path.join(directory, "stdout"), limit_bytes)
+    err, cut_err = _read_capped(os.path.join(directory, "stderr"), limit_bytes)
+    truncated = [name for name, cut in (("stdout", cut_out), ("stderr", cut_err)) if cut]
+    return CapturedOutput(stdout=out, stderr=err, truncated=truncated)
+
+
+@contextlib.contextmanager
+def capture_output(directory: str | None = None, limit_bytes: int = CAPTURE_LIMIT_BYTES) -> Iterator[CapturedOutput]:
+    """Point fds 1 and 2 at files `stdout` and `stderr` in `directory` for the block (a temporary one if None).
+
+    At fd level, so what C code and subprocesses write is caught too; only for a process that runs one thing
+    at a time (a worker): fds are process-wide. The yielded value is filled in when the block ends.
     """
     out = CapturedOutput()
-    with tempfile.TemporaryDirectory(prefix="sredrill-capture-") as tmp:
-        paths = {1: os.path.join(tmp, "stdout"), 2: os.path.join(tmp, "stderr")}
+    with contextlib.ExitStack() as stack:
+        if directory is None:
+            directory = stack.enter_context(tempfile.TemporaryDirectory(prefix="sredrill-capture-"))
         saved: dict[int, int] = {}
-        for fd in (1, 2):
+        for fd, name in ((1, "stdout"), (2, "stderr")):
             with contextlib.suppress(ValueError, OSError):
                 (sys.stdout if fd == 1 else sys.stderr).flush()
             saved[fd] = os.dup(fd)
-            target = os.open(paths[fd], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            target = os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(target, fd)
             os.close(target)
         try:
@@ -191,9 +208,8 @@ def capture_output(limit_bytes: int = CAPTURE_LIMIT_BYTES) -> Iterator[CapturedO
                     (sys.stdout if fd == 1 else sys.stderr).flush()
                 os.dup2(saved[fd], fd)
                 os.close(saved[fd])
-            out.stdout, cut_out = _read_capped(paths[1], limit_bytes)
-            out.stderr, cut_err = _read_capped(paths[2], limit_bytes)
-            out.truncated = [name for name, cut in (("stdout", cut_out), ("stderr", cut_err)) if cut]
+            done = read_capture(directory, limit_bytes)
+            out.stdout, out.stderr, out.truncated = done.stdout, done.stderr, done.truncated
 
 
 # -- the worker process ---------------------------------------------------------------------------------------

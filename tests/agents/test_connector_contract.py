@@ -33,7 +33,9 @@ class Connector:
 
 
 def _py_stopped(marker: Path) -> bool:
-    return marker.read_text() == "stopped"
+    # Cancelled in process (inside a worker), or its agent worker killed (DESIGN §11.3).
+    text = marker.read_text()
+    return text == "stopped" or not is_running(int(text.split()[1]))
 
 
 def _cmd_stopped(marker: Path) -> bool:

@@ -7,6 +7,7 @@ runs the same cases over both transports.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from sredrill.agents import Task
@@ -40,9 +41,9 @@ async def time_out(task: Task) -> str:
 
 
 async def hang(task: Task) -> str:
-    """Writes `started` to the file named by `SAMPLE_MARKER`, then waits; writes `stopped` when cancelled."""
+    """Writes `started PID` to the file named by `SAMPLE_MARKER`, then waits; writes `stopped` when cancelled."""
     marker = Path(task.env["SAMPLE_MARKER"])
-    marker.write_text("started")
+    marker.write_text(f"started {os.getpid()}")
     try:
         await asyncio.Event().wait()
     finally:

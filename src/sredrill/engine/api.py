@@ -109,52 +109,77 @@ async def run_eval_files(
     tests = [t for t in plan.tests if t.id not in {r.id for r in previous}]
     preset = [r for r in _load_error_results(plan) if r.id not in {p.id for p in previous}]
 
-    agent = None
-    if settings.agent:
-        from sredrill.agents.spec import resolve_agent
+    # The tests' own code (bodies, hooks, fixtures, a `py:` agent) runs in body workers, never here
+    # (DESIGN §11.3); the first starts now, so a bad --agent is a usage error before the run begins.
+    from .body_workers import BodyInit, BodyWorkers
 
-        agent = resolve_agent(settings.agent, base_url=settings.base_url, api_key=settings.api_key)
-    runtime = Runtime(
-        run_id=run_id,
-        agent=agent,
-        judge=JudgeConfig(
-            base_url=settings.judge_base_url,
-            model=settings.judge_model,
-            api_key=settings.judge_api_key or settings.api_key,
-            skip=settings.skip_judge,
-        ),
-        evaluators=dict(plan.loaded.evaluators),
-        store=store,
-    )
-    if store is not None and resume is None:
-        store.begin_run(
-            run_id,
-            kind="test",
+    workers = BodyWorkers(
+        BodyInit(
+            paths=[str(p) for p in paths],
+            run_id=run_id,
             agent=settings.agent,
-            mode=None,
-            started_at=started_at,
-            config={
-                "paths": [str(Path(p)) for p in paths],
-                "grep": grep,
-                "labels": list(labels),
-                "jobs": options.jobs,
-                "retries": options.retries,
-                "repeat": options.repeat,
-                "timeout": options.timeout_s,
-            },
-        )
-    return await execute(
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            judge_base_url=settings.judge_base_url,
+            judge_model=settings.judge_model,
+            judge_api_key=settings.judge_api_key or settings.api_key,
+            skip_judge=settings.skip_judge,
+            db=str(store.path) if store is not None and str(store.path) != ":memory:" else None,
+        ),
         tests,
-        runtime,
-        options,
-        listener=listener,
-        store=store,
-        title=f"sredrill test · {len(tests)} test(s)",
-        preset=preset,
-        previous=previous,
-        agent=settings.agent,
-        started_at=started_at,
+        jobs=options.jobs,
     )
+    try:
+        if tests:
+            await workers.start()
+        elif settings.agent:
+            from sredrill.agents.spec import parse_agent_spec
+
+            parse_agent_spec(settings.agent)
+        runtime = Runtime(
+            run_id=run_id,
+            agent=None,
+            judge=JudgeConfig(
+                base_url=settings.judge_base_url,
+                model=settings.judge_model,
+                api_key=settings.judge_api_key or settings.api_key,
+                skip=settings.skip_judge,
+            ),
+            evaluators=dict(plan.loaded.evaluators),
+            store=store,
+        )
+        if store is not None and resume is None:
+            store.begin_run(
+                run_id,
+                kind="test",
+                agent=settings.agent,
+                mode=None,
+                started_at=started_at,
+                config={
+                    "paths": [str(Path(p)) for p in paths],
+                    "grep": grep,
+                    "labels": list(labels),
+                    "jobs": options.jobs,
+                    "retries": options.retries,
+                    "repeat": options.repeat,
+                    "timeout": options.timeout_s,
+                },
+            )
+        return await execute(
+            tests,
+            runtime,
+            options,
+            listener=listener,
+            store=store,
+            title=f"sredrill test · {len(tests)} test(s)",
+            preset=preset,
+            previous=previous,
+            agent=settings.agent,
+            started_at=started_at,
+            executor=workers,
+        )
+    finally:
+        await workers.aclose()
 
 
 def _difficulties(text: str | Sequence[int] | None) -> list[int]:
@@ -226,7 +251,7 @@ async def run_packs(
     )
     if INCIDENTS_PACK in names:
         tests += incident_tests(timeout_s=options.timeout_s or 120.0)
-    preset = pack_error_results(loaded, axes)
+    preset = pack_error_results(loaded, axes, scenario_ids=scenario_ids)
     previous: list[TestResult] = []
     if resume is not None:
         if store is None or store.get_run(resume) is None:

@@ -1,5 +1,11 @@
 """Executing a run: tests side by side (`--jobs`), attempts (`--retries`, `--repeat`), each result stored
 the moment it completes, reporters told as it happens.
+
+Where an attempt runs is the `Executor`'s business: in this process (`InProcess`: the generated suites, whose
+bodies hold scenarios and answer keys) or in body workers (`body_workers.BodyWorkers`: eval files, DESIGN
+§11.3). Whatever escapes one test (a BaseException, a dead worker) makes that test `errored`: no discovered
+test goes missing from the report. An interruption (Ctrl-C: the run's tasks are cancelled) still ends the run,
+with every finished result stored and every worker and process group it started killed.
 """
 
 from __future__ import annotations
@@ -18,12 +24,22 @@ from sredrill.errors import AgentError, StoreError
 from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
 from sredrill.sdk import Runtime, TestContext, TestDef
 from sredrill.store.writer import ResultWriter
-from sredrill.traces import SpanCollector, export_endpoint, export_spans
+from sredrill.traces import Span, SpanCollector, export_endpoint, export_spans
+from sredrill.workers import describe_exception
 
 from .insights import LLM_SYSTEM, insights_for_run, insights_for_test, llm_prompt, parse_llm_insights
 from .runner import AttemptOutcome, HookState, run_test
 
-__all__ = ["RunListener", "RunOptions", "execute", "new_run_id"]
+__all__ = [
+    "Executor",
+    "InProcess",
+    "RunListener",
+    "RunOptions",
+    "ScopeEnd",
+    "errored_outcome",
+    "execute",
+    "new_run_id",
+]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +65,102 @@ class RunListener(Protocol):
     def on_test_start(self, test_id: str, name: str) -> None: ...
     def on_test_end(self, result: TestResult) -> None: ...
     def on_run_end(self, report: RunReport) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeEnd:
+    """What the `after_all` hooks a test was the last of left: their errors, and what they printed (workers)."""
+
+    errors: list[str] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+
+
+class Executor(Protocol):
+    """Where the attempts of a run's tests run; `execute` keeps scheduling, retries, insights and storage."""
+
+    async def attempt(self, test: TestDef, *, attempt: int, timeout_s: float | None) -> AttemptOutcome:
+        """One attempt of `test`; never raises for anything the test did."""
+        ...
+
+    async def finished(self, test: TestDef) -> ScopeEnd:
+        """`test` and its attempts are done: run the `after_all` hooks of the scopes it was the last test of."""
+        ...
+
+    def spans_of_test(self, test_id: str, *, is_error: bool) -> list[tuple[str, Span]]:
+        """Close the test's spans and return them (agent run id, span)."""
+        ...
+
+    def all_spans(self) -> list[Span]: ...
+
+    async def aclose(self) -> None:
+        """The run ended (or was interrupted): stop whatever runs tests (workers, their process groups)."""
+        ...
+
+
+@dataclass(slots=True)
+class InProcess:
+    """Attempts in this process, through `run_test` (the generated suites: their bodies hold the answer keys)."""
+
+    runtime: Runtime
+    hooks: HookState
+    decorate: Callable[[TestContext, TestResult], TestResult] | None = None
+
+    async def attempt(self, test: TestDef, *, attempt: int, timeout_s: float | None) -> AttemptOutcome:
+        return await run_test(
+            test, self.runtime, self.hooks, attempt=attempt, timeout_s=timeout_s, decorate=self.decorate
+        )
+
+    async def finished(self, test: TestDef) -> ScopeEnd:
+        return ScopeEnd(errors=await self.hooks.finished(test))
+
+    def spans_of_test(self, test_id: str, *, is_error: bool) -> list[tuple[str, Span]]:
+        assert self.runtime.spans is not None
+        self.runtime.spans.end_test(test_id, is_error=is_error)
+        return self.runtime.spans.spans_of_test(test_id)
+
+    def all_spans(self) -> list[Span]:
+        assert self.runtime.spans is not None
+        return self.runtime.spans.all_spans()
+
+    async def aclose(self) -> None:
+        return None
+
+
+def errored_outcome(test: TestDef, reason: str, *, duration_ms: float) -> AttemptOutcome:
+    """The result of a test whose run ended without one: `errored`, with why."""
+    result = TestResult(
+        id=test.id,
+        name=test.name,
+        file=test.file,
+        labels=list(test.labels),
+        content_hash=test.content_hash,
+        status=TestStatus.ERRORED,
+        failure_reason=reason,
+        prompt=test.prompt,
+        difficulty=test.difficulty,
+        duration_ms=round(duration_ms, 3),
+    )
+    return AttemptOutcome(result=result, steps=None)
+
+
+def _with_scope_end(result: TestResult, end: ScopeEnd) -> TestResult:
+    update: dict[str, Any] = {}
+    if end.errors:
+        update.update(status=TestStatus.ERRORED, failure_reason="; ".join(end.errors))
+    if end.stdout:
+        update["stdout"] = (result.stdout or "") + end.stdout
+    if end.stderr:
+        update["stderr"] = (result.stderr or "") + end.stderr
+    return result.model_copy(update=update) if update else result
+
+
+def _is_interruption(exc: BaseException) -> bool:
+    """A cancellation of this task (Ctrl-C cancels the run's tasks), or Ctrl-C itself (a second one)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    task = asyncio.current_task()
+    return isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling() > 0
 
 
 @dataclass(slots=True)
@@ -121,13 +233,15 @@ async def execute(
     agent: str | None = None,
     mode: str | None = None,
     started_at: datetime | None = None,
+    executor: Executor | None = None,
 ) -> RunReport:
     """Run `tests` and return the RunReport; each result is handed to the store the moment it completes.
 
     Args:
         preset: results that exist without running (files that failed to load: `errored`).
         previous: results of an interrupted run being resumed (`--resume`): kept, not rerun.
-        decorate: the generated suites' hook to add their fields to each result.
+        decorate: the generated suites' hook to add their fields to each result (in-process only).
+        executor: where attempts run; None runs them in this process (`InProcess`).
     """
     run_id = runtime.run_id
     # An agent outside this process gets its tools over HTTP: one server per run, started by the first agent
@@ -136,15 +250,16 @@ async def execute(
     # gather here, and go to the store with their test.
     if runtime.spans is None:
         runtime = replace(runtime, spans=SpanCollector())
-    host = ToolHost(spans=runtime.spans) if runtime.tool_host is None and needs_tool_server(runtime.agent) else None
-    if host is not None:
+    host = None
+    if executor is None and runtime.tool_host is None and needs_tool_server(runtime.agent):
+        host = ToolHost(spans=runtime.spans)
         runtime = replace(runtime, tool_host=host)
     spans = runtime.spans
     started_at = started_at or datetime.now(UTC)
     t0 = time.perf_counter()
     tally = _Tally(results=list(previous))
     listener.on_run_start(run_id, len(tests) + len(preset) + len(previous), title=title)
-    hooks = HookState(list(tests))
+    runner = executor if executor is not None else InProcess(runtime, HookState(list(tests)), decorate)
     sem = asyncio.Semaphore(max(1, options.jobs))
     attempts_max = options.repeat if options.repeat > 1 else 1 + options.retries
 
@@ -157,29 +272,40 @@ async def execute(
             result = result.model_copy(update={"insights": insights})
         if options.insights == "llm":
             result = await _llm_insights(runtime, result, outcome.steps)
-        spans.end_test(result.id, is_error=result.status != TestStatus.PASSED)
+        test_spans = runner.spans_of_test(result.id, is_error=result.status != TestStatus.PASSED)
         if writer is not None:
-            writer.write(run_id, result, outcome.steps, spans.spans_of_test(result.id))
+            writer.write(run_id, result, outcome.steps, test_spans)
         tally.results.append(result)
         listener.on_test_end(result)
+
+    async def attempts(test: TestDef) -> AttemptOutcome:
+        outcomes: list[AttemptOutcome] = []
+        for attempt in range(1, attempts_max + 1):
+            outcome = await runner.attempt(test, attempt=attempt, timeout_s=options.timeout_s)
+            outcomes.append(outcome)
+            if options.repeat <= 1 and outcome.result.status == TestStatus.PASSED:
+                break
+        return _combine(outcomes, repeat=options.repeat)
 
     async def one(test: TestDef) -> None:
         async with sem:
             listener.on_test_start(test.id, test.name)
-            outcomes: list[AttemptOutcome] = []
-            for attempt in range(1, attempts_max + 1):
-                outcome = await run_test(
-                    test, runtime, hooks, attempt=attempt, timeout_s=options.timeout_s, decorate=decorate
-                )
-                outcomes.append(outcome)
-                if options.repeat <= 1 and outcome.result.status == TestStatus.PASSED:
-                    break
-            outcome = _combine(outcomes, repeat=options.repeat)
-            hook_errors = await hooks.finished(test)
-            if hook_errors:
-                outcome.result = outcome.result.model_copy(
-                    update={"status": TestStatus.ERRORED, "failure_reason": "; ".join(hook_errors)}
-                )
+            start = time.perf_counter()
+            try:
+                outcome = await attempts(test)
+            except BaseException as exc:  # the engine's per-test boundary: the test is errored, never missing
+                if _is_interruption(exc):
+                    raise
+                log.debug("test %s ended with %r", test.id, exc, exc_info=True)
+                reason = f"the test's run ended with {describe_exception(exc)}"
+                outcome = errored_outcome(test, reason, duration_ms=(time.perf_counter() - start) * 1000)
+            try:
+                end = await runner.finished(test)
+            except BaseException as exc:  # after_all hooks: the same boundary
+                if _is_interruption(exc):
+                    raise
+                end = ScopeEnd(errors=[f"after_all hook failed: {describe_exception(exc)}"])
+            outcome.result = _with_scope_end(outcome.result, end)
             await finish(outcome)
 
     try:
@@ -189,6 +315,10 @@ async def execute(
             for test in tests:
                 group.create_task(one(test))
     finally:
+        await runner.aclose()
+        close_agent = getattr(runtime.agent, "aclose", None)  # a `py:` agent's workers
+        if close_agent is not None:
+            await close_agent()
         if host is not None:
             await host.aclose()
         if writer is not None:
@@ -202,7 +332,7 @@ async def execute(
     # Optionally, to the collector OpenTelemetry's variables name (a failure is logged, results stand).
     endpoint = export_endpoint()
     if endpoint is not None:
-        await export_spans(spans.all_spans(), endpoint)
+        await export_spans(runner.all_spans(), endpoint)
 
     order = {t.id: i for i, t in enumerate(tests)}
     stored = writer.as_stored(tally.results) if writer is not None else tally.results  # as the store kept them

@@ -1,9 +1,19 @@
-"""The `py:` connector: an async Python callable in this process, named `py:MODULE:ATTR`.
+"""The `py:` connector: an async Python callable, named `py:MODULE:ATTR`, run in an agent worker.
 
 The target is `async def agent(task) -> Diagnosis | dict | str`, or an object whose `run(task)` is async;
-any other return value, or an exception, makes the run `errored` with a message saying why.
-It calls tools with `await task.call_tool(name, **args)`; the engine bound the task to the run's toolset
-and recorder before `run`, so every call lands on the trajectory without this connector doing anything.
+any other return value, or an exception (any BaseException: `sys.exit()`, `KeyboardInterrupt`, one of its
+own), makes the run `errored` with a message saying why. It calls tools with `await task.call_tool(name,
+**args)`, recorded on the run's trajectory exactly as in process.
+
+Where it runs (DESIGN §11.3): in a process that may hold scenarios and answer keys (the driver of
+`sredrill run`, or any program calling the engine), the agent runs in an agent worker (`sredrill.workers`),
+which imports MODULE:ATTR once and keeps it; its tool calls come back over the worker's connection to the
+driver, which runs them on the run's toolset and recorder (no HTTP server, so no extra is needed). Import
+errors still come at connect time, with the same messages: the first worker imports the target then. An agent
+that ends its worker (`os._exit`, a crash) is an AgentError and the worker is replaced; one that hangs is
+stopped by the run's timeout, which kills its worker. Its stdout and stderr are captured into the reply's
+log, never the driver's stdout. Inside a worker (a body worker of `sredrill test`: it holds no key, and a
+hang kills that worker anyway) the agent runs inline.
 
 Examples:
     >>> async def agent(task):
@@ -13,24 +23,48 @@ Examples:
 
 from __future__ import annotations
 
+import asyncio
+import builtins
 import importlib
 import inspect
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import PrivateAttr
 
 from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.reply import reply_from_value
 from sredrill.agents.spec import AgentSpec, ConnectOptions
-from sredrill.errors import AgentError, AgentSpecError, did_you_mean
-from sredrill.trajectory import Recorder, ResponseStep
+from sredrill.diagnosis import Diagnosis
+from sredrill.errors import AgentError, AgentSpecError, InputError, StateError, did_you_mean
+from sredrill.trajectory import Recorder, ResponseStep, ToolError
+from sredrill.workers import (
+    START_TIMEOUT_S,
+    Ask,
+    RemoteError,
+    Worker,
+    WorkerDied,
+    WorkerPool,
+    capture_output,
+    worker_role,
+)
 
-__all__ = ["PyAgent", "connect"]
+__all__ = ["AgentWorkerHandler", "PyAgent", "WorkerPyAgent", "connect"]
+
+_HANDLER: Final = "sredrill.agents.connectors.py:AgentWorkerHandler"
 
 AgentFunction = Callable[[Task], Awaitable[object]]
 
 _EXAMPLE = "py:examples.agents.echo_agent:agent"
+
+
+def _is_cancelled() -> bool:
+    """This task is being cancelled from outside (the run's timeout, Ctrl-C), not by the agent's own code."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _describe(exc: BaseException) -> str:
@@ -43,7 +77,7 @@ def _describe(exc: BaseException) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PyAgent:
-    """An async Python callable run in this process."""
+    """An async Python callable run in this process (inside a worker)."""
 
     spec: str
     function: AgentFunction
@@ -58,9 +92,11 @@ class PyAgent:
         """
         try:
             value = await self.function(task)
-        except Exception as exc:
-            # The agent's own code may fail in any way; it becomes `errored` with the agent's message, never a
-            # sredrill crash. CancelledError is not an Exception, so a timeout still cancels the agent.
+        except BaseException as exc:
+            # The agent's own code may fail in any way, sys.exit() included; it becomes `errored` with the
+            # agent's message, never a sredrill crash. A real cancellation (the run's timeout) goes on.
+            if isinstance(exc, asyncio.CancelledError) and _is_cancelled():
+                raise
             raise AgentError(f"agent raised {_describe(exc)}") from exc
         reply = reply_from_value(value)
         recorder.add(ResponseStep(content=reply.output))
@@ -144,8 +180,171 @@ def _function(spec: AgentSpec, obj: object, name: str) -> AgentFunction:
     return function
 
 
-def connect(spec: AgentSpec, options: ConnectOptions) -> PyAgent:
-    """Import `MODULE:ATTR` and check it is an async callable taking the Task.
+def _load(spec: AgentSpec) -> AgentFunction:
+    module_name, _, attr = spec.target.partition(":")
+    if not module_name.strip() or not attr.strip():
+        raise _error(spec, "a py: spec needs MODULE:ATTR", hint=f"for example --agent {_EXAMPLE}")
+    module = _import(spec, module_name.strip())
+    obj = _attribute(spec, module, module_name.strip(), attr.strip())
+    return _function(spec, obj, attr.strip())
+
+
+# -- the agent worker -----------------------------------------------------------------------------------------
+
+
+class _RelayedTask(Task):
+    """The Task inside an agent worker: `call_tool` asks the driver, which runs and records the call."""
+
+    _ask: Ask | None = PrivateAttr(default=None)
+
+    async def call_tool(self, name: str, /, **args: Any) -> Any:
+        if self._ask is None:
+            raise StateError("this task has no tools: the test did not give the agent a toolset")
+        answer = await self._ask({"name": name, "args": args})
+        if answer.get("ok"):
+            return answer.get("result")
+        if answer.get("kind") == "tool":
+            raise ToolError(str(answer.get("code")), str(answer.get("message")))
+        raise StateError(str(answer.get("message")))
+
+
+def _spec_error_data(exc: InputError) -> dict[str, Any]:
+    return {"message": exc.message, "path": exc.path, "field": exc.field, "allowed": exc.allowed, "hint": exc.hint}
+
+
+def _wire_value(value: object) -> dict[str, Any]:
+    if isinstance(value, Diagnosis):
+        return {"kind": "diagnosis", "value": value.model_dump(mode="json")}
+    if isinstance(value, Mapping):
+        return {"kind": "mapping", "value": dict(value)}
+    return {"kind": "text", "value": value}
+
+
+class AgentWorkerHandler:
+    """Serves an agent worker: `load` imports the target once; `run` runs it on one Task."""
+
+    def __init__(self) -> None:
+        self._function: AgentFunction | None = None
+
+    async def handle(self, body: Any, ask: Ask) -> Any:
+        if body.get("op") == "load":
+            try:
+                self._function = _load(_parse_spec(body["spec"]))
+            except InputError as exc:
+                exc.worker_data = _spec_error_data(exc)  # type: ignore[attr-defined]
+                raise
+            return {}
+        if self._function is None:
+            raise StateError("the agent worker got a run before its load")
+        task = _RelayedTask.model_validate(body["task"])
+        task.bind(None, Recorder(), traceparent=body.get("traceparent"))
+        task._ask = ask
+        with capture_output() as out:
+            try:
+                value = await self._function(task)
+                reply_from_value(value)  # the same check as in process, so the same message
+                answer: dict[str, Any] = {"ok": True, "value": _wire_value(value)}
+            except AgentError as exc:
+                answer = {"ok": False, "error": str(exc)}
+            except BaseException as exc:  # the agent's own error, whatever it is: named, the worker goes on
+                answer = {
+                    "ok": False,
+                    "error": f"agent raised {_describe(exc)}",
+                    "cause": {"type": type(exc).__name__, "message": str(exc)},
+                }
+        answer["log"] = out.stdout + out.stderr
+        return answer
+
+
+def _parse_spec(text: str) -> AgentSpec:
+    from sredrill.agents.spec import parse_agent_spec
+
+    return parse_agent_spec(text)
+
+
+def _cause(data: object) -> BaseException | None:
+    """The agent's exception, rebuilt in the driver when it is a builtin one (`RuntimeError("disk on fire")`)."""
+    if not isinstance(data, dict):
+        return None
+    cls = getattr(builtins, str(data.get("type")), None)
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        return None
+    try:
+        return cls(data.get("message", ""))
+    except Exception:  # a builtin whose constructor wants other arguments: the message still says it all
+        return None
+
+
+async def _answer_tool(task: Task, question: Any) -> dict[str, Any]:
+    """Run a tool call the worker asked for, on the driver's task: recorded on the run's recorder."""
+    try:
+        result = await task.call_tool(str(question["name"]), **dict(question.get("args") or {}))
+    except ToolError as exc:
+        return {"ok": False, "kind": "tool", "code": exc.code, "message": exc.message}
+    except StateError as exc:
+        return {"ok": False, "kind": "state", "message": str(exc)}
+    return {"ok": True, "result": result}
+
+
+class WorkerPyAgent:
+    """A `py:` agent run in agent workers: one per concurrent run, started when needed, reused."""
+
+    def __init__(self, spec: str, first: Worker) -> None:
+        self.spec = spec
+        self._pool = WorkerPool(self._new_worker)
+        self._pool.adopt(first)
+        self._loaded: set[Worker] = {first}
+
+    def __repr__(self) -> str:
+        return f"WorkerPyAgent({self.spec!r}, {self._pool!r})"
+
+    @staticmethod
+    def _new_worker() -> Worker:
+        return Worker(_HANDLER, role="agent")
+
+    async def run(self, task: Task, recorder: Recorder) -> AgentReply:
+        """Run the agent on `task` in a worker; its tool calls are run and recorded here.
+
+        Raises:
+            AgentError: the agent raised or returned something unusable, or its worker ended during the run.
+        """
+        async with self._pool.worker() as worker:
+            assert worker is not None
+            try:
+                if worker not in self._loaded:
+                    await worker.call({"op": "load", "spec": self.spec}, timeout_s=START_TIMEOUT_S)
+                    self._loaded.add(worker)
+                answer = await worker.call(
+                    {"op": "run", "task": task.model_dump(mode="json"), "traceparent": task.traceparent()},
+                    timeout_s=None,  # the run's timeout cancels this call, which kills the worker
+                    on_ask=lambda question: _answer_tool(task, question),
+                )
+            except WorkerDied as exc:
+                raise AgentError(
+                    f"the {exc} while the agent ran (os._exit(), a crash or running out of memory); "
+                    "a new worker runs the next agent run"
+                ) from None
+            except RemoteError as exc:
+                raise AgentError(f"the agent worker failed: {exc}") from None
+        if not answer.get("ok"):
+            raise AgentError(str(answer.get("error"))) from _cause(answer.get("cause"))
+        wire = answer["value"]
+        value: object = wire.get("value")
+        if wire.get("kind") == "diagnosis":
+            value = Diagnosis.model_validate(value)
+        reply = reply_from_value(value)
+        reply.log = str(answer.get("log") or "")
+        recorder.add(ResponseStep(content=reply.output))
+        return reply
+
+    async def aclose(self) -> None:
+        """Kill the workers (the run ended); a later run starts new ones."""
+        self._pool.kill_all()
+        self._loaded.clear()
+
+
+def connect(spec: AgentSpec, options: ConnectOptions) -> PyAgent | WorkerPyAgent:
+    """Import `MODULE:ATTR` (in an agent worker, or here inside a worker) and check it is an async callable.
 
     Args:
         spec: a parsed `py:` spec; its target is `MODULE:ATTR` (ATTR may be dotted: `Class.method`).
@@ -154,9 +353,22 @@ def connect(spec: AgentSpec, options: ConnectOptions) -> PyAgent:
     Raises:
         AgentSpecError: the target is malformed, not importable, missing, or not an async callable.
     """
-    module_name, _, attr = spec.target.partition(":")
-    if not module_name.strip() or not attr.strip():
-        raise _error(spec, "a py: spec needs MODULE:ATTR", hint=f"for example --agent {_EXAMPLE}")
-    module = _import(spec, module_name.strip())
-    obj = _attribute(spec, module, module_name.strip(), attr.strip())
-    return PyAgent(spec=spec.text, function=_function(spec, obj, attr.strip()))
+    if worker_role() is not None:
+        return PyAgent(spec=spec.text, function=_load(spec))
+    worker = Worker(_HANDLER, role="agent")
+    try:
+        worker.call_sync({"op": "load", "spec": spec.text}, timeout_s=START_TIMEOUT_S)
+    except RemoteError as exc:
+        worker.kill()
+        data = exc.data if isinstance(exc.data, dict) else {}
+        raise AgentSpecError(
+            str(data.get("message") or f"{spec.text!r}: {exc}"),
+            path=data.get("path"),
+            field=data.get("field") or "--agent",
+            allowed=data.get("allowed"),
+            hint=data.get("hint"),
+        ) from None
+    except (WorkerDied, TimeoutError) as exc:
+        worker.kill()
+        raise _error(spec, f"the agent worker could not import it: {exc}") from None
+    return WorkerPyAgent(spec.text, worker)

@@ -1,0 +1,418 @@
+"""Body workers: each attempt of an eval-file test runs in a worker process, through the same `run_test`.
+
+`sredrill test` runs eval files: their bodies, hooks and fixtures are user code, so they run in body workers
+(`sredrill.workers`), one per `--jobs` slot, started lazily and reused. A worker loads the eval files itself,
+builds its own Runtime (the agent resolved there: a `py:` agent runs inline in it; the judge settings; the
+store's SQLite file for the judge cache) and runs `run_test` for the attempt the driver asks for, with the
+test's stdout and stderr captured at fd level. The driver (`execute`) keeps discovery, scheduling, retries,
+insights, storage and reporters.
+
+Timeouts: the driver waits the test's timeout plus `GRACE_S`; code that did not stop by then (a busy loop,
+`time.sleep`, a C call) gets its worker killed and replaced, and the test is `errored`. `before_all` runs once
+per worker that runs a test of its scope (as pytest-xdist does with session fixtures); a scope's `after_all`
+runs when the run's last test of that scope ends, in every worker that ran its `before_all`, and its errors
+go on that last test's result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from sredrill import errors
+from sredrill.errors import InputError, SredrillError
+from sredrill.results import TestResult, TestStatus
+from sredrill.sdk import JudgeConfig, Runtime, Scope, TestDef
+from sredrill.sdk.context import exit_text
+from sredrill.traces import Span
+from sredrill.workers import (
+    START_TIMEOUT_S,
+    Ask,
+    RemoteError,
+    Worker,
+    WorkerDied,
+    WorkerPool,
+    capture_output,
+    read_capture,
+)
+
+from .execute import ScopeEnd, errored_outcome
+from .runner import TEARDOWN_TIMEOUT_S, AttemptOutcome, HookState, run_test
+
+__all__ = ["GRACE_S", "BodyHandler", "BodyInit", "BodyWorkers"]
+
+GRACE_S: Final = 2.0
+"""Past the test's timeout, how long its worker may take to report the timeout itself before it is killed."""
+HANDLER: Final = "sredrill.engine.body_workers:BodyHandler"
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BodyInit(_Wire):
+    """What a new body worker needs to rebuild the run's Runtime: the eval files and the run's settings."""
+
+    op: Literal["init"] = "init"
+    paths: list[str]
+    run_id: str
+    agent: str | None = None
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    judge_base_url: str | None = None
+    judge_model: str | None = None
+    judge_api_key: str | None = Field(default=None, repr=False)
+    skip_judge: bool = False
+    db: str | None = None
+    """The store's SQLite file (the judge cache); None when the run keeps nothing."""
+
+
+class _Run(_Wire):
+    op: Literal["run"] = "run"
+    test_id: str
+    attempt: int
+    timeout_s: float | None
+    capture_dir: str
+
+
+class _End(_Wire):
+    op: Literal["end"] = "end"
+    test_id: str
+    depths: list[int]
+    """Which scopes of the test's chain (0 = its file) ended: the run has no test of them left."""
+    capture_dir: str
+
+
+_Request = TypeAdapter(Annotated[BodyInit | _Run | _End, Field(discriminator="op")])
+
+
+class _Outcome(_Wire):
+    result: TestResult
+    steps: list[dict[str, Any]] | None
+    tools_offered: int
+    spans: list[tuple[str, Span]]
+    started: list[int]
+    """Scopes of the test's chain whose `before_all` has run in this worker."""
+
+
+class _Ended(_Wire):
+    errors: list[str]
+    stdout: str
+    stderr: str
+
+
+def _notes_for(truncated: list[str]) -> list[str]:
+    return [f"{name} was cut at 64 KiB" for name in truncated]
+
+
+# -- the worker side ------------------------------------------------------------------------------------------
+
+
+class _WorkerHooks(HookState):
+    """The run's HookState in one worker: remembers which scopes' `before_all` ran here; the driver says when
+    a scope ends."""
+
+    def __init__(self, tests: list[TestDef]) -> None:
+        super().__init__(tests)
+        self.started: dict[int, Scope] = {}
+
+    async def before_all(self, scope: Scope) -> None:
+        self.started.setdefault(id(scope), scope)
+        await super().before_all(scope)
+
+
+def _hook_error(exc: BaseException) -> str:
+    if isinstance(exc, SredrillError):
+        return str(exc)
+    if isinstance(exc, Exception):
+        return f"{type(exc).__name__}: {exc}"
+    return exit_text(exc, "an after_all hook")
+
+
+class BodyHandler:
+    """Serves one driver: `init` once, then `run` (one attempt) and `end` (after_all hooks) requests."""
+
+    def __init__(self) -> None:
+        self._runtime: Runtime | None = None
+        self._tests: dict[str, TestDef] = {}
+        self._hooks: _WorkerHooks | None = None
+        self._shipped: set[str] = set()
+
+    async def handle(self, body: Any, ask: Ask) -> Any:
+        request = _Request.validate_python(body)
+        if isinstance(request, BodyInit):
+            return self._init(request)
+        if isinstance(request, _Run):
+            return (await self._run(request)).model_dump(mode="json")
+        return (await self._end(request)).model_dump(mode="json")
+
+    def _init(self, init: BodyInit) -> dict[str, Any]:
+        from sredrill.agents import ToolHost, needs_tool_server
+        from sredrill.traces import SpanCollector
+
+        from .loader import load_eval_files
+
+        loaded = load_eval_files(init.paths)
+        agent = None
+        if init.agent:
+            from sredrill.agents.spec import resolve_agent
+
+            try:
+                agent = resolve_agent(init.agent, base_url=init.base_url, api_key=init.api_key)
+            except InputError as exc:  # the driver raises it again, with the same fields: a usage error
+                exc.worker_data = {  # type: ignore[attr-defined]
+                    "class": type(exc).__name__,
+                    "message": exc.message,
+                    "path": exc.path,
+                    "field": exc.field,
+                    "allowed": exc.allowed,
+                    "hint": exc.hint,
+                }
+                raise
+        store = None
+        if init.db is not None:
+            from sredrill.store import Store
+
+            store = Store(init.db)
+        spans = SpanCollector()
+        self._runtime = Runtime(
+            run_id=init.run_id,
+            agent=agent,
+            judge=JudgeConfig(
+                base_url=init.judge_base_url,
+                model=init.judge_model,
+                api_key=init.judge_api_key,
+                skip=init.skip_judge,
+            ),
+            evaluators=dict(loaded.evaluators),
+            store=store,
+            spans=spans,
+            tool_host=ToolHost(spans=spans) if needs_tool_server(agent) else None,
+        )
+        self._tests = {t.id: t for t in loaded.tests}
+        self._hooks = _WorkerHooks(list(loaded.tests))
+        return {"tests": len(self._tests)}
+
+    async def _run(self, request: _Run) -> _Outcome:
+        runtime, hooks = self._runtime, self._hooks
+        if runtime is None or hooks is None:
+            raise SredrillError("the body worker got a test before its init")
+        test = self._tests.get(request.test_id)
+        if test is None:
+            raise SredrillError(
+                f"test {request.test_id!r} is not registered when a worker loads the eval files again: "
+                "register tests the same way on every import (no randomness, no state outside the file)"
+            )
+        with capture_output(request.capture_dir) as out:
+            outcome = await run_test(test, runtime, hooks, attempt=request.attempt, timeout_s=request.timeout_s)
+        update: dict[str, Any] = {"stdout": out.stdout or None, "stderr": out.stderr or None}
+        if out.truncated:
+            update["notes"] = [*outcome.result.notes, *_notes_for(out.truncated)]
+        outcome.result = outcome.result.model_copy(update=update)
+        assert runtime.spans is not None
+        runtime.spans.end_test(test.id, is_error=outcome.result.status != TestStatus.PASSED)
+        spans = [(run, s) for run, s in runtime.spans.spans_of_test(test.id) if run not in self._shipped]
+        self._shipped.update(run for run, _ in spans)
+        started = [d for d, scope in enumerate(test.scope.chain()) if id(scope) in hooks.started]
+        return _Outcome(
+            result=outcome.result,
+            steps=outcome.steps,
+            tools_offered=outcome.tools_offered,
+            spans=spans,
+            started=started,
+        )
+
+    async def _end(self, request: _End) -> _Ended:
+        test = self._tests.get(request.test_id)
+        hooks = self._hooks
+        found: list[str] = []
+        if test is None or hooks is None:
+            return _Ended(errors=found, stdout="", stderr="")
+        chain = test.scope.chain()
+        with capture_output(request.capture_dir) as out:
+            for depth in sorted(request.depths, reverse=True):  # inner scopes first, as HookState.finished
+                scope = chain[depth] if 0 <= depth < len(chain) else None
+                if scope is None or hooks.started.pop(id(scope), None) is None:
+                    continue
+                for hook in scope.after_all:
+                    try:
+                        await hook()
+                    except BaseException as exc:  # reported on the run's last test of the scope
+                        found.append(f"after_all hook failed: {_hook_error(exc)}")
+        return _Ended(errors=found, stdout=out.stdout, stderr=out.stderr)
+
+
+# -- the driver side ------------------------------------------------------------------------------------------
+
+
+def _input_error(exc: RemoteError) -> InputError | None:
+    data = exc.data if isinstance(exc.data, dict) else None
+    if data is None:
+        return None
+    cls = getattr(errors, str(data.get("class")), None)
+    if not (isinstance(cls, type) and issubclass(cls, InputError)) or cls is errors.MissingExtra:
+        cls = InputError
+    return cls(
+        str(data.get("message", exc.message)),
+        path=data.get("path"),
+        field=data.get("field"),
+        allowed=data.get("allowed"),
+        hint=data.get("hint"),
+    )
+
+
+class BodyWorkers:
+    """The `Executor` of `sredrill test`: attempts in body workers, one per `--jobs` slot.
+
+    Args:
+        init: what each worker loads and resolves.
+        tests: the tests this run executes (a scope ends when the last of them ends).
+        jobs: the number of workers at most.
+    """
+
+    def __init__(self, init: BodyInit, tests: Sequence[TestDef], *, jobs: int) -> None:
+        self._init = init.model_dump(mode="json")
+        self._pool = WorkerPool(lambda: Worker(HANDLER, role="body"), size=max(1, jobs))
+        self._ready: set[Worker] = set()
+        self._remaining: dict[int, int] = {}
+        for t in tests:
+            for scope in t.scope.chain():
+                self._remaining[id(scope)] = self._remaining.get(id(scope), 0) + 1
+        self._scope_workers: dict[int, list[Worker]] = {}
+        self._spans: dict[str, list[tuple[str, Span]]] = {}
+        self._all_spans: list[Span] = []
+        self._capture_root = tempfile.mkdtemp(prefix="sredrill-body-")
+
+    def __repr__(self) -> str:
+        return f"BodyWorkers({self._pool!r})"
+
+    def _capture_dir(self, worker: Worker) -> str:
+        path = os.path.join(self._capture_root, str(id(worker)))
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    async def _prepare(self, worker: Worker) -> None:
+        if worker in self._ready:
+            return
+        try:
+            await worker.call(self._init, timeout_s=START_TIMEOUT_S)
+        except RemoteError as exc:
+            worker.kill()
+            error = _input_error(exc)
+            if error is not None:
+                raise error from None
+            raise SredrillError(f"a body worker could not load the eval files: {exc}") from exc
+        self._ready.add(worker)
+
+    async def start(self) -> None:
+        """Start the first worker now: a bad `--agent` is a usage error before the run begins.
+
+        Raises:
+            InputError: the worker could not resolve the agent (the same message as in process).
+            WorkerDied: the worker could not start.
+        """
+        async with self._pool.worker() as worker:
+            assert worker is not None
+            await self._prepare(worker)
+
+    async def attempt(self, test: TestDef, *, attempt: int, timeout_s: float | None) -> AttemptOutcome:
+        limit = timeout_s or test.timeout_s
+        start = time.perf_counter()
+        async with self._pool.worker() as worker:
+            assert worker is not None
+            capture = self._capture_dir(worker)
+            request = _Run(test_id=test.id, attempt=attempt, timeout_s=timeout_s, capture_dir=capture)
+            try:
+                await self._prepare(worker)
+                reply = await worker.call(request.model_dump(mode="json"), timeout_s=limit + GRACE_S)
+            except TimeoutError:
+                reason = (
+                    f"timed out after {limit:g}s: the test did not stop (blocking code such as a busy loop or "
+                    "time.sleep()), so its worker was killed; a new worker runs the next test"
+                )
+                return self._lost(test, reason, capture, start)
+            except WorkerDied as exc:
+                reason = (
+                    f"the test's {exc} during the test (os._exit(), a crash or running out of memory); "
+                    "a new worker runs the next test"
+                )
+                return self._lost(test, reason, capture, start)
+            except (InputError, RemoteError) as exc:  # a replacement worker could not start, or lost the test
+                return errored_outcome(test, str(exc), duration_ms=(time.perf_counter() - start) * 1000)
+        outcome = _Outcome.model_validate(reply)
+        chain = test.scope.chain()
+        for depth in outcome.started:
+            if 0 <= depth < len(chain):
+                ran = self._scope_workers.setdefault(id(chain[depth]), [])
+                if worker not in ran:
+                    ran.append(worker)
+        self._spans.setdefault(test.id, []).extend(outcome.spans)
+        self._all_spans.extend(span for _, span in outcome.spans)
+        return AttemptOutcome(result=outcome.result, steps=outcome.steps, tools_offered=outcome.tools_offered)
+
+    def _lost(self, test: TestDef, reason: str, capture: str, start: float) -> AttemptOutcome:
+        """The attempt's worker is gone: the test is errored, with what it printed before."""
+        outcome = errored_outcome(test, reason, duration_ms=(time.perf_counter() - start) * 1000)
+        out = read_capture(capture)
+        outcome.result = outcome.result.model_copy(
+            update={
+                "stdout": out.stdout or None,
+                "stderr": out.stderr or None,
+                "notes": _notes_for(out.truncated),
+            }
+        )
+        return outcome
+
+    async def finished(self, test: TestDef) -> ScopeEnd:
+        chain = test.scope.chain()
+        ended: list[int] = []
+        for depth, scope in enumerate(chain):
+            self._remaining[id(scope)] = self._remaining.get(id(scope), 1) - 1
+            if self._remaining[id(scope)] == 0:
+                ended.append(depth)
+        workers: list[Worker] = []
+        for depth in ended:
+            for worker in self._scope_workers.pop(id(chain[depth]), []):
+                if worker not in workers:
+                    workers.append(worker)
+        found: list[str] = []
+        stdout = stderr = ""
+        for worker in workers:
+            async with self._pool.worker(worker) as w:
+                if w is None:
+                    continue  # killed since (a timeout): its before_all state died with it
+                capture = self._capture_dir(w)
+                request = _End(test_id=test.id, depths=ended, capture_dir=capture)
+                try:
+                    reply = await w.call(request.model_dump(mode="json"), timeout_s=TEARDOWN_TIMEOUT_S + GRACE_S)
+                except TimeoutError:
+                    found.append(f"after_all hook did not end within {TEARDOWN_TIMEOUT_S:g}s; its worker was killed")
+                    out = read_capture(capture)
+                    stdout, stderr = stdout + out.stdout, stderr + out.stderr
+                    continue
+                except WorkerDied as exc:
+                    found.append(f"after_all hook failed: the {exc}")
+                    continue
+            ended_reply = _Ended.model_validate(reply)
+            found.extend(ended_reply.errors)
+            stdout, stderr = stdout + ended_reply.stdout, stderr + ended_reply.stderr
+        return ScopeEnd(errors=found, stdout=stdout, stderr=stderr)
+
+    def spans_of_test(self, test_id: str, *, is_error: bool) -> list[tuple[str, Span]]:
+        return self._spans.pop(test_id, [])  # closed in the worker when each attempt ended
+
+    def all_spans(self) -> list[Span]:
+        return list(self._all_spans)
+
+    async def aclose(self) -> None:
+        self._pool.kill_all()
+        self._ready.clear()
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self._capture_root, ignore_errors=True)
