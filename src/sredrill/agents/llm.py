@@ -25,13 +25,17 @@ from typing import Any, Final
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from sredrill.agents.reply import cap_text, truncated_note
 from sredrill.errors import AgentError, StateError
+from sredrill.text import REPLACED_NOTE, parse_json
 from sredrill.trajectory import TokenUsage
 
 __all__ = ["ChatClient", "ChatReply", "ChatToolCall", "LLMError", "LLMUnavailable"]
 
 _RETRY_STATUSES: Final = frozenset({408, 429})
 _ERROR_EXCERPT_CHARS: Final = 300
+BODY_LIMIT_BYTES: Final = 16 << 20
+"""The largest response body read; a longer one is a malformed reply (retried like one)."""
 
 
 class LLMError(AgentError):
@@ -81,7 +85,11 @@ class ChatReply:
     usage: TokenUsage | None
     """Tokens spent; None when the server did not report them (never zeros)."""
     raw: Mapping[str, Any]
-    """The response body as received."""
+    """The response body as received (lone surrogates replaced)."""
+    notes: tuple[str, ...] = ()
+    """What the client changed on the way in: text replaced, content cut to 1 MiB."""
+    size_bytes: int | None = None
+    """The response body's size."""
 
     def assistant_message(self) -> dict[str, Any]:
         """This reply as the assistant message to append to the conversation."""
@@ -143,12 +151,15 @@ def _tool_call(call: _ToolCall) -> ChatToolCall:
     args = call.function.arguments
     call_id = call.id or f"call_{uuid.uuid4().hex[:24]}"
     if isinstance(args, dict):
-        return ChatToolCall(call_id, call.function.name, args, json.dumps(args))
+        try:
+            return ChatToolCall(call_id, call.function.name, args, json.dumps(args))
+        except RecursionError:
+            return ChatToolCall(call_id, call.function.name, {}, "{}", "arguments are nested too deeply")
     raw = args or ""
     if not raw.strip():
         return ChatToolCall(call_id, call.function.name, {}, raw or "{}")
     try:
-        parsed = json.loads(raw)
+        parsed, _ = parse_json(raw)
     except ValueError as exc:
         return ChatToolCall(call_id, call.function.name, {}, raw, f"arguments are not valid JSON: {exc}")
     if not isinstance(parsed, dict):
@@ -168,38 +179,59 @@ def _usage(usage: _Usage | None) -> TokenUsage | None:
     )
 
 
-def _parse_reply(response: httpx.Response) -> ChatReply:
+def _parse_reply(content: bytes) -> ChatReply:
     try:
-        body = response.json()
+        body, replaced = parse_json(content)
         completion = _Completion.model_validate(body)
     except (ValueError, ValidationError) as exc:
-        excerpt = response.text[:_ERROR_EXCERPT_CHARS]
+        excerpt = content[: _ERROR_EXCERPT_CHARS * 4].decode("utf-8", errors="replace")[:_ERROR_EXCERPT_CHARS]
         raise _Malformed(f"the reply is not a chat completion ({type(exc).__name__}): {excerpt!r}") from exc
     choice = completion.choices[0]
-    content = choice.message.content
-    if isinstance(content, list):
-        content = "".join(p.text for p in content if p.type == "text" and p.text)
+    text = choice.message.content
+    if isinstance(text, list):
+        text = "".join(p.text for p in text if p.type == "text" and p.text)
+    notes = [REPLACED_NOTE] if replaced else []
+    if text is not None:
+        text, dropped = cap_text(text)
+        if dropped:
+            notes.append(truncated_note("the model's message", len(text.encode("utf-8")) + dropped))
     return ChatReply(
-        content=content,
+        content=text,
         tool_calls=tuple(_tool_call(c) for c in choice.message.tool_calls or ()),
         finish_reason=choice.finish_reason,
         usage=_usage(completion.usage),
         raw=body,
+        notes=tuple(notes),
+        size_bytes=len(content),
     )
 
 
-def _error_text(response: httpx.Response) -> str:
+def _error_text(response: httpx.Response, content: bytes) -> str:
     """The server's own explanation of a failed request, kept short."""
     try:
-        body = response.json()
+        body, _ = parse_json(content)
     except ValueError:
-        return response.text[:_ERROR_EXCERPT_CHARS].strip() or response.reason_phrase
+        text = content[: _ERROR_EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
+        return text[:_ERROR_EXCERPT_CHARS].strip() or response.reason_phrase
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return error["message"][:_ERROR_EXCERPT_CHARS]
     if isinstance(error, str):
         return error[:_ERROR_EXCERPT_CHARS]
-    return json.dumps(body)[:_ERROR_EXCERPT_CHARS]
+    try:
+        return json.dumps(body)[:_ERROR_EXCERPT_CHARS]
+    except RecursionError:
+        return content[:_ERROR_EXCERPT_CHARS].decode("utf-8", errors="replace")
+
+
+async def _read_body(response: httpx.Response) -> tuple[bytes, bool]:
+    """At most `BODY_LIMIT_BYTES` of the body, and whether that was all of it."""
+    content = bytearray()
+    async for chunk in response.aiter_bytes():
+        content += chunk
+        if len(content) > BODY_LIMIT_BYTES:
+            return bytes(content[:BODY_LIMIT_BYTES]), False
+    return bytes(content), True
 
 
 def _retry_after_s(response: httpx.Response) -> float | None:
@@ -308,6 +340,10 @@ class ChatClient:
             body["tools"] = list(tools)
         if response_format is not None:
             body["response_format"] = dict(response_format)
+        # Encoded here, ASCII-only: a lone surrogate in the conversation travels as its JSON escape instead of
+        # failing to encode as UTF-8.
+        payload = json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"}
         attempts = self.max_retries + 1
         problem = ""
         status: int | None = None
@@ -317,22 +353,26 @@ class ChatClient:
                 await asyncio.sleep(self._delay_s(attempt - 2, retry_after_s))
             status, retry_after_s = None, None
             try:
-                response = await self._http.post(self.url, json=body)
+                async with self._http.stream("POST", self.url, content=payload, headers=headers) as response:
+                    content, complete = await _read_body(response)
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 continue
             status = response.status_code
-            if response.is_success:
+            if response.is_success and not complete:
+                problem = f"the reply is larger than {BODY_LIMIT_BYTES} bytes"
+            elif response.is_success:
                 try:
-                    return _parse_reply(response)
+                    return _parse_reply(content)
                 except _Malformed as exc:
                     problem = str(exc)
             elif status in _RETRY_STATUSES or status >= 500:
-                problem = f"HTTP {status}: {_error_text(response)}"
+                problem = f"HTTP {status}: {_error_text(response, content)}"
                 retry_after_s = _retry_after_s(response)
             else:
                 raise LLMError(
-                    f"{self.url} rejected the request for model {self.model!r}: HTTP {status}: {_error_text(response)}",
+                    f"{self.url} rejected the request for model {self.model!r}: HTTP {status}: "
+                    f"{_error_text(response, content)}",
                     url=self.url,
                     status=status,
                     attempts=attempt,

@@ -28,7 +28,7 @@ from pydantic import JsonValue, ValidationError
 
 from sredrill.agents.llm import ChatClient, ChatReply, ChatToolCall
 from sredrill.agents.protocol import AgentReply, Task
-from sredrill.agents.reply import reply_from_diagnosis, reply_from_text
+from sredrill.agents.reply import OUTPUT_LIMIT_BYTES, reply_from_diagnosis, reply_from_text
 from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.diagnosis import Diagnosis, diagnosis_text
 from sredrill.errors import AgentSpecError
@@ -107,11 +107,24 @@ class _Run:
     texts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     raw: list[Any] = field(default_factory=list)
+    raw_bytes: int = 0
+    edge_notes: list[str] = field(default_factory=list)
+    """What the client changed in the replies (the result's notes, once each)."""
     submitted: Diagnosis | None = None
 
     def count(self, reply: ChatReply) -> None:
         self.turns += 1
-        self.raw.append(dict(reply.raw))
+        self.raw_bytes += reply.size_bytes or 0
+        if self.raw_bytes <= OUTPUT_LIMIT_BYTES:
+            self.raw.append(dict(reply.raw))
+        elif len(self.raw) == self.turns - 1:
+            self.edge_notes.append(
+                f"the model's replies passed {OUTPUT_LIMIT_BYTES} bytes at turn {self.turns}; "
+                "the raw replies from there on were not kept"
+            )
+        for note in reply.notes:
+            if note not in self.edge_notes:
+                self.edge_notes.append(note)
         if reply.usage is None:
             if self.usage_known:
                 self.notes.append(f"turn {self.turns}: the server reported no token usage, so the total is unknown")
@@ -154,6 +167,7 @@ class _Run:
         reply.loops = self.turns
         reply.raw = self.raw
         reply.log = "\n".join(f"[sredrill] {note}" for note in self.notes)
+        reply.notes = [*reply.notes, *(n for n in self.edge_notes if n not in reply.notes)]
         return reply
 
 
