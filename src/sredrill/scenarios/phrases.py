@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 __all__ = ["PhraseRemover"]
 
 _WHITESPACE = re.compile(r"\s")
+_WHITESPACE_RUN = re.compile(r"\s+")
 
 
 def _symbol(char: str) -> str:
@@ -49,10 +50,8 @@ class PhraseRemover:
     """State -> the longest proper suffix of its path that is also a trie path."""
     ends: tuple[int, ...]
     """State -> the length (in symbols) of the longest phrase ending there; 0 when none does."""
-    firsts: tuple[str, ...]
-    """The first word of each phrase: text whose lower case holds none is returned unchanged, at C speed."""
-    quick: re.Pattern[str] | None
-    """Any phrase, as one regular expression: text it does not find is returned unchanged."""
+    phrases: tuple[str, ...]
+    """The phrases as matched (lower case, single spaces): text that holds none is returned unchanged."""
     outside: re.Pattern[str] | None
     """A run of characters no phrase contains: no match can span one, so the text is cut there."""
     memo: dict[tuple[int, str], int] = field(default_factory=dict, compare=False, repr=False)
@@ -90,19 +89,20 @@ class PhraseRemover:
                 ends[child] = max(ends[child], ends[fail[child]])
                 queue.append(child)
         if not normalized:
-            return cls(tuple(goto), tuple(fail), tuple(ends), (), None, None)
-        firsts = tuple(sorted({p.split(" ")[0] for p in normalized}))
-        quick = re.compile("|".join(re.escape(p).replace(r"\ ", r"\s+") for p in normalized), re.IGNORECASE)
+            return cls(tuple(goto), tuple(fail), tuple(ends), (), None)
         alphabet = {s for p in normalized for s in p if s != " "}
         outside = re.compile("[^" + "".join(re.escape(s) for s in sorted(alphabet)) + r"\s]+", re.IGNORECASE)
-        return cls(tuple(goto), tuple(fail), tuple(ends), firsts, quick, outside)
+        return cls(tuple(goto), tuple(fail), tuple(ends), tuple(normalized), outside)
 
     def remove(self, text: str) -> str:
         """`text` without any occurrence of a phrase, also those that removing another one creates."""
-        if self.quick is None or self.outside is None:
+        if self.outside is None:
             return text
         lowered = text.lower()
-        if not any(first in lowered for first in self.firsts) or self.quick.search(text) is None:
+        # The test for "no phrase at all", by substring search in C (a regular expression alternating the
+        # phrases was several times slower): text without one is the common case, and stays as it is.
+        collapsed = _WHITESPACE_RUN.sub(" ", lowered)
+        if not any(phrase in collapsed for phrase in self.phrases):
             return text
         # One symbol per character (whitespace as a space, letters lowered), aligned with `text`.
         symbols = _WHITESPACE.sub(" ", lowered) if len(lowered) == len(text) else "".join(map(_symbol, text))
