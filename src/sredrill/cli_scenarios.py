@@ -170,12 +170,19 @@ def _render(s: Scenario, say: Callable[..., None]) -> None:
 
 
 @scenarios_app.command("lint")
-def lint(pack: str | None = typer.Option(None, "--pack", help=_PACK_HELP)) -> None:
+def lint(
+    folder: str | None = typer.Argument(None, metavar="[PACK]", help="The same as --pack: " + _PACK_HELP),
+    pack: str | None = typer.Option(None, "--pack", help=_PACK_HELP),
+) -> None:
     """Check packs: errors (exit 1) block a run; warnings do not."""
     from sredrill.scenarios import Severity, lint_pack
 
     with _input_errors():
-        packs = _packs(pack)
+        if folder is not None and pack is not None and folder != pack:
+            raise InputError(
+                f"two packs given: {folder!r} and --pack {pack!r}", hint="give the pack once, as PACK or --pack"
+            )
+        packs = _packs(pack or folder)
     out = _out()
     errors = 0
     for p in packs:
