@@ -6,14 +6,20 @@ stdout carries only the result; progress and errors go to stderr. Exit codes (DE
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from sredrill import processes
 from sredrill.cli_scenarios import scenarios_app
 from sredrill.errors import ExitCode, InputError, StoreError
 
@@ -41,11 +47,55 @@ def _fail(message: str) -> None:
     raise typer.Exit(ExitCode.USAGE_ERROR)
 
 
-def _guard(fn: Callable[[], int]) -> None:
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """A run or test command: SIGTERM and SIGHUP stop it exactly as Ctrl-C does, and nothing it started lives on.
+
+    The signals are handed to whatever handles SIGINT at that moment: inside `asyncio.run` its handler cancels
+    the run, so every test's cleanup (a `cmd:` agent's process group included) runs, finished results stay
+    stored and `--resume` continues the run. Every process started under the command inherits a session tag
+    in its environment; on the way out those still alive (a grandchild that left its group in a worker that
+    was killed) are killed too.
+    """
+    from sredrill.agents.connectors.cmd import SESSION_TAG, end_tagged
+
+    tag = uuid.uuid4().hex
+    outer = os.environ.get(SESSION_TAG)
+    os.environ[SESSION_TAG] = tag
+
+    def as_sigint(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored (a background job): still stop
+            raise KeyboardInterrupt
+
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        # SIGHUP: the terminal closed. Neither signal exists on every platform.
+        for sig in (getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)):
+            previous[sig] = signal.signal(sig, as_sigint)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        processes.kill_all()
+        end_tagged(SESSION_TAG, tag)
+        if outer is None:
+            os.environ.pop(SESSION_TAG, None)
+        else:
+            os.environ[SESSION_TAG] = outer
+
+
+def _guard(fn: Callable[[], int], *, interruptible: bool = False) -> None:
     """Run a command body: InputError → one `error:` line and exit 2; StoreError (the disk failed; any report
     is printed already) → one `error:` line and exit 3; anything else is a bug → exit 4."""
+    # With `interruptible`, SIGTERM and SIGHUP interrupt like Ctrl-C; interrupted or not, no process group
+    # sredrill started outlives the command (`sredrill.processes`).
     try:
-        code = fn()
+        with _interruptible() if interruptible else contextlib.nullcontext():
+            code = fn()
     except InputError as exc:
         _fail(exc.render())
     except StoreError as exc:
@@ -60,6 +110,8 @@ def _guard(fn: Callable[[], int]) -> None:
         traceback.print_exc()
         typer.echo("error: internal error in sredrill (a bug); please report it with the traceback above", err=True)
         raise typer.Exit(ExitCode.INTERNAL_ERROR) from None
+    finally:
+        processes.kill_all()
     raise typer.Exit(code)
 
 
@@ -133,7 +185,7 @@ def run_cmd(
         )  # fmt: skip
         return exit_code_for(report.summary)
 
-    _guard(body)
+    _guard(body, interruptible=True)
 
 
 @app.command("baselines")
@@ -307,7 +359,7 @@ def test_cmd(
         )
         return exit_code_for(report.summary)
 
-    _guard(body)
+    _guard(body, interruptible=True)
 
 
 @app.command("list")

@@ -1,0 +1,112 @@
+"""SIGTERM and SIGHUP to `sredrill run` / `sredrill test`: every agent's processes end, the run is stored as
+interrupted, and `--resume` finishes it (DESIGN §10, §11.3). Real CLI subprocess, real `cmd:` agents."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from sredrill.scenarios import load_pack
+from tests.e2e.conftest import Project
+from tests.support.processes import is_running, wait_until
+
+# The first two agent runs answer at once; while the file `slow` exists the others start a child in their
+# group and a grandchild that leaves it (setsid), write every pid to `pids-N`, and sleep.
+AGENT = """
+import json, os, subprocess, sys, time
+
+sys.stdin.read()
+here = os.path.dirname(os.path.abspath(__file__))
+n = 0
+while True:
+    try:
+        os.close(os.open(os.path.join(here, f"start-{n}"), os.O_CREAT | os.O_EXCL))
+        break
+    except FileExistsError:
+        n += 1
+if n >= 2 and os.path.exists(os.path.join(here, "slow")):
+    child = subprocess.Popen(["sleep", "1000"])
+    detached = subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(1000)"])
+    path = os.path.join(here, f"pids-{n}")
+    with open(path + ".tmp", "w") as f:
+        f.write(f"{os.getpid()} {child.pid} {detached.pid}")
+    os.replace(path + ".tmp", path)
+    time.sleep(1000)
+print(json.dumps({"kind": "response", "content": "ROOT_CAUSE: nothing is wrong\\nROOT_CAUSE_CATEGORY: healthy"}))
+"""
+
+EVAL = """
+from sredrill import test, expect
+
+for i in range(6):
+    @test(f"case {i}", prompt=f"p{i}")
+    async def _(agent):
+        expect((await agent.run()).output).to_contain("nothing is wrong")
+"""
+
+
+def _stored(db: Path, query: str) -> list[tuple[object, ...]]:
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(db) as con:
+            return con.execute(query).fetchall()
+    except sqlite3.OperationalError:  # the run's writer is creating the schema
+        return []
+
+
+# Each command with one signal: the two signals take the same path, and each case costs two CLI runs.
+@pytest.mark.parametrize(
+    ("command", "sig"), [("run", signal.SIGTERM), ("test", signal.SIGHUP)], ids=["run-SIGTERM", "test-SIGHUP"]
+)
+def test_a_signal_ends_every_agent_and_leaves_the_run_resumable(
+    project: Project, command: str, sig: signal.Signals
+) -> None:
+    project.write("agent.py", AGENT)
+    project.write("slow", "")
+    project.write("signal_eval.py", EVAL)
+    agent = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(project.root / 'agent.py'))}"
+    target = ["run", "--pack", "rds_postgres"] if command == "run" else ["test", "signal_eval.py"]
+    proc = project.popen(*target, "--agent", agent, "--jobs", "3")
+    try:
+        pidfiles = lambda: sorted(project.root.glob("pids-*"))  # noqa: E731
+        assert wait_until(lambda: len(pidfiles()) == 3, deadline_s=60), proc.stderr
+        assert wait_until(lambda: len(_stored(project.db, "select test_id from results")) == 2, deadline_s=30)
+        pids = [int(p) for path in pidfiles() for p in path.read_text().split()]
+        assert len(pids) == 9 and all(is_running(p) for p in pids)
+        # Three agents mid-run: stop sredrill as a service manager (SIGTERM) or a closed terminal (SIGHUP) would.
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, stderr
+    assert "interrupted: finished results are stored" in stderr
+    left = [p for p in pids if is_running(p)]
+    assert not left, f"still running after sredrill exited: {left}"
+
+    [(run_id, finished)] = _stored(project.db, "select run_id, finished from runs")
+    assert finished == 0
+    before = dict(_stored(project.db, "select test_id, result from results"))
+    assert len(before) == 2
+    listed = project.run("runs", "list")
+    assert listed.code == 0 and "interrupted" in listed.stdout
+
+    (project.root / "slow").unlink()
+    resumed = project.run(command, "--resume", str(run_id), "--json")
+    report = resumed.report()
+    assert report["run_id"] == run_id
+    total = report["summary"]["total"]
+    assert total == (6 if command == "test" else len(load_pack("rds_postgres").scenarios))
+    after = dict(_stored(project.db, "select test_id, result from results"))
+    assert len(after) == total
+    for test_id, blob in before.items():
+        assert after[test_id] == blob, "a finished result was rerun"
+    [(finished,)] = _stored(project.db, "select finished from runs")
+    assert finished == 1
