@@ -12,7 +12,7 @@ process, so the trajectory does not depend on the transport. Errors: 401 `unauth
 existed), 404 `unknown_tool`, 400 `bad_json` (the body is not JSON), 400 `bad_arguments` or the toolset's
 own code (the arguments were rejected), 500 `tool_failed` (the toolset itself crashed).
 
-Bad input never crashes a call: a body nested too deeply to parse is 400 `bad_json`, arguments over
+Bad input never crashes a call: a body nested deeper than `MAX_ARGS_DEPTH` is 400 `bad_json`, arguments over
 `MAX_ARGS_BYTES` are 413 `too_large`, and text that is not valid Unicode (a lone surrogate, `"\\ud800"`) is
 replaced with U+FFFD before the call is recorded, the answer's `notes` saying so.
 
@@ -82,6 +82,9 @@ _GRACEFUL_S: Final = 2
 """Seconds uvicorn waits for requests still in flight when the server stops (a killed agent's, usually)."""
 MAX_ARGS_BYTES: Final = 1024 * 1024
 """A tool call's arguments larger than this are refused (413 `too_large`) before they are read whole."""
+MAX_ARGS_DEPTH: Final = 64
+"""Arguments nested deeper are refused (400 `bad_json`): the trajectory's models validate JSON to a bounded
+depth, and no tool takes anything near it."""
 
 
 def needs_tool_server(agent: object) -> bool:
@@ -238,6 +241,19 @@ async def _read_limited(request: Any) -> bytes | None:
     return b"".join(chunks)
 
 
+def _depth(value: Any) -> int:
+    """How deeply a parsed JSON value nests (a scalar: 0); iterative, so any depth costs no stack."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def _error(status: int, code: str, message: str) -> Any:
     return _json(status, ToolErrorBody(error=ToolErrorDetail(code=code, message=message)))
 
@@ -295,6 +311,9 @@ def tool_routes(registry: ToolRegistry) -> "APIRouter":
             args, replaced = parse_json(raw) if raw.strip() else ({}, False)
         except ValueError as exc:  # not JSON, or nested too deeply to parse
             return _error(400, "bad_json", f"the request body is not JSON ({exc}): send the arguments as an object")
+        if _depth(args) > MAX_ARGS_DEPTH:
+            msg = f"the arguments are nested more than {MAX_ARGS_DEPTH} levels deep: flatten them"
+            return _error(400, "bad_json", msg)
         if not isinstance(args, dict):
             return _error(
                 400, "bad_arguments", f"the arguments must be a JSON object, got {type(args).__name__}: {raw[:80]!r}"

@@ -322,17 +322,23 @@ def _end(pgid: int, tag: str) -> None:
     end_tagged(PROCESS_TAG, tag)
 
 
-async def _reap(proc: asyncio.subprocess.Process) -> None:
-    """Wait until the killed group's pipes close and the command is reaped, for at most a few seconds."""
-    try:
-        async with asyncio.timeout(_REAP_TIMEOUT_S):
-            # communicate() drains what the cancelled readers left, so the pipe transports see EOF and close.
-            await proc.communicate()
-    except TimeoutError:
-        # Only a process sredrill could not find (it left the group and cleared its environment) can still
-        # hold a pipe; closing our ends frees the pipes and our file descriptors.
-        logger.warning("agent pid %s: a process outside its group still holds its output open", proc.pid)
-        proc._transport.close()  # asyncio.subprocess.Process offers no public way to drop its pipes
+async def _reap(proc: asyncio.subprocess.Process, *, held_open: bool = False) -> None:
+    """Wait until the killed group's pipes close and the command is reaped, for at most a few seconds.
+
+    `held_open`: the pipes are known to be held by a process sredrill could not find (it left the group and
+    cleared its environment), so they are closed on our side at once rather than waited for.
+    """
+    if not held_open:
+        try:
+            async with asyncio.timeout(_REAP_TIMEOUT_S):
+                # communicate() drains what the cancelled readers left, so the pipe transports see EOF and close.
+                await proc.communicate()
+            return
+        except TimeoutError:
+            pass
+    logger.warning("agent pid %s: a process outside its group still holds its output open", proc.pid)
+    # Closing our ends frees the pipes and our file descriptors; asyncio.subprocess.Process has no public way.
+    proc._transport.close()
 
 
 def _exit_message(command: str, returncode: int, stderr: str) -> str:
@@ -407,7 +413,7 @@ class CmdAgent:
             # When the run is cancelled this kills the command and everything it started; otherwise the group
             # is already empty.
             _end(proc.pid, tag)
-            await _reap(proc)
+            await _reap(proc, held_open=held_open)
             processes.unregister_group(proc.pid)
         stdout.finish()
         if returncode != 0:
