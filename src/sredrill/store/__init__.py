@@ -8,6 +8,6 @@ Examples:
 """
 
 from sredrill.store.records import RunComparison, RunRecord, StatusChange
-from sredrill.store.store import DEFAULT_DB_PATH, Store
+from sredrill.store.store import DEFAULT_DB_PATH, UNSTORABLE_PREFIX, Store
 
-__all__ = ["DEFAULT_DB_PATH", "RunComparison", "RunRecord", "StatusChange", "Store"]
+__all__ = ["DEFAULT_DB_PATH", "UNSTORABLE_PREFIX", "RunComparison", "RunRecord", "StatusChange", "Store"]

@@ -50,10 +50,11 @@ def scrub_model(model: M) -> tuple[M, bool]:
     """`model` with every lone surrogate in its strings (and keys) replaced; and whether any was.
 
     Raises:
-        Unstorable: the model holds a value pydantic cannot dump as JSON, or it no longer validates.
+        Unstorable: the model holds a value pydantic cannot dump, or it no longer validates.
     """
     try:
-        data = model.model_dump(mode="json")
+        # Python mode: JSON mode would already mangle surrogate keys (three U+FFFD for one).
+        data = model.model_dump()
     except (ValueError, RecursionError) as exc:  # PydanticSerializationError is a ValueError
         raise Unstorable(f"it cannot be encoded as JSON: {exc}") from None
     data, changed = scrub_json(data)
@@ -66,19 +67,18 @@ def scrub_model(model: M) -> tuple[M, bool]:
 
 
 def dump_model(model: BaseModel, **kwargs: Any) -> tuple[str, bool]:
-    """`model.model_dump_json(**kwargs)`, scrubbed when it holds lone surrogates; and whether it did.
+    """`model.model_dump_json(**kwargs)`, scrubbed when it holds lone surrogates; and whether it was.
 
     Raises:
-        Unstorable: the model cannot be encoded as JSON for another reason.
+        Unstorable: the model cannot be encoded as JSON, even with its text repaired.
     """
     try:
         return model.model_dump_json(**kwargs), False
     except (ValueError, RecursionError) as first:  # PydanticSerializationError is a ValueError
-        try:
-            data = model.model_dump(mode="json", **kwargs)
-        except (ValueError, RecursionError):
-            raise Unstorable(f"it cannot be encoded as JSON: {first}") from None
-        text, changed = dump_json(data)
-        if not changed:
-            raise Unstorable(f"it cannot be encoded as JSON: {first}") from None
-        return text, True
+        scrubbed, changed = scrub_model(model)
+        if changed:
+            try:
+                return scrubbed.model_dump_json(**kwargs), True
+            except (ValueError, RecursionError):
+                pass
+        raise Unstorable(f"it cannot be encoded as JSON: {first}") from None

@@ -44,18 +44,18 @@ def _primary(exc: sqlite3.Error) -> str | None:
     return "_".join(parts[:2])
 
 
-def store_error(exc: sqlite3.Error, path: Path | str, *, writing: bool = True) -> StoreError:
+def store_error(exc: sqlite3.Error, path: Path | str, *, action: str = "write to") -> StoreError:
     """The user's view of a SQLite failure on the whole database (not one row).
 
     Args:
         exc: the failure.
         path: the database file.
-        writing: whether a write failed (then the hint says how to continue the run).
+        action: what failed, as in "cannot <action> the store": `write to` (then the hint says how to continue
+            the run), `read` or `open`.
     """
     cause, fix = _FIXES.get(_primary(exc) or "", ("the database cannot be used", f"check the disk, {_MOVE}"))
-    verb = "write to" if writing else "read"
-    return StoreError(f"cannot {verb} the store: {cause} (sqlite: {exc})", path=str(path),
-                      hint=fix + (_RESUME if writing else ""))  # fmt: skip
+    hint = fix + (_RESUME if action == "write to" else "")
+    return StoreError(f"cannot {action} the store: {cause} (sqlite: {exc})", path=str(path), hint=hint)
 
 
 def is_busy(exc: sqlite3.Error) -> bool:

@@ -130,7 +130,7 @@ def connect(path: Path) -> sqlite3.Connection:
     except sqlite3.OperationalError as exc:
         # The file may be a fine database on a full, read-only or failing disk: say that, not "not a database".
         conn.close()
-        raise store_error(exc, path, writing=False) from exc
+        raise store_error(exc, path, action="open") from exc
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise InputError(f"not a sredrill database (sqlite: {exc})", path=str(path), hint=_DB_HINT) from exc

@@ -142,7 +142,7 @@ class Store:
                 # A row's own failure was handled (or is a bug) where it happened; this one is the database's.
                 if is_row_error(exc):
                     raise
-                raise store_error(exc, self.path, writing=write) from exc
+                raise store_error(exc, self.path, action="write to" if write else "read") from exc
 
     # -- runs ---------------------------------------------------------------------------------------
 
@@ -529,13 +529,9 @@ def _encode(
     changed: bool = False,
 ) -> _Prepared:
     """The rows of one result; text that is not valid Unicode is repaired and noted in the result."""
-    repaired = False
-    try:
-        result_json = result.model_dump_json()
-    except (ValueError, RecursionError) as exc:  # PydanticSerializationError is a ValueError
-        result, repaired = scrub_model(result)
-        if not repaired:
-            raise Unstorable(f"it cannot be encoded as JSON: {exc}") from None
+    result_json, repaired = dump_model(result)
+    if repaired:
+        result, _ = scrub_model(result)
     steps_json = None
     if steps is not None:
         try:
@@ -551,10 +547,9 @@ def _encode(
             raise Unstorable(f"its span {scrub(span.name)[0]!r}: {exc}") from None
         span_rows.append(row)
         repaired |= bad
-    if repaired:
-        if REPLACED_NOTE not in result.notes:
-            result = result.model_copy(update={"notes": [*result.notes, REPLACED_NOTE]})
-        result_json = result.model_dump_json()
+    if repaired and REPLACED_NOTE not in result.notes:
+        result = result.model_copy(update={"notes": [*result.notes, REPLACED_NOTE]})
+        result_json = result.model_dump_json()  # the repaired result, which dump_model encoded
     row = (run_id, result.id, result.status.value, result.kind.value, result.difficulty, time.time(), result_json)
     return _Prepared(result, changed or repaired, row, steps_json, span_rows)
 
@@ -609,13 +604,9 @@ def _write_rows(conn: sqlite3.Connection, run_id: str, item: _Prepared, *, final
 
 def _span_row(run_id: str, test_id: str, agent_run_id: str, span: Span) -> tuple[tuple[Any, ...], bool]:
     """A span's row, its text repaired when it is not valid Unicode; and whether it was."""
-    try:
-        span_json, repaired = span.model_dump_json(), False
-    except (ValueError, RecursionError) as exc:  # PydanticSerializationError is a ValueError
-        span, repaired = scrub_model(span)
-        if not repaired:
-            raise Unstorable(f"it cannot be encoded as JSON: {exc}") from None
-        span_json = span.model_dump_json()
+    span_json, repaired = dump_model(span)
+    if repaired:
+        span, _ = scrub_model(span)  # for its columns
     agent_run_id, bad = scrub(agent_run_id)
     row = (
         run_id, test_id, agent_run_id, span.trace_id, span.span_id, span.parent_span_id, span.name, span.start_ns,
