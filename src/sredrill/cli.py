@@ -248,6 +248,14 @@ def serve_cmd(
     max_sessions: Annotated[int, typer.Option("--max-sessions", help="Sessions open at once.")] = 64,
     idle_timeout: Annotated[float, typer.Option("--idle-timeout", help="Seconds before an idle session closes.")] = 300,
     max_runs: Annotated[int, typer.Option("--max-runs", help="Runs of the runs API going on at once.")] = 4,
+    allow_agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-agent",
+            help="Agent specs (glob, repeatable: 'cmd:*', 'py:myagents.*') the runs API and UI may start "
+            "beyond the built-in agents.",
+        ),
+    ] = None,
     db: DbOpt = None,
 ) -> None:
     """Serve the environment over OpenEnv's protocol (HTTP, WebSocket, MCP) and agents' tool routes."""
@@ -259,13 +267,22 @@ def serve_cmd(
         served = create_app(
             packs=list(pack) if pack else None, max_sessions=max_sessions, idle_timeout_s=idle_timeout,
             token=token, loopback_only=is_loopback(host), evals=evals, db=db or load_settings({}).db,
-            max_runs=max_runs,
+            max_runs=max_runs, allow_agents=allow_agent or (),
         )  # fmt: skip
+        runs_token = served.state.options.runs_token
 
         def ready(url: str) -> None:
-            typer.echo(f"sredrill serve: listening on {url} (UI: {url}/ui; docs: {url}/docs; Ctrl-C stops)", err=True)
-            if not is_loopback(host) and token is None:
-                typer.echo("warning: reachable from other machines without a token (add --token)", err=True)
+            if runs_token is None:
+                typer.echo(f"sredrill serve: listening on {url} (docs: {url}/docs; Ctrl-C stops)", err=True)
+                typer.echo("warning: reachable from other machines without a token (add --token); the runs API "
+                           "and the web UI stay closed without one", err=True)  # fmt: skip
+                return
+            from urllib.parse import quote
+
+            # Like Jupyter: the link sets the token for the browser (a cookie), then opens the UI at /ui.
+            link = f"{url}/?token={quote(runs_token, safe='')}"
+            typer.echo(f"sredrill serve: listening on {link} (web UI at {url}/ui; runs API: 'Authorization: "
+                       f"Bearer <the token>'; docs: {url}/docs; Ctrl-C stops)", err=True)  # fmt: skip
 
         try:
             serve(served, host=host, port=port, on_ready=ready)

@@ -78,17 +78,25 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     db = tmp_path_factory.mktemp("ui") / "runs.db"
-    with ServerThread(create_app(packs=None, db=db)) as running:
+    # The slow agent is a `py:` spec: the runs API starts it only because the server allows it.
+    with ServerThread(create_app(packs=None, db=db, allow_agents=[SLOW_AGENT])) as running:
         yield running
 
 
+def auth(server: ServerThread) -> dict[str, str]:
+    return {"Authorization": f"Bearer {server.app.state.options.runs_token}"}
+
+
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+def page(browser: Any, server: ServerThread) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1360, "height": 900})
     tab = context.new_page()
     tab.set_default_timeout(60_000)
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    # What a user does first: open the link `sredrill serve` printed, which keeps the token in a cookie.
+    tab.goto(f"{server.url}/?token={server.app.state.options.runs_token}")
+    assert tab.url == f"{server.url}/ui"
     try:
         yield tab
     finally:
@@ -143,10 +151,12 @@ def test_compare_two_runs(page: Any, server: ServerThread, shots: Path) -> None:
     ids = []
     for agent in ("reference", "keyword"):
         body = {"packs": ["rds_postgres"], "agent": agent, "axis2": True}
-        started = httpx.post(f"{server.url}/api/runs", json=body, timeout=60)
+        started = httpx.post(f"{server.url}/api/runs", json=body, timeout=60, headers=auth(server))
         assert started.status_code == 201, started.text
         ids.append(started.json()["run_id"])
-        with httpx.stream("GET", f"{server.url}/api/runs/{ids[-1]}/events", timeout=120) as events:
+        with httpx.stream(
+            "GET", f"{server.url}/api/runs/{ids[-1]}/events", timeout=120, headers=auth(server)
+        ) as events:
             for _ in events.iter_lines():
                 pass
     page.goto(f"{server.url}/ui")

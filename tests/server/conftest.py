@@ -23,6 +23,13 @@ def running(**options: Any) -> Iterator[ServerThread]:
         yield server
 
 
+def runs_auth(server: ServerThread) -> dict[str, str]:
+    """The header carrying a server's runs API and UI token (given as `token=`, or generated at start)."""
+    token = server.app.state.options.runs_token
+    assert token is not None, "this server's runs API is closed (bound beyond loopback without a token)"
+    return {"Authorization": f"Bearer {token}"}
+
+
 @pytest.fixture
 def serve() -> ServerFactory:
     """Start a server with the given `create_app` options: `with serve(max_sessions=2) as server: …`."""

@@ -9,10 +9,12 @@ import subprocess
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 import httpx
 
 _URL = re.compile(r"https?://[\w.\[\]:-]+:\d+")
+_TOKEN = re.compile(r"/\?token=([\w%.~-]+)")
 
 
 @dataclass
@@ -21,6 +23,17 @@ class Launched:
     url: str
     stderr: list[str] = field(default_factory=list)
     """Every stderr line so far (read by a thread while the process runs)."""
+
+    @property
+    def token(self) -> str:
+        """The runs API's token, from the link `sredrill serve` prints (`http://127.0.0.1:PORT/?token=…`)."""
+        m = _TOKEN.search("".join(self.stderr))
+        assert m is not None, f"no ?token= link in the server's output:\n{''.join(self.stderr)}"
+        return unquote(m.group(1))
+
+    def auth(self) -> dict[str, str]:
+        """The header that carries the runs API's token."""
+        return {"Authorization": f"Bearer {self.token}"}
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ from sredrill.engine import run as engine_run
 from sredrill.server import ServerThread, create_app
 from sredrill.server.runs_api import MAX_RUN_BODY_BYTES
 from sredrill.store import Store
+from tests.server.conftest import runs_auth
 from tests.server.launch import launched
 
 SLOW_EVALS = """
@@ -59,7 +60,7 @@ def server(db: Path, evals_dir: Path) -> Iterator[ServerThread]:
 
 @pytest.fixture
 def client(server: ServerThread) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=60) as http:
+    with httpx.Client(base_url=server.url, timeout=60, headers=runs_auth(server)) as http:
         yield http
 
 
@@ -180,7 +181,7 @@ def test_a_body_too_large_is_refused(client: httpx.Client) -> None:
 
 def test_eval_runs_need_an_evals_folder(db: Path) -> None:
     with ServerThread(create_app(packs=(), db=db)) as server:
-        response = httpx.post(f"{server.url}/api/runs", json={"evals": ["x_eval.py"]})
+        response = httpx.post(f"{server.url}/api/runs", json={"evals": ["x_eval.py"]}, headers=runs_auth(server))
     assert response.status_code == 400 and "--evals" in response.text
 
 
@@ -268,7 +269,7 @@ def test_a_stored_run_that_never_finished_is_unfinished(client: httpx.Client, db
 def test_stopping_the_server_cancels_its_runs_and_keeps_their_results(db: Path, evals_dir: Path) -> None:
     server = ServerThread(create_app(packs=(), db=db, evals=str(evals_dir))).start()
     try:
-        with httpx.Client(base_url=server.url, timeout=60) as http:
+        with httpx.Client(base_url=server.url, timeout=60, headers=runs_auth(server)) as http:
             run_id = start(http, evals=["slow_eval.py"])
             with http.stream("GET", f"/api/runs/{run_id}/events") as response:
                 for line in response.iter_lines():
@@ -291,7 +292,7 @@ def test_a_cli_run_shows_up_in_sredrill_serve(tmp_path: Path) -> None:
     run_id = json.loads(ran.stdout)["run_id"]
     with launched([*cli, "serve", "--port", "0", "--pack", "rds_postgres", "--db", db], env=env) as server:
         assert "/ui" in "".join(server.stderr)
-        with httpx.Client(base_url=server.url, timeout=60) as http:
+        with httpx.Client(base_url=server.url, timeout=60, headers=server.auth()) as http:
             runs = http.get("/api/runs").json()["runs"]
             assert [(r["run_id"], r["status"], r["agent"]) for r in runs] == [(run_id, "finished", "keyword")]
             assert run_id in http.get("/ui").text

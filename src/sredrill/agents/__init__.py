@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sredrill.agents.host_origin import LOOPBACK_NAMES, ForeignRequest, foreign_request, foreign_scope
 from sredrill.agents.protocol import Agent, AgentReply, ContextItem, Task
-from sredrill.agents.spec import AgentSpec, ConnectOptions, parse_agent_spec, resolve_agent
+from sredrill.agents.spec import CONNECTORS, AgentSpec, ConnectOptions, parse_agent_spec, resolve_agent
 
 __all__ = [
+    "CONNECTORS",
+    "LOOPBACK_NAMES",
     "MCP_PATH",
     "Agent",
     "AgentReply",
@@ -17,6 +20,7 @@ __all__ = [
     "ChatToolCall",
     "ConnectOptions",
     "ContextItem",
+    "ForeignRequest",
     "LLMError",
     "LLMUnavailable",
     "McpEndpoint",
@@ -25,6 +29,8 @@ __all__ = [
     "ToolHost",
     "ToolRegistry",
     "ToolServer",
+    "foreign_request",
+    "foreign_scope",
     "needs_tool_server",
     "parse_agent_spec",
     "resolve_agent",

@@ -10,7 +10,9 @@ A call lands on the run's `Recorder` through `Recorder.call_tool`, exactly like 
 process, so the trajectory does not depend on the transport. Errors: 401 `unauthorized` (no bearer token),
 403 `forbidden` (a token of another run; nothing is recorded), 404 `unknown_run` (the run ended or never
 existed), 404 `unknown_tool`, 400 `bad_json` (the body is not JSON), 400 `bad_arguments` or the toolset's
-own code (the arguments were rejected), 500 `tool_failed` (the toolset itself crashed).
+own code (the arguments were rejected), 500 `tool_failed` (the toolset itself crashed). Every route, the MCP
+endpoint and the OTLP receiver included, first refuses a foreign `Host` or `Origin` with 403 `forbidden_host`
+or `forbidden_origin` (`host_origin.py`: a web page in the user's browser cannot reach the tools).
 
 Bad input never crashes a call: a body nested deeper than `MAX_ARGS_DEPTH` is 400 `bad_json`, arguments over
 `MAX_ARGS_BYTES` are 413 `too_large`, and text that is not valid Unicode (a lone surrogate, `"\\ud800"`) is
@@ -49,6 +51,7 @@ from sredrill.errors import MissingExtra, StateError
 from sredrill.text import REPLACED_NOTE, parse_json
 from sredrill.trajectory import Recorder, ToolError, Toolset, ToolSpec
 
+from .host_origin import foreign_scope
 from .mcp_server import MCP_PATH
 
 if TYPE_CHECKING:
@@ -348,6 +351,7 @@ def tool_app(
     from fastapi import FastAPI
 
     app = FastAPI(title="sredrill tools", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(_LocalOnly)
     app.include_router(routes)
     if mcp is not None:
         app.add_route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
@@ -356,6 +360,27 @@ def tool_app(
 
         app.include_router(otlp_routes(spans))
     return app
+
+
+class _LocalOnly:
+    """ASGI middleware: a foreign `Host` or `Origin` gets 403 on every route (`host_origin.py`), before any
+    token is looked at, so a page in the user's browser learns nothing about the runs being served."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        refused = foreign_scope(scope, any_host=False) if scope["type"] in ("http", "websocket") else None
+        if refused is None:
+            await self.app(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": refused.code})
+        else:
+            body = ToolErrorBody(error=ToolErrorDetail(code=refused.code, message=refused.message))
+            data = body.model_dump_json().encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+            await send({"type": "http.response.start", "status": 403, "headers": headers})
+            await send({"type": "http.response.body", "body": data})
 
 
 # -- the server -------------------------------------------------------------------------------------------

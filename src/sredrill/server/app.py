@@ -26,14 +26,17 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from sredrill.errors import MissingExtra
 from sredrill.scenarios import Pack
+from sredrill.server.agent_policy import AgentPolicy
 from sredrill.server.agent_routes import mount_agent_routes, serving_agent_routes
 from sredrill.server.catalog import EnvCatalog, TraceCatalog
+from sredrill.server.gate import foreign_denial, send_denied
 from sredrill.server.live import DEFAULT_MAX_RUNS, RunCapacityError
 from sredrill.server.mcp import McpHandler
 from sredrill.server.security import Guard
@@ -69,6 +72,11 @@ class ServerOptions:
     loopback_only: bool = True
     packs: tuple[str, ...] | None = None
     evals: str | None = None
+    allow_agents: tuple[str, ...] = ()
+    """`--allow-agent` patterns: agent specs beyond the built-in ones the runs API may start."""
+    runs_token: str | None = field(default=None, repr=False)
+    """The token of the runs API and web UI: `token`, or one generated at start on a loopback server; None
+    beyond loopback without `token` (those routes are closed)."""
     max_runs: int = DEFAULT_MAX_RUNS
     """Runs of the runs API going on at once; one more answers 429 with `Retry-After`."""
 
@@ -164,6 +172,7 @@ def create_app(
     loopback_only: bool = True,
     evals: str | None = None,
     db: str | os.PathLike[str] | None = None,
+    allow_agents: Sequence[str] = (),
     max_runs: int = DEFAULT_MAX_RUNS,
 ) -> "FastAPI":
     """The environment server as a FastAPI application.
@@ -174,11 +183,14 @@ def create_app(
         catalog: serve this instead of sredrill's tasks (any `EnvCatalog`).
         max_sessions: sessions open at once (HTTP, WebSocket and MCP together); one more answers 503.
         idle_timeout_s: a session unused this long is closed.
-        token: when set, the session routes need `Authorization: Bearer <token>`.
+        token: when set, the session routes need `Authorization: Bearer <token>`; the runs API and UI always
+            need a token: this one, else one generated here (`app.state.options.runs_token`).
         loopback_only: accept only loopback `Host` names on the session routes (a server bound to loopback);
             False for a server bound to another address.
         evals: the folder of eval files the runs API may run (none outside it).
         db: the SQLite store of the runs API and web UI (None: `.sredrill/sredrill.db`, opened on first use).
+        allow_agents: glob patterns of agent specs the runs API may start beyond the built-in agents
+            (`sredrill serve --allow-agent`; `agent_policy.py`).
         max_runs: runs of the runs API going on at once; one more answers 429 with `Retry-After`.
 
     Returns:
@@ -203,12 +215,14 @@ def create_app(
         loopback_only=loopback_only,
         packs=None if packs is None else tuple(str(p.name if isinstance(p, Pack) else p) for p in packs),
         evals=evals,
+        allow_agents=AgentPolicy.of(allow_agents).patterns,
+        runs_token=token if token is not None else (secrets.token_urlsafe(24) if loopback_only else None),
         max_runs=max_runs,
     )
     sessions = SessionStore(max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
     served = catalog if catalog is not None else TraceCatalog.load(packs=packs)
     service = EnvService(served, sessions)
-    guard = Guard(token=token, loopback_only=loopback_only)
+    guard = Guard(token=token)
     mcp = McpHandler(service)
     routes = _Routes(service, mcp, guard)
     websocket = WebSocketEndpoint(service, mcp, guard)
@@ -230,6 +244,12 @@ def create_app(
 
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             kind = scope["type"]
+            if kind in ("http", "websocket"):
+                # Every route, before anything else: a foreign Host (DNS rebinding) or Origin is refused.
+                denied = foreign_denial(scope, loopback_only=loopback_only)
+                if denied is not None:
+                    await send_denied(scope, send, denied)
+                    return
             if kind == "http":
                 route = fast_http.get((scope["method"], scope["path"]))
                 if route is not None:
@@ -334,10 +354,19 @@ def create_app(
         ("/metadata", service.metadata_json, "Name, description and version"),
         ("/schema", service.schema_json, "JSON Schemas of the action, the observation and the state"),
         ("/tasks", service.tasks_json, "Every task served; the first is the default one"),
-        ("/", _index(description.name), "The routes"),
     ):
-        app.add_api_route(path, _fixed(body), methods=["GET"], tags=["info"], summary=summary,
-                          include_in_schema=path != "/")  # fmt: skip
+        app.add_api_route(path, _fixed(body), methods=["GET"], tags=["info"], summary=summary)
+
+    index_body = _index(description.name)
+
+    @app.get("/", include_in_schema=False)
+    async def index(request: Request) -> Any:
+        """The routes; `/?token=T` (the link `sredrill serve` prints) goes on to the UI, which keeps the token."""
+        if "token" in request.query_params:
+            from fastapi.responses import RedirectResponse
+
+            return RedirectResponse("/ui?" + request.url.query, status_code=303)
+        return Response(content=index_body, media_type="application/json")
 
     _mount_error_handlers(app)
 

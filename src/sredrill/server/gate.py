@@ -1,12 +1,15 @@
-"""Who may use the runs API and the web UI: `Host` always, `Origin` on writes, the token beyond loopback.
+"""Who may use `sredrill serve`: `Host` and `Origin` on every route, the token on the runs API and web UI.
 
-DESIGN §10 and issue 7: the server binds 127.0.0.1 by default and checks `Host` and `Origin` on every write
-route even there (the environment routes' `Guard` does the same checks); a server bound elsewhere needs its
-token on every route but `/health`. The `Host` check applies to reads too: a page of another site that
-rebinds its DNS name to 127.0.0.1 must not read stored runs.
+DESIGN §10; the threat model is in `docs/server.md`. Every request, on every route (reads, `/health`, the
+OTLP receiver and `/ws` included), first passes `foreign_denial`: a loopback name (or the bound address) as
+`Host`, no `Origin` or the server's own (`sredrill.agents.foreign_request`), so a web page the user visits
+can neither read nor drive the server, even by rebinding its DNS name to 127.0.0.1.
 
-A browser cannot add an `Authorization` header to a link, so the UI also accepts the token once as
-`?token=T`, which sets an HttpOnly, SameSite=Strict cookie for the rest of the visit.
+The runs API and the UI need the server's token on every route, reads included (a stored result carries
+the scenario's expected answer): `--token T`, or one `create_app` generates when none is given (`sredrill
+serve` prints it, in a link). A browser cannot add an `Authorization` header to a link, so the UI also
+accepts the token once as `?token=T` (on `/` or `/ui`), which sets an HttpOnly, SameSite=Strict cookie for
+the rest of the visit. A server bound beyond loopback without `--token` keeps the runs API and UI closed.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the dependencies' annotations at run time.
@@ -17,63 +20,76 @@ from http.cookies import CookieError, SimpleCookie
 from typing import Any, Final
 from urllib.parse import parse_qs
 
-from sredrill.server.security import LOOPBACK_HOSTS, TOKEN_COOKIE, Denied, Guard, _hostname
-from sredrill.server.wire import error_body
+from sredrill.agents import foreign_scope
+from sredrill.server.security import TOKEN_COOKIE, Denied
+from sredrill.server.wire import ErrorBody, error_body
 
-__all__ = ["TOKEN_COOKIE", "RunsGate", "TokenEverywhere"]
+__all__ = ["TOKEN_COOKIE", "RunsGate", "TokenEverywhere", "foreign_denial", "send_denied"]
+
+
+def foreign_denial(scope: Any, *, loopback_only: bool) -> Denied | None:
+    """Why a request's `Host` or `Origin` is refused (403), or None.
+
+    Args:
+        scope: the ASGI scope (HTTP or WebSocket).
+        loopback_only: the server is bound to a loopback address (only loopback `Host` names, and the
+            bound address, are accepted); False accepts any `Host` and still checks `Origin`.
+    """
+    refused = foreign_scope(scope, any_host=not loopback_only)
+    if refused is None:
+        return None
+    hint = (
+        "call http://127.0.0.1:PORT, or start the server with --host 0.0.0.0 to serve other hosts"
+        if refused.header == "Host"
+        else "open the page from this server itself, or call it from a program (no Origin header)"
+    )
+    body = error_body(refused.code, ["header", refused.header], refused.message, allowed=refused.allowed, hint=hint)
+    return Denied(403, body)
+
+
+async def send_denied(scope: Any, send: Any, denied: Denied) -> None:
+    """Answer a refused request: its JSON error body over HTTP; a WebSocket handshake is closed (HTTP 403)."""
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008, "reason": denied.body.detail[0].type})
+        return
+    body = denied.body.model_dump_json(exclude_none=True).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": denied.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class RunsGate:
-    """The checks of the runs API and UI routes, as FastAPI dependencies (`gate.read`, `gate.write`).
+    """The token check of the runs API and UI routes, as FastAPI dependencies (`gate.read`, `gate.write`).
 
     Args:
-        token: the server's `--token`; None: none was given.
-        loopback_only: the server is bound to a loopback address.
+        token: the token the routes need (`--token`, or the one generated at start); None: the routes are
+            closed (a server bound beyond loopback without `--token`).
     """
 
-    def __init__(self, *, token: str | None, loopback_only: bool) -> None:
+    def __init__(self, *, token: str | None) -> None:
         self.token = token
-        self.loopback_only = loopback_only
-        self._guard = Guard(token=None, loopback_only=loopback_only)
         from fastapi import Request
 
         def read(request: Request) -> None:
-            """A route that only reads."""
-            self._check(request, write=False)
+            """A route that only reads (stored results carry expected answers: the token applies)."""
+            self._check(request)
 
         def write(request: Request) -> None:
             """A route that starts or changes something."""
-            self._check(request, write=True)
+            self._check(request)
 
         self.read = read
         self.write = write
 
-    def _refuse(self, status: int, body: Any) -> None:
+    @staticmethod
+    def _refuse(status: int, body: ErrorBody) -> None:
         from fastapi import HTTPException
 
         item = body.detail[0]
         msg = item.msg + (f"; {body.hint}" if body.hint else "")
         raise HTTPException(status_code=status, detail=[{"type": item.type, "loc": item.loc, "msg": msg}])
 
-    def _check(self, request: Any, *, write: bool) -> None:
-        headers = {k.lower(): v for k, v in request.scope["headers"]}
-        host = headers.get(b"host", b"").decode("latin-1")
-        if self.loopback_only and _hostname(host) not in LOOPBACK_HOSTS:
-            self._refuse(
-                403,
-                error_body(
-                    "forbidden_host",
-                    ["header", "Host"],
-                    f"Host {host!r} is not a loopback name",
-                    allowed=sorted(LOOPBACK_HOSTS),
-                ),
-            )
-        if write:
-            denied = self._guard.check(headers, write=True)
-            if denied is not None:
-                self._refuse(denied.status, denied.body)
-        if self.loopback_only and self.token is None:
-            return
+    def _check(self, request: Any) -> None:
         if self.token is None:
             self._refuse(
                 403,
@@ -84,17 +100,16 @@ class RunsGate:
                     hint="restart with --token T",
                 ),
             )
+        headers = {k.lower(): v for k, v in request.scope["headers"]}
         denied = self.token_denial(headers, request.scope.get("query_string", b""))
         if denied is not None:
             self._refuse(denied.status, denied.body)
 
     def token_denial(self, headers: dict[bytes, bytes], query_string: bytes) -> Denied | None:
-        """Why the token check refuses a request (401 missing, 403 wrong), or None: given, or none configured.
+        """Why the token check refuses a request (401 missing, 403 wrong), or None: the right token is given.
 
         The token may come as `Authorization: Bearer T`, as `?token=T`, or in the UI's cookie.
         """
-        if self.token is None:
-            return None
         given = _given(headers, query_string)
         if given is None:
             return Denied(
@@ -102,11 +117,11 @@ class RunsGate:
                 error_body(
                     "unauthorized",
                     ["header", "Authorization"],
-                    "this server needs its token: send 'Authorization: Bearer <token>' or "
-                    "open the UI once with ?token=<token>",
+                    "this server needs its token: send 'Authorization: Bearer <token>', or open the link "
+                    "'sredrill serve' printed when it started (http://127.0.0.1:PORT/?token=…) once in the browser",
                 ),
             )
-        if not secrets.compare_digest(given.encode(), self.token.encode()):
+        if self.token is None or not secrets.compare_digest(given.encode(), self.token.encode()):
             return Denied(403, error_body("forbidden_token", ["header", "Authorization"], "wrong token"))
         return None
 
@@ -148,13 +163,6 @@ class TokenEverywhere:
             headers = {k.lower(): v for k, v in scope["headers"]}
             denied = self.gate.token_denial(headers, scope.get("query_string", b""))
             if denied is not None:
-                body = denied.body.model_dump_json(exclude_none=True).encode()
-                start = {"type": "http.response.start", "status": denied.status}
-                start["headers"] = [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ]
-                await send(start)
-                await send({"type": "http.response.body", "body": body})
+                await send_denied(scope, send, denied)
                 return
         await self.app(scope, receive, send)

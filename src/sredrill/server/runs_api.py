@@ -31,6 +31,7 @@ from sredrill.server.wire import error_body, input_error_body, validation_error_
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
+    from sredrill.server.agent_policy import AgentPolicy
     from sredrill.server.gate import RunsGate
     from sredrill.store import Store
 
@@ -54,7 +55,12 @@ class RunRequest(BaseModel):
     evals: list[str] = Field(default_factory=list)
     """Eval files or folders, relative to the server's `--evals` folder; when given, the run is a `test` run."""
     agent: str = Field("reference", min_length=1)
-    """An agent spec (`reference`, `keyword`, `py:module:attr`, `cmd:COMMAND`, …)."""
+    """An agent spec: a built-in agent (`reference`, `majority`, `keyword`, `random`) or `openai:MODEL`; any
+    other (`py:…`, `cmd:…`, `http(s)://…`) only when it matches the server's `--allow-agent` patterns (403
+    `agent_not_allowed` otherwise)."""
+    base_url: str | None = Field(None, min_length=1)
+    """OpenAI-compatible endpoint of an `openai:` agent (`sredrill run --base-url`); needs an `--allow-agent`
+    pattern matching the agent spec."""
     mode: Literal["full", "selective", "temporal"] | None = None
     axis2: bool = False
     """Run both axes (full and selective) and report the gap."""
@@ -89,15 +95,17 @@ def runs_router(
     gate: "RunsGate",
     packs: tuple[str, ...] | None,
     evals: str | None,
+    agents: "AgentPolicy",
 ) -> "APIRouter":
     """The runs API over the store; runs started here are kept by `launcher`.
 
     Args:
         open_store: the store runs are written to and read from (`--db`), opened on first use.
         launcher: the server's live runs.
-        gate: the Host, Origin and token checks.
+        gate: the token check (`Host` and `Origin` are checked where the app receives a request).
         packs: the packs the server was started with (None: every built-in pack).
         evals: the folder eval files may be read from (None: eval runs are refused).
+        agents: which agent specs may run (built-in ones, and `--allow-agent` patterns).
     """
     from fastapi import APIRouter, Depends, Request
     from fastapi.responses import Response, StreamingResponse
@@ -118,7 +126,11 @@ def runs_router(
     def plan(request: RunRequest) -> Any:
         """The engine coroutine for `request` (its listener is the LiveRun), or an error answer."""
         options = RunOptions(jobs=request.jobs, repeat=request.repeat, timeout_s=request.timeout_s)
-        settings = Settings(agent=request.agent)
+        # Before the spec is resolved: a refused spec is never imported, started or contacted.
+        refused = agents.refusal(request.agent, base_url=request.base_url)
+        if refused is not None:
+            return _json(403, refused)
+        settings = Settings(agent=request.agent, base_url=request.base_url)
         if request.evals:
             if evals_root is None:
                 msg = "this server was started without --evals, so it runs no eval files"

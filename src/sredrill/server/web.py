@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from sredrill.server.agent_policy import AgentPolicy
 from sredrill.server.gate import RunsGate, TokenEverywhere
 from sredrill.server.live import RunLauncher
 from sredrill.server.runs_api import runs_router
@@ -54,12 +55,19 @@ def mount_web(app: FastAPI, options: ServerOptions, *, db: str | Path | None) ->
 
     open_store = _StoreOpener(db if db is not None else DEFAULT_DB_PATH)
     launcher = RunLauncher(max_running=options.max_runs)
-    gate = RunsGate(token=options.token, loopback_only=options.loopback_only)
+    gate = RunsGate(token=options.runs_token)
     app.state.runs = launcher
     if not options.loopback_only and options.token is not None:
         app.add_middleware(TokenEverywhere, gate=gate)
     app.include_router(
-        runs_router(open_store=open_store, launcher=launcher, gate=gate, packs=options.packs, evals=options.evals)
+        runs_router(
+            open_store=open_store,
+            launcher=launcher,
+            gate=gate,
+            packs=options.packs,
+            evals=options.evals,
+            agents=AgentPolicy(options.allow_agents),
+        )
     )
     app.include_router(ui_router(open_store=open_store, launcher=launcher, gate=gate, app=app))
 

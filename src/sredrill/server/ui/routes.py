@@ -76,9 +76,11 @@ def ui_router(
     @router.get("")
     async def runs(request: Request) -> Any:
         token = request.query_params.get("token")
-        if token:  # the token given once in a link becomes a cookie, then leaves the address bar
+        if token:
+            # The token given once in a link (checked by the gate already) becomes a cookie, then leaves the
+            # address bar. HttpOnly: no script reads it; SameSite=Strict: no other site's request carries it.
             response = RedirectResponse("/ui", status_code=303)
-            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict")
+            response.set_cookie(TOKEN_COOKIE, token, path="/", httponly=True, samesite="strict")
             return response
         records = await asyncio.to_thread(open_store().list_runs, 200)
         rows = [
