@@ -115,3 +115,12 @@ def test_json_carries_the_captured_fields(tmp_path: Path) -> None:
     assert result["stdout"].startswith("connecting to db-primary")
     assert result["stderr"] == "WARNING: slow query log is off\n"
     assert result["notes"] == ["the agent reported 1 tool call the harness did not serve"]
+
+
+def test_console_cuts_one_huge_line_by_characters() -> None:
+    result = captured_results()[0].model_copy(update={"stdout": "x" * 20_000 + "END", "stderr": None})
+    reporter, out, _err = console(color=False)
+    drive(reporter, report_of([result]))
+    text = out.getvalue()
+    assert "earlier character(s) not shown" in text and "xEND" in text
+    assert "x" * 10_000 not in text

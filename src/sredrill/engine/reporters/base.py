@@ -145,15 +145,14 @@ def captured_sections(result: TestResult, *, max_lines: int | None = CAPTURED_LI
         text = text.rstrip("\n")
         if max_lines is not None:
             lines = text.split("\n")
-            kept = lines[-max_lines:]
-            shown = "\n".join(kept)
-            if len(shown) > _CAPTURED_CHARS:
+            shown = "\n".join(lines[-max_lines:])
+            cut = len(shown) > _CAPTURED_CHARS
+            if cut:
                 shown = shown[-_CAPTURED_CHARS:]
-            omitted = len(text) - len(shown)
-            if omitted:
+            if len(shown) < len(text):
                 dropped = len(lines) - len(shown.split("\n"))
-                left_out = f"… {dropped} earlier line(s), {omitted} character(s) not shown"
-                shown = f"{left_out} (the --json report has all)\n{shown}"
+                left_out = f"{len(text) - len(shown)} earlier character(s)" if cut else f"{dropped} earlier line(s)"
+                shown = f"… {left_out} not shown (the --json report has all)\n{shown}"
             text = shown
         sections.append((title, text))
     return sections
