@@ -139,6 +139,7 @@ def test_every_exit_is_an_errored_test_and_every_discovered_test_is_reported(pro
     assert "to contain 'replication lag'" in both["failure_reason"]
     assert "then teardown failed: RuntimeError: could not drop the test schema" in both["failure_reason"]
     assert results["passes first"]["status"] == results["passes last"]["status"] == "passed"
+    assert results["sys.exit(0) in the body"]["stdout"] == "about to exit\n"  # captured, not in --json stdout
     load = results["import_exits_eval.py:3"]
     assert load["status"] == "errored"
     assert "SystemExit: 0 (sys.exit() in its top-level code)" in load["failure_reason"]
@@ -152,6 +153,8 @@ def test_the_console_and_runs_show_name_the_exit_and_the_stored_run_is_whole(pro
     failures = cli.stdout.split("failures (")[1]
     assert "SystemExit: 0 (sys.exit() in the test body)" in failures
     assert "passes last" not in failures  # it ran after every exit, and passed
+    exited = failures[failures.index("sys.exit(0) in the body") :]
+    assert "----- Captured stdout -----\n  about to exit" in exited  # what the test printed, under it
 
     shown = project.run("runs", "show", "latest")
     assert shown.code == 0, shown.stderr
