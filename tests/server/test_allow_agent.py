@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -294,3 +295,10 @@ def test_loopback_names_and_the_own_origin_are_accepted(server: Launched, host: 
         answer = httpx.request(method, f"{server.url}{path}", headers=headers, json=body if method == "POST" else None)
         assert answer.status_code not in (401, 403), (method, path, answer.text)
     assert websocket_handshake(server, {"Host": named, "Origin": f"http://{named}"}) == 101
+
+
+def test_an_empty_allow_agent_pattern_is_a_usage_error(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    cmd = [sys.executable, "-m", "sredrill", "serve", "--port", "0", "--allow-agent", " ", "--db", db]
+    done = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith("error:") and "--allow-agent" in done.stderr
