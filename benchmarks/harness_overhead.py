@@ -4,9 +4,11 @@
     python benchmarks/harness_overhead.py --skip-peer
 
 Marginal cost per test = (t(1000) − t(100)) / 900, wall time of a whole CLI process each, so start-up cancels
-out. sredrill: `sredrill test` on generated eval files with a no-op `py:` agent (one expect per test, results
-stored in SQLite, JSON report). Inspect AI (pinned, `mockllm/model`, one generate + `includes()` scorer per
-sample, display none) runs in `benchmarks/.venv-inspect`, created on first use. Also times `sredrill --help`.
+out; the same for CPU time (user + system of the CLI process and its workers), which a shared machine's load
+moves far less than wall time. sredrill: `sredrill test` on generated eval files with a no-op `py:` agent
+(one expect per test, results stored in SQLite, JSON report). Inspect AI (pinned, `mockllm/model`, one
+generate + `includes()` scorer per sample, display none) runs in `benchmarks/.venv-inspect`, created on first
+use. Also times `sredrill --help`.
 Prints a table; nothing here is asserted (speed is measured, never tested).
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -72,10 +75,22 @@ if logs[0].status != "success" or len(logs[0].samples or []) != n:
 """
 
 
-def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+CPU: dict[str, list[float]] = {}
+"""CPU seconds of each timed command (its process and the children it waited for), by command label."""
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, *, label: str | None = None) -> float:
+    cpu = _cpu()
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
+    if label is not None:
+        CPU.setdefault(label, []).append(_cpu() - cpu)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return elapsed
@@ -91,9 +106,14 @@ def sredrill_times(work: Path, jobs: int, reps: int) -> dict[int, float]:
             db = work / f"bench-{n}-{jobs}-{rep}.db"
             cmd = [sys.executable, "-m", "sredrill", "test", f"n{n}_eval.py", "--agent", "py:noop_agent:agent",
                    "--jobs", str(jobs), "--db", str(db), "--json"]  # fmt: skip
-            runs.append(timed(cmd, work))
+            runs.append(timed(cmd, work, label=f"sredrill-{jobs}-{n}"))
         out[n] = statistics.median(runs)
     return out
+
+
+def marginal_cpu_ms(jobs: int) -> float:
+    lo, hi = (statistics.median(CPU[f"sredrill-{jobs}-{n}"]) for n in SIZES)
+    return (hi - lo) / (SIZES[1] - SIZES[0]) * 1000
 
 
 def ensure_peer() -> Path:
@@ -146,9 +166,10 @@ def main() -> None:
             rows.append((f"inspect-ai {INSPECT_VERSION} (mockllm)", t, marginal_ms(t)))
 
     print(f"sredrill --help: median {statistics.median(helps) * 1000:.0f} ms over 5 runs")
-    print(f"{'harness':38} {'t(100) s':>9} {'t(1000) s':>10} {'ms/test':>8}")
+    print(f"{'harness':38} {'t(100) s':>9} {'t(1000) s':>10} {'ms/test':>8} {'cpu ms/test':>12}")
     for name, t, ms in rows:
-        print(f"{name:38} {t[100]:9.2f} {t[1000]:10.2f} {ms:8.2f}")
+        cpu = f"{marginal_cpu_ms(int(name.rsplit(' ', 1)[1])):12.2f}" if name.startswith("sredrill") else ""
+        print(f"{name:38} {t[100]:9.2f} {t[1000]:10.2f} {ms:8.2f} {cpu}")
     if not args.skip_peer:
         peer = rows[-1][2]
         for name, _, ms in rows[:-1]:

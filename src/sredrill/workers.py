@@ -221,7 +221,14 @@ def _encode(message: dict[str, Any]) -> bytes:
 
 
 def _decode(data: bytes) -> dict[str, Any]:
-    value, _ = parse_json(data.decode("utf-8", "replace"))
+    text = data.decode("utf-8", "replace")
+    if b"\\ud" in data or b"\\uD" in data:
+        value, _ = parse_json(text)  # maybe a lone surrogate: replaced, as everywhere foreign text enters
+    else:
+        try:
+            value = json.loads(text)  # the common case, without a second walk over the message
+        except RecursionError:
+            value, _ = parse_json(text)  # raises ValueError: too deep
     if not isinstance(value, dict):
         raise ValueError(f"a worker message must be a JSON object, got {type(value).__name__}")
     return value

@@ -17,7 +17,6 @@ go on that last test's result.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import tempfile
 import time
@@ -289,13 +288,15 @@ class BodyWorkers:
         self._spans: dict[str, list[tuple[str, Span]]] = {}
         self._all_spans: list[Span] = []
         self._capture_root = tempfile.mkdtemp(prefix="sredrill-body-")
+        self._capture_dirs: dict[Worker, str] = {}
 
     def __repr__(self) -> str:
         return f"BodyWorkers({self._pool!r})"
 
     def _capture_dir(self, worker: Worker) -> str:
-        path = os.path.join(self._capture_root, str(id(worker)))
-        os.makedirs(path, exist_ok=True)
+        path = self._capture_dirs.get(worker)
+        if path is None:
+            path = self._capture_dirs[worker] = tempfile.mkdtemp(dir=self._capture_root)
         return path
 
     async def _prepare(self, worker: Worker) -> None:
@@ -345,7 +346,8 @@ class BodyWorkers:
                 )
                 return self._lost(test, reason, capture, start)
             except (InputError, RemoteError) as exc:  # a replacement worker could not start, or lost the test
-                return errored_outcome(test, str(exc), duration_ms=(time.perf_counter() - start) * 1000)
+                reason = exc.message if isinstance(exc, RemoteError) else str(exc)
+                return errored_outcome(test, reason, duration_ms=(time.perf_counter() - start) * 1000)
         outcome = _Outcome.model_validate(reply)
         chain = test.scope.chain()
         for depth in outcome.started:
@@ -414,5 +416,6 @@ class BodyWorkers:
     async def aclose(self) -> None:
         self._pool.kill_all()
         self._ready.clear()
+        self._capture_dirs.clear()
         with contextlib.suppress(OSError):
             shutil.rmtree(self._capture_root, ignore_errors=True)
