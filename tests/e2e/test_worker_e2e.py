@@ -333,3 +333,27 @@ def test_a_killed_driver_leaves_no_worker_behind(project: Project) -> None:
     os.kill(proc.pid, signal.SIGKILL)  # no finally runs: the worker must notice on its own
     proc.wait()
     assert wait_until(lambda: not any(is_running(pid) for pid in workers), deadline_s=10)
+
+
+def test_a_py_agent_that_blocks_in_the_rca_suite_is_stopped_by_the_timeout(project: Project) -> None:
+    project.write(
+        "blocker.py",
+        """
+        import os, time
+
+        async def agent(task):
+            flag = os.environ["BLOCK_ONCE"]
+            if not os.path.exists(flag):  # the first agent run blocks its worker for good
+                open(flag, "w").close()
+                time.sleep(60)
+            return {"root_cause": "connections exhausted", "failure_modes": ["connection_exhaustion"]}
+        """,
+    )
+    cli = project.run(
+        "run", "--pack", "rds_postgres", "--scenario", "001-replication-lag", "--scenario", "002-connection-exhaustion",
+        "--agent", "py:blocker:agent", "--timeout", "2", "--json", env={"BLOCK_ONCE": str(project.root / "blocked")},
+    )  # fmt: skip
+    assert cli.code == 3, cli.stderr
+    first, second = cli.report()["results"]
+    assert first["status"] == "errored" and first["failure_reason"].startswith("timed out after 2s")
+    assert second["status"] in ("passed", "failed") and second["actual"] is not None
