@@ -53,6 +53,7 @@ from sredrill.text import parse_json
 __all__ = [
     "CAPTURE_LIMIT_BYTES",
     "ROLE_ENV",
+    "START_TIMEOUT_S",
     "Ask",
     "CapturedOutput",
     "Handler",
