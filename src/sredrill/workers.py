@@ -327,6 +327,10 @@ def _notify_driver(conn: Connection) -> Callable[[str, int], None]:
 
 def _worker_main(fd: int, handler_ref: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # User code printing text that is not valid Unicode (a lone surrogate) is captured escaped, not an error.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     _die_with_parent(int(os.environ.pop(_PARENT_ENV, "0")) or os.getppid())
     _limit_memory(os.environ.pop(_MEMORY_ENV, None))
     for entry in reversed(json.loads(os.environ.pop(_PATH_ENV, "[]"))):

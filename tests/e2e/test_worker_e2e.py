@@ -357,3 +357,51 @@ def test_a_py_agent_that_blocks_in_the_rca_suite_is_stopped_by_the_timeout(proje
     first, second = cli.report()["results"]
     assert first["status"] == "errored" and first["failure_reason"].startswith("timed out after 2s")
     assert second["status"] in ("passed", "failed") and second["actual"] is not None
+
+
+def test_text_that_is_not_unicode_is_printed_escaped_and_an_agents_is_replaced_and_noted(project: Project) -> None:
+    project.write(
+        "agents.py",
+        """
+        async def broken(task):
+            return "answer \\ud800 here"
+        """,
+    )
+    project.write(
+        "surrogate_eval.py",
+        """
+        from sredrill import test, expect
+
+        @test("prints", prompt="p")
+        async def _():
+            print("lone \\ud800 surrogate")
+
+        @test("answers", prompt="p")
+        async def _(agent):
+            expect((await agent.run()).output).to_contain("answer")
+        """,
+    )
+    cli = project.run("test", "surrogate_eval.py", "--agent", "py:agents:broken", "--json")
+    assert cli.code == 0, cli.stdout + cli.stderr
+    assert cli.result("prints")["stdout"] == "lone \\ud800 surrogate\n"
+    answers = cli.result("answers")
+    assert answers["output"] == "answer \ufffd here"
+    assert any("U+FFFD" in note for note in answers["notes"])
+
+
+def test_an_agent_workers_replaced_text_is_noted_on_the_rca_result(project: Project) -> None:
+    project.write(
+        "surrogate_agent.py",
+        """
+        async def agent(task):
+            return "root cause: replication lag \\ud800"
+        """,
+    )
+    cli = project.run(
+        "run", "--pack", "rds_postgres", "--scenario", "001-replication-lag",
+        "--agent", "py:surrogate_agent:agent", "--json",
+    )  # fmt: skip
+    assert cli.code in (0, 1), cli.stderr
+    (result,) = cli.report()["results"]
+    assert result["status"] in ("passed", "failed")  # graded, not errored
+    assert any("U+FFFD" in note for note in result["notes"])

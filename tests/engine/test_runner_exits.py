@@ -431,3 +431,48 @@ async def test_a_keyboard_interrupt_raised_in_process_is_the_test_s_not_the_run_
     assert outcome.result.failure_reason == "KeyboardInterrupt (raised in the test body)"
     # and the engine's task goes on: it is not being cancelled
     assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
+
+
+async def test_an_after_all_error_is_added_to_the_last_tests_own_failure(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "eval_after_all.py",
+        """
+        from sredrill import after_all, expect, test
+
+        @after_all
+        async def close():
+            raise RuntimeError("pool would not close")
+
+        @test("only")
+        async def _():
+            expect(1).to_equal(2)
+        """,
+    )
+    result = by_name(await run_files(path))["only"]
+    assert result.status == TestStatus.ERRORED
+    assert "pool would not close" in (result.failure_reason or "")
+    assert "2" in (result.failure_reason or "").split(";")[0]  # the body's own failure is kept, first
+
+
+async def test_a_test_named_with_a_lone_surrogate_runs_under_a_replaced_name(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "eval_names.py",
+        """
+        from sredrill import describe, expect, test
+
+        with describe("group \\ud800"):
+            @test("bad \\udfff name", labels=["l\\ud800"])
+            async def _():
+                expect(1).to_equal(1)
+
+        @test("fine")
+        async def _():
+            expect(1).to_equal(1)
+        """,
+    )
+    report = await run_files(path)
+    assert sorted(r.name for r in report.results) == ["bad \ufffd name", "fine"]
+    assert all(r.status == TestStatus.PASSED for r in report.results)
+    assert report.results[0].id.encode("utf-8")  # storable

@@ -147,7 +147,9 @@ def errored_outcome(test: TestDef, reason: str, *, duration_ms: float) -> Attemp
 def _with_scope_end(result: TestResult, end: ScopeEnd) -> TestResult:
     update: dict[str, Any] = {}
     if end.errors:
-        update.update(status=TestStatus.ERRORED, failure_reason="; ".join(end.errors))
+        # The test's own failure stays first; the scope's teardown errors are added to it (as pytest keeps both).
+        own = [result.failure_reason] if result.failure_reason else []
+        update.update(status=TestStatus.ERRORED, failure_reason="; ".join([*own, *end.errors]))
     if end.stdout:
         update["stdout"] = (result.stdout or "") + end.stdout
     if end.stderr:

@@ -18,6 +18,7 @@ from typing import Any
 
 from sredrill.agents import ContextItem
 from sredrill.errors import EvalFileError, did_you_mean
+from sredrill.text import scrub
 
 __all__ = [
     "BUILTIN_FIXTURES",
@@ -258,6 +259,10 @@ class TestFn:
             raise EvalFileError(f"test() needs a non-empty name, got {name!r}", path=suite.display)
         if not isinstance(timeout, int | float) or timeout <= 0:
             raise EvalFileError(f"test {name!r}: timeout must be a positive number of seconds, got {timeout!r}")
+        # Names, labels and prompts go into ids, hashes, the store and reports: not-Unicode text is replaced here.
+        name = _clean(name)
+        labels = tuple(_clean(label) for label in labels)
+        prompt = _clean(prompt) if prompt is not None else None
 
         def register(body: Callable[..., Any]) -> Callable[..., Any]:
             file, line = _where(body)
@@ -304,9 +309,14 @@ class TestFn:
 test = TestFn()
 
 
+def _clean(value: Any) -> Any:
+    return scrub(value)[0] if isinstance(value, str) else value
+
+
 @contextmanager
 def _describe_block(name: str) -> Iterator[None]:
     suite = _suite("describe()")
+    name = _clean(name)
     parent = suite.current_scope()
     suite.scope = Scope(name=name, parent=parent)
     try:

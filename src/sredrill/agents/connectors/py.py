@@ -242,8 +242,9 @@ class AgentWorkerHandler:
         with capture_output() as out:
             try:
                 value = await self._function(task)
-                reply_from_value(value)  # the same check as in process, so the same message
-                answer: dict[str, Any] = {"ok": True, "value": _wire_value(value)}
+                checked = reply_from_value(value)  # the same check as in process, so the same message
+                # Its notes (text replaced, output cut) are said here: the value crosses the pipe already clean.
+                answer: dict[str, Any] = {"ok": True, "value": _wire_value(value), "notes": checked.notes}
             except AgentError as exc:
                 answer = {"ok": False, "error": str(exc)}
             except BaseException as exc:  # the agent's own error, whatever it is: named, the worker goes on
@@ -333,6 +334,7 @@ class WorkerPyAgent:
         if wire.get("kind") == "diagnosis":
             value = Diagnosis.model_validate(value)
         reply = reply_from_value(value)
+        reply.notes.extend(n for n in answer.get("notes") or () if isinstance(n, str) and n not in reply.notes)
         reply.log = str(answer.get("log") or "")
         recorder.add(ResponseStep(content=reply.output))
         return reply
