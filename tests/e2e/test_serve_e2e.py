@@ -75,5 +75,5 @@ def test_serve_help_does_not_import_fastapi() -> None:
     helped = subprocess.run([sys.executable, "-m", "sredrill", "serve", "--help"], capture_output=True, text=True,
                             env=env(), timeout=60)  # fmt: skip
     assert helped.returncode == 0
-    for option in ("--host", "--port", "--pack", "--evals", "--token", "--max-sessions"):
+    for option in ("--host", "--port", "--pack", "--evals", "--token", "--max-sessions", "--allow-agent", "--max-runs"):
         assert option in helped.stdout
