@@ -25,7 +25,7 @@ from typing import Any, Final
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from sredrill.agents.reply import cap_text, truncated_note
+from sredrill.agents.reply import cap_text, read_capped, truncated_note
 from sredrill.errors import AgentError, StateError
 from sredrill.text import REPLACED_NOTE, parse_json
 from sredrill.trajectory import TokenUsage
@@ -224,16 +224,6 @@ def _error_text(response: httpx.Response, content: bytes) -> str:
         return content[:_ERROR_EXCERPT_CHARS].decode("utf-8", errors="replace")
 
 
-async def _read_body(response: httpx.Response) -> tuple[bytes, bool]:
-    """At most `BODY_LIMIT_BYTES` of the body, and whether that was all of it."""
-    content = bytearray()
-    async for chunk in response.aiter_bytes():
-        content += chunk
-        if len(content) > BODY_LIMIT_BYTES:
-            return bytes(content[:BODY_LIMIT_BYTES]), False
-    return bytes(content), True
-
-
 def _retry_after_s(response: httpx.Response) -> float | None:
     # Only the delay-seconds form; an HTTP date (rare from LLM servers) falls back to our own backoff.
     value = response.headers.get("retry-after")
@@ -354,7 +344,7 @@ class ChatClient:
             status, retry_after_s = None, None
             try:
                 async with self._http.stream("POST", self.url, content=payload, headers=headers) as response:
-                    content, complete = await _read_body(response)
+                    content, complete = await read_capped(response.aiter_bytes(), BODY_LIMIT_BYTES)
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 continue

@@ -10,7 +10,7 @@ is said in the reply's `notes`, which become the test result's `notes`.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Final
 
 from pydantic import ValidationError
@@ -158,3 +158,13 @@ def reply_from_value(value: object) -> AgentReply:
     raise AgentError(
         f"the agent returned {type(value).__name__}, which sredrill cannot use; return {ACCEPTED_RETURN_TYPES}"
     )
+
+
+async def read_capped(chunks: AsyncIterator[bytes], limit: int) -> tuple[bytes, bool]:
+    """At most `limit` bytes of a streamed body (`response.aiter_bytes()`), and whether that was all of it."""
+    content = bytearray()
+    async for chunk in chunks:
+        content += chunk
+        if len(content) > limit:
+            return bytes(content[:limit]), False
+    return bytes(content), True

@@ -38,7 +38,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from sredrill.agents.protocol import AgentReply, Task
-from sredrill.agents.reply import OUTPUT_LIMIT_BYTES, cap_text, truncated_note, validation_lines
+from sredrill.agents.reply import OUTPUT_LIMIT_BYTES, cap_text, read_capped, truncated_note, validation_lines
 from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.agents.transcript import Transcript
 from sredrill.diagnosis import Diagnosis
@@ -114,7 +114,7 @@ class HttpAgent:
                     if response.is_success and _is_event_stream(response):
                         return await self._stream(response, recorder)
                     limit = BODY_LIMIT_BYTES if response.is_success else _ERROR_BODY_BYTES
-                    content, complete = await _read_body(response, limit)
+                    content, complete = await read_capped(response.aiter_bytes(), limit)
                 finally:
                     await response.aclose()
             except httpx.TimeoutException as exc:
@@ -213,16 +213,6 @@ class HttpAgent:
 
 def _is_event_stream(response: httpx.Response) -> bool:
     return response.headers.get("content-type", "").startswith("text/event-stream")
-
-
-async def _read_body(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    """At most `limit` bytes of the body, and whether that was all of it."""
-    content = bytearray()
-    async for chunk in response.aiter_bytes():
-        content += chunk
-        if len(content) > limit:
-            return bytes(content[:limit]), False
-    return bytes(content), True
 
 
 class _SseLines:
