@@ -47,7 +47,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Final, Protocol
 
 from sredrill import processes
-from sredrill.errors import SredrillError
+from sredrill.errors import ConfigError, SredrillError
 from sredrill.text import parse_json
 
 __all__ = [
@@ -255,6 +255,24 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="sredrill-worker-watchdog", daemon=True).start()
 
 
+def memory_limit_from_env() -> int | None:
+    """`SREDRILL_WORKER_MEMORY_MB`: an address-space cap for every worker (a blow-up is a MemoryError there).
+
+    Raises:
+        ConfigError: the value is not a positive whole number of megabytes.
+    """
+    text = os.environ.get(_MEMORY_ENV, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) <= 0:
+        raise ConfigError(
+            f"{_MEMORY_ENV}={text!r} is not a positive whole number of megabytes",
+            field=_MEMORY_ENV,
+            hint=f"for example {_MEMORY_ENV}=4096, or unset it for no cap",
+        )
+    return int(text)
+
+
 def _limit_memory(megabytes: str | None) -> None:
     if megabytes:
         import resource
@@ -373,7 +391,7 @@ class Worker:
         self.handler = handler
         self.role = role
         self._env = dict(env or {})
-        self._memory_limit_mb = memory_limit_mb
+        self._memory_limit_mb = memory_limit_mb if memory_limit_mb is not None else memory_limit_from_env()
         self._proc: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._ready: asyncio.Future[None] | None = None

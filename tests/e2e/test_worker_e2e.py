@@ -405,3 +405,34 @@ def test_an_agent_workers_replaced_text_is_noted_on_the_rca_result(project: Proj
     (result,) = cli.report()["results"]
     assert result["status"] in ("passed", "failed")  # graded, not errored
     assert any("U+FFFD" in note for note in result["notes"])
+
+
+def test_a_memory_blow_up_under_the_worker_cap_is_errored_and_the_run_goes_on(project: Project) -> None:
+    project.write(
+        "hog_eval.py",
+        """
+        from sredrill import test, expect
+
+        @test("hog", prompt="p")
+        async def _():
+            blob = bytearray(6 * 1024**3)
+            expect(len(blob)).to_equal(0)
+
+        @test("fine", prompt="p")
+        async def _():
+            expect(1).to_equal(1)
+        """,
+    )
+    cli = project.run("test", "hog_eval.py", "--json", env={"SREDRILL_WORKER_MEMORY_MB": "2048"})
+    assert cli.code == 3, cli.stderr
+    assert cli.result("hog")["status"] == "errored"
+    assert cli.result("hog")["failure_reason"].startswith("MemoryError")
+    assert cli.result("fine")["status"] == "passed"
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "0", "1.5"])
+def test_a_bad_worker_memory_cap_is_a_usage_error_naming_the_variable(project: Project, value: str) -> None:
+    project.write("ok_eval.py", "from sredrill import test\n\n@test('t', prompt='p')\nasync def _():\n    pass\n")
+    cli = project.run("test", "ok_eval.py", env={"SREDRILL_WORKER_MEMORY_MB": value})
+    assert cli.code == 2, cli.stdout + cli.stderr
+    assert "SREDRILL_WORKER_MEMORY_MB" in cli.stderr and "Traceback" not in cli.stderr
