@@ -57,11 +57,9 @@ def _interruptible() -> Iterator[None]:
     in its environment; on the way out those still alive (a grandchild that left its group in a worker that
     was killed) are killed too.
     """
-    from sredrill.agents.connectors.cmd import SESSION_TAG, end_tagged
-
     tag = uuid.uuid4().hex
-    outer = os.environ.get(SESSION_TAG)
-    os.environ[SESSION_TAG] = tag
+    outer = os.environ.get(processes.SESSION_TAG)
+    os.environ[processes.SESSION_TAG] = tag
 
     def as_sigint(signum: int, frame: Any) -> None:
         handler = signal.getsignal(signal.SIGINT)
@@ -81,11 +79,11 @@ def _interruptible() -> Iterator[None]:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         processes.kill_all()
-        end_tagged(SESSION_TAG, tag)
+        processes.end_tagged(processes.SESSION_TAG, tag)
         if outer is None:
-            os.environ.pop(SESSION_TAG, None)
+            os.environ.pop(processes.SESSION_TAG, None)
         else:
-            os.environ[SESSION_TAG] = outer
+            os.environ[processes.SESSION_TAG] = outer
 
 
 def _guard(fn: Callable[[], int], *, interruptible: bool = False) -> None:

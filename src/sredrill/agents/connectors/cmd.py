@@ -22,7 +22,6 @@ Examples:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import shlex
@@ -48,10 +47,8 @@ __all__ = [
     "OUTPUT_LIMIT_LINES",
     "PROCESS_TAG",
     "RUN_VARIABLES",
-    "SESSION_TAG",
     "CmdAgent",
     "connect",
-    "end_tagged",
 ]
 
 logger = logging.getLogger(__name__)
@@ -65,9 +62,6 @@ RUN_VARIABLES: Final = (
 )
 PROCESS_TAG: Final = "SREDRILL_PROCESS_TAG"
 """Environment variable, unique per agent run, by which sredrill finds the run's processes that left its group."""
-SESSION_TAG: Final = "SREDRILL_SESSION_TAG"
-"""Environment variable `sredrill run` / `sredrill test` set for the whole command, inherited by every process
-started under it (workers, agents, theirs): on the way out it finds what a killed worker could not end."""
 LOG_LIMIT_BYTES: Final = 1 << 20
 """The agent's stderr is kept up to this size: the last bytes, where a crash explains itself."""
 OUTPUT_LIMIT_LINES: Final = 20_000
@@ -82,7 +76,6 @@ _CHUNK_BYTES: Final = 1 << 16
 _STDERR_TAIL_LINES: Final = 20
 _EXIT_POLL_S: Final = 0.05
 _REAP_TIMEOUT_S: Final = 5.0
-_SWEEP_ROUNDS: Final = 5
 
 
 def _environment(task: Task, tag: str) -> dict[str, str]:
@@ -278,48 +271,10 @@ async def _exited(proc: asyncio.subprocess.Process) -> int:
     return proc.returncode
 
 
-def _tagged(variable: str, value: str) -> list[int]:
-    """Processes whose environment has `variable=value` (Linux `/proc`; elsewhere none are found)."""
-    needle = f"{variable}={value}".encode()
-    found = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for name in entries:
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                environ = f.read()
-        except OSError:
-            continue  # gone meanwhile, or another user's
-        if needle in environ.split(b"\0"):
-            found.append(int(name))
-    return found
-
-
-def end_tagged(variable: str, value: str) -> None:
-    """SIGKILL every process whose environment has `variable=value`, those it forks meanwhile included.
-
-    It finds a process that left its group (`setsid`) but kept the environment it inherited. Limits: a process
-    that replaced its environment (`env -i`, `execve` with a clean one) is not found; without `/proc`
-    (macOS) nothing is.
-    """
-    for _ in range(_SWEEP_ROUNDS):  # a process may fork while it is being found
-        pids = _tagged(variable, value)
-        if not pids:
-            return
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):  # gone meanwhile
-                os.kill(pid, signal.SIGKILL)
-    logger.warning("processes with %s=%s survived %d rounds of SIGKILL", variable, value, _SWEEP_ROUNDS)
-
-
 def _end(pgid: int, tag: str) -> None:
     """Kill the agent's process group, then whatever of the run left it (setsid) but kept its environment."""
     processes.kill_group(pgid)
-    end_tagged(PROCESS_TAG, tag)
+    processes.end_tagged(PROCESS_TAG, tag)
 
 
 async def _reap(proc: asyncio.subprocess.Process, *, held_open: bool = False) -> None:
