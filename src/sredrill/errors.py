@@ -48,13 +48,15 @@ __all__ = [
 
 
 class ExitCode(IntEnum):
-    """Process exit codes (DESIGN §8); 3 (some errored) wins over 1 (some failed)."""
+    """Process exit codes (DESIGN §8); 3 (some errored) wins over 1 (some failed); 5 as pytest's."""
 
     OK = 0
     TESTS_FAILED = 1
     USAGE_ERROR = 2
     TESTS_ERRORED = 3
     INTERNAL_ERROR = 4
+    NOTHING_SELECTED = 5
+    """The filters (`--scenario`, `--difficulty`, `--grep`, `--label`, `--last-failed`) selected no test."""
 
 
 def did_you_mean(value: str, allowed: Iterable[str]) -> str:

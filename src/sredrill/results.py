@@ -98,6 +98,9 @@ class Signal(_Model):
     soft: bool = False
     value: float | None = None
     """A metric's value."""
+    where: str | None = None
+    """Where the signal was recorded in the user's code: `path:line: source line` (an `expect` call, an
+    `assert`)."""
 
 
 class Verdict(_Model):
@@ -215,6 +218,12 @@ class TestResult(_Model):
     stdout: str | None = None
     """What the test's own code printed (body, hooks, fixtures, a `py:` agent), captured as pytest does; capped."""
     stderr: str | None = None
+    traceback: str | None = None
+    """The error's traceback for an errored test (or a failed plain `assert`): the user's frames, trimmed as
+    pytest trims, each with `path:line` and its source line."""
+    agent_log: str | None = None
+    """What the agent logged (a `cmd:` agent's stderr) and sredrill's warnings about its replies (malformed
+    lines, unknown keys); capped."""
     notes: list[str] = Field(default_factory=list)
     """What the harness changed or noticed on the way: text replaced (lone surrogates), output truncated, steps
     the agent reported but the harness did not serve."""

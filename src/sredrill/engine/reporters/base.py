@@ -131,7 +131,8 @@ def failed_gate_lines(result: TestResult) -> list[str]:
 
 
 def captured_sections(result: TestResult, *, max_lines: int | None = CAPTURED_LINES) -> list[tuple[str, str]]:
-    """A test's captured output as (title, text) pairs, "Captured stdout" then "Captured stderr", as pytest.
+    """A test's captured output as (title, text) pairs: "Captured stdout", "Captured stderr" (as pytest), then
+    "Agent log" (a `cmd:` agent's stderr and sredrill's warnings about its replies).
 
     Args:
         result: the test; empty or missing streams give no section.
@@ -139,7 +140,8 @@ def captured_sections(result: TestResult, *, max_lines: int | None = CAPTURED_LI
             left out; None keeps everything.
     """
     sections = []
-    for title, text in (("Captured stdout", result.stdout), ("Captured stderr", result.stderr)):
+    streams = (("Captured stdout", result.stdout), ("Captured stderr", result.stderr), ("Agent log", result.agent_log))
+    for title, text in streams:
         if not text or not text.strip():
             continue
         text = text.rstrip("\n")
