@@ -218,6 +218,12 @@ class TestResult(_Model):
     stdout: str | None = None
     """What the test's own code printed (body, hooks, fixtures, a `py:` agent), captured as pytest does; capped."""
     stderr: str | None = None
+    error_type: str | None = None
+    """For an errored test: the error's kind (`timeout`, or the exception's class name: `AgentError`,
+    `JudgeError`, `ValueError`, …), so insights and reports need not parse the message."""
+    error_where: str | None = None
+    """For an errored test: where it happened (`the agent (agent.run())`, `the test body`, `a before_each
+    hook`, `a fixture`, `teardown`, …)."""
     traceback: str | None = None
     """The error's traceback for an errored test (or a failed plain `assert`): the user's frames, trimmed as
     pytest trims, each with `path:line` and its source line."""
