@@ -34,9 +34,20 @@ def test_design_public_names_are_exported() -> None:
     expected = {
         "test", "describe", "expect", "judge", "evaluator",
         "before_each", "after_each", "before_all", "after_all",
-        "Diagnosis", "RunResult", "Verdict", "run",
+        "Diagnosis", "RunResult", "Verdict", "run", "scenario",
     }  # fmt: skip
     assert expected <= set(sredrill.__all__)
+
+
+def test_scenario_is_the_function_not_its_module() -> None:
+    # `sredrill/sdk/scenario.py` shares its name with the function it defines: the package's attribute must
+    # stay the function, whichever is imported first.
+    code = (
+        "import sredrill.sdk.scenario, sredrill, sredrill.sdk; from sredrill import scenario;"
+        "print(callable(scenario) and sredrill.sdk.scenario is scenario and sredrill.scenario is scenario)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
 
 
 def test_import_sredrill_loads_no_heavy_dependency() -> None:

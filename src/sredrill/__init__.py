@@ -29,6 +29,7 @@ __all__ = [
     "expect",
     "judge",
     "run",
+    "scenario",
     "test",
 ]
 
@@ -45,6 +46,7 @@ _LAZY = {
     "evaluator": "sredrill.sdk",
     "expect": "sredrill.sdk",
     "judge": "sredrill.sdk",
+    "scenario": "sredrill.sdk",
     "test": "sredrill.sdk",
     "run": "sredrill.engine",
 }

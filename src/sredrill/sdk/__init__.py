@@ -1,4 +1,4 @@
-"""The SDK users import: `test`, `describe`, hooks, `expect`, `judge`, `evaluator`, and `RunResult`."""
+"""The SDK users import: `test`, `describe`, hooks, `expect`, `judge`, `evaluator`, `scenario`, and `RunResult`."""
 
 from sredrill.results import Verdict
 from sredrill.sdk.context import JudgeConfig, Runtime, TestContext, current_context
@@ -22,9 +22,11 @@ from sredrill.sdk.registry import (
     test,
 )
 from sredrill.sdk.result import AgentFixture, FunctionTools, RunResult, TestInfo
+from sredrill.sdk.scenario import RCA_PROMPT, ScenarioCase, scenario
 
 __all__ = [
     "BUILTIN_FIXTURES",
+    "RCA_PROMPT",
     "AgentFixture",
     "Expectation",
     "FixtureSet",
@@ -34,6 +36,7 @@ __all__ = [
     "JudgeSpec",
     "RunResult",
     "Runtime",
+    "ScenarioCase",
     "Scope",
     "Suite",
     "TestContext",
@@ -53,5 +56,6 @@ __all__ = [
     "evaluator",
     "expect",
     "judge",
+    "scenario",
     "test",
 ]
