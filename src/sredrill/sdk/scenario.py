@@ -52,7 +52,7 @@ class ScenarioCase:
         id: the scenario's `pack/folder` id.
         difficulty: its difficulty (1–4).
         mode: the backend serving the tools' evidence.
-        axis: the axis the diagnosis is graded on (2 gates ruling-out and the trajectory, as `--axis2`).
+        axis: the axis the diagnosis is graded on (on 2, `ruling_out` and `required_queries` gate, as `--axis2`).
         blind: whether the alert is blinded (always, unless you ask for the raw one).
         prompt: what `sredrill run` asks the agent (`RCA_PROMPT`).
     """
@@ -87,7 +87,7 @@ class ScenarioCase:
                 f"axis {axis!r} is not an axis",
                 path=scenario.qualified_id,
                 allowed=["1", "2"],
-                hint="axis=1 grades the diagnosis, axis=2 also gates ruling-out and the trajectory (as --axis2)",
+                hint="axis=2 makes ruling_out and required_queries gate, as sredrill run --axis2 does",
             )
         self.pack = pack
         self.scenario = scenario
