@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Final, Protocol
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from sredrill import processes
 from sredrill.errors import ConfigError, SredrillError
 from sredrill.text import parse_json
@@ -56,11 +58,15 @@ __all__ = [
     "START_TIMEOUT_S",
     "Ask",
     "CapturedOutput",
+    "ExceptionTrace",
     "Handler",
     "RemoteError",
+    "TraceFrame",
     "Worker",
     "WorkerDied",
     "WorkerPool",
+    "attach_trace",
+    "attached_trace",
     "capture_output",
     "describe_exception",
     "read_capture",
@@ -131,6 +137,107 @@ def describe_exception(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         text += " [" + "; ".join(describe_exception(e) for e in exc.exceptions) + "]"
     return text
+
+
+_TRACE_HEAD_FRAMES: Final = 10
+_TRACE_TAIL_FRAMES: Final = 40
+_TRACE_DEPTH: Final = 8
+_TRACE_GROUP_MEMBERS: Final = 10
+_TRACE_MESSAGE_CHARS: Final = 4000
+_TRACE_ATTR: Final = "__sredrill_trace__"
+
+
+class TraceFrame(BaseModel):
+    """One frame of a traceback: where, in which function, and its source line."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    line: int
+    function: str
+    source: str
+    """The line's source, stripped; empty when the file cannot be read."""
+
+
+class ExceptionTrace(BaseModel):
+    """An exception as text and frames, with what it came from: user code's error as it crosses a worker's pipe.
+
+    `sredrill.engine.tracebacks` trims it to the user's frames and formats it; the driver of an agent worker
+    gets it from the worker, so an agent's traceback is shown with the test that ran it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type_name: str
+    message: str
+    frames: list[TraceFrame]
+    """Outermost first, as `traceback` prints them."""
+    omitted: int = 0
+    """Frames left out of the middle of a very deep traceback (a recursion), between head and tail."""
+    cause: ExceptionTrace | None = None
+    """`raise … from cause`."""
+    context: ExceptionTrace | None = None
+    """The exception being handled when this one was raised (unless suppressed)."""
+    exceptions: list[ExceptionTrace] = Field(default_factory=list)
+    """An exception group's members."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> ExceptionTrace:
+        """The trace of a live exception: its frames and its chain, bounded in depth and frame count.
+
+        An exception that carries a trace from a worker (`attach_trace`) has that trace as its cause.
+        """
+        return _trace_of(exc, depth=0, seen=set())
+
+
+def attach_trace(exc: BaseException, trace: ExceptionTrace) -> BaseException:
+    """Attach the trace of the exception that caused `exc` in another process (an agent worker); returns `exc`."""
+    setattr(exc, _TRACE_ATTR, trace)
+    return exc
+
+
+def attached_trace(exc: BaseException) -> ExceptionTrace | None:
+    """The trace `attach_trace` put on `exc`, if any."""
+    trace = getattr(exc, _TRACE_ATTR, None)
+    return trace if isinstance(trace, ExceptionTrace) else None
+
+
+def _message_of(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # a user's __str__ that raises: the type still says what it was
+        text = "(its message could not be read)"
+    return text if len(text) <= _TRACE_MESSAGE_CHARS else text[:_TRACE_MESSAGE_CHARS] + "…"
+
+
+def _trace_of(exc: BaseException, *, depth: int, seen: set[int]) -> ExceptionTrace:
+    seen.add(id(exc))
+    walked = list(traceback.walk_tb(exc.__traceback__))
+    omitted = 0
+    if len(walked) > _TRACE_HEAD_FRAMES + _TRACE_TAIL_FRAMES:
+        omitted = len(walked) - _TRACE_HEAD_FRAMES - _TRACE_TAIL_FRAMES
+        walked = walked[:_TRACE_HEAD_FRAMES] + walked[-_TRACE_TAIL_FRAMES:]
+    frames = [
+        TraceFrame(path=f.filename, line=f.lineno or 0, function=f.name, source=(f.line or "").strip())
+        for f in traceback.StackSummary.extract(iter(walked), capture_locals=False)
+    ]
+
+    def linked(other: BaseException | None) -> ExceptionTrace | None:
+        if other is None or id(other) in seen or depth >= _TRACE_DEPTH:
+            return None
+        return _trace_of(other, depth=depth + 1, seen=seen)
+
+    remote = attached_trace(exc)
+    members = exc.exceptions[:_TRACE_GROUP_MEMBERS] if isinstance(exc, BaseExceptionGroup) else ()
+    return ExceptionTrace(
+        type_name=type(exc).__name__,
+        message=_message_of(exc),
+        frames=frames,
+        omitted=omitted,
+        cause=remote if remote is not None else linked(exc.__cause__),
+        context=None if exc.__suppress_context__ or remote is not None else linked(exc.__context__),
+        exceptions=[t for t in (linked(e) for e in members) if t is not None],
+    )
 
 
 def _how_it_ended(returncode: int | None) -> str:

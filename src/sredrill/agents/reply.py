@@ -22,7 +22,10 @@ from sredrill.text import REPLACED_NOTE, parse_json, scrub, scrub_json
 
 __all__ = [
     "ACCEPTED_RETURN_TYPES",
+    "LOG_LIMIT_BYTES",
     "OUTPUT_LIMIT_BYTES",
+    "agent_log_of",
+    "cap_log",
     "cap_text",
     "reply_from_diagnosis",
     "reply_from_mapping",
@@ -30,11 +33,15 @@ __all__ = [
     "reply_from_value",
     "truncated_note",
     "validation_lines",
+    "with_agent_log",
 ]
 
 ACCEPTED_RETURN_TYPES = "a Diagnosis, a dict (a Diagnosis's fields, or any JSON object) or a str"
 OUTPUT_LIMIT_BYTES: Final = 1 << 20
 """An agent's output (and its raw reply) is kept up to this many UTF-8 bytes: the head, then a marker."""
+LOG_LIMIT_BYTES: Final = 64 << 10
+"""A test result keeps the agent's log up to this many UTF-8 bytes: the tail, after a line saying so."""
+_LOG_ATTR: Final = "__sredrill_agent_log__"
 
 
 def validation_lines(exc: ValidationError) -> str:
@@ -62,6 +69,38 @@ def cap_text(text: str, limit_bytes: int = OUTPUT_LIMIT_BYTES) -> tuple[str, int
         cut -= 1
     dropped = len(data) - cut
     return data[:cut].decode("utf-8") + f"… [truncated: {dropped} bytes]", dropped
+
+
+def cap_log(text: str, limit_bytes: int = LOG_LIMIT_BYTES) -> str:
+    """The tail of an agent's log within `limit_bytes` UTF-8 bytes (a crash explains itself at the end).
+
+    When cut, a first line says so. `text` must be scrubbed (no lone surrogates).
+    """
+    if len(text) * 4 <= limit_bytes:
+        return text
+    data = text.encode("utf-8")
+    if len(data) <= limit_bytes:
+        return text
+    cut = len(data) - limit_bytes
+    while cut < len(data) and data[cut] & 0xC0 == 0x80:  # a continuation byte: start at a character
+        cut += 1
+    head = f"[sredrill] the log's first {cut} bytes were dropped; its last {len(data) - cut} are kept\n"
+    return head + data[cut:].decode("utf-8")
+
+
+def with_agent_log(error: AgentError, log: str) -> AgentError:
+    """Attach what the agent logged before it failed (its stderr, sredrill's warnings) to its error; returns it.
+
+    The engine reads it back (`agent_log_of`) into the test result's `agent_log`.
+    """
+    setattr(error, _LOG_ATTR, log)
+    return error
+
+
+def agent_log_of(exc: BaseException) -> str | None:
+    """The log `with_agent_log` attached to `exc`; None when there is none."""
+    log = getattr(exc, _LOG_ATTR, None)
+    return log if isinstance(log, str) and log else None
 
 
 def _noted(reply: AgentReply, *, replaced: bool, total_bytes: int | None) -> AgentReply:

@@ -48,6 +48,7 @@ __all__ = [
     "ToolCallLine",
     "ToolResultLine",
     "Transcript",
+    "TranscriptReply",
 ]
 
 STEP_KINDS: Final = ("thinking", "assistant", "tool_call", "tool_result", "response", "diagnosis")
@@ -118,14 +119,45 @@ _step_line: TypeAdapter[StepLine] = TypeAdapter(StepLine)
 
 
 _MAX_LOC_PARTS: Final = 6
+_LINE_MODELS: Final[dict[str, type[BaseModel]]] = {
+    "thinking": ThinkingLine,
+    "assistant": AssistantLine,
+    "tool_call": ToolCallLine,
+    "tool_result": ToolResultLine,
+    "response": ResponseLine,
+}
+_ANSWER_KINDS: Final = ("diagnosis", "response")
 
 
-def _first_error(exc: ValidationError) -> str:
+def _path(loc: tuple[int | str, ...]) -> str:
+    # A deeply nested value's location runs to hundreds of parts; its start says where.
+    return ".".join(str(p) for p in loc[:_MAX_LOC_PARTS]) + (".…" if len(loc) > _MAX_LOC_PARTS else "")
+
+
+def _first_error(exc: ValidationError, kind: str, *, inline: bool) -> str:
+    """The first problem, located as the agent wrote the line (an inline diagnosis has no `diagnosis.` level)."""
     err = exc.errors()[0]
     loc = err["loc"][1:]  # loc[0] is the union tag
-    # A deeply nested value's location runs to hundreds of parts; its start says where.
-    where = ".".join(str(p) for p in loc[:_MAX_LOC_PARTS]) + (".…" if len(loc) > _MAX_LOC_PARTS else "")
+    if inline and loc[:1] == ("diagnosis",):
+        loc = loc[1:]
+    if err["type"] == "extra_forbidden" and loc:
+        where, key = _path(loc[:-1]), loc[-1]
+        if where:
+            return f"{where}: unknown key {key!r}"
+        fields = Diagnosis.model_fields if kind == "diagnosis" else _LINE_MODELS[kind].model_fields
+        known = [name for name in fields if name != "kind"]
+        return f"unknown key {key!r} (a {kind} line has: kind, {', '.join(known)})"
+    where = _path(loc)
     return f"{where}: {err['msg']}" if where else err["msg"]
+
+
+@dataclasses.dataclass(slots=True)
+class TranscriptReply(AgentReply):
+    """A reply built from a transcript; it also says why the agent's answer line was not used, when it was not."""
+
+    rejected_answer: str | None = None
+    """Set when the reply has no diagnosis although the agent sent a `diagnosis` (or `response`) line that was
+    rejected: which line and why, e.g. "the agent's diagnosis line 3 was rejected: unknown key 'foo' …"."""
 
 
 class Transcript:
@@ -144,6 +176,8 @@ class Transcript:
         self._diagnosis: Diagnosis | None = None
         self._names: dict[str, str] = {}
         self._open: dict[str, list[str]] = {}
+        self._rejected: tuple[str, str] | None = None
+        """The last answer line rejected and not answered since: (kind, what is wrong, with its line)."""
 
     def feed(self, line: str) -> None:
         """Record one line of output as a step."""
@@ -163,16 +197,22 @@ class Transcript:
         if not isinstance(obj, dict) or "kind" not in obj:
             self._text(line)
             return
-        if obj["kind"] == "diagnosis" and "diagnosis" not in obj:
+        inline = obj["kind"] == "diagnosis" and "diagnosis" not in obj
+        if inline:
             obj = {"kind": "diagnosis", "diagnosis": {k: v for k, v in obj.items() if k != "kind"}}
         try:
             parsed = _step_line.validate_python(obj)
         except ValidationError as exc:
             kind = obj["kind"]
+            known = isinstance(kind, str) and kind in STEP_KINDS
             problem = (
-                _first_error(exc) if kind in STEP_KINDS else f"unknown kind {kind!r} (known: {', '.join(STEP_KINDS)})"
+                _first_error(exc, kind, inline=inline)
+                if known
+                else f"unknown kind {kind!r} (known: {', '.join(STEP_KINDS)})"
             )
             self.warnings.append(f"stdout line {len(self.lines)}: invalid step, kept as text: {problem}")
+            if known and kind in _ANSWER_KINDS:
+                self._rejected = (kind, f"the agent's {kind} line {len(self.lines)} was rejected: {problem}")
             self._text(line)
             return
         self._record(parsed, line)
@@ -190,9 +230,12 @@ class Transcript:
                 self._text(content)
             case ResponseLine(content=content):
                 self._response = content
+                if self._rejected is not None and self._rejected[0] == "response":
+                    self._rejected = None
                 rec.add(ResponseStep(content=content))
             case DiagnosisLine(diagnosis=diagnosis):
                 self._diagnosis = diagnosis
+                self._rejected = None
                 rec.add(ResponseStep(content=diagnosis_text(diagnosis)))
             case ToolCallLine():
                 call_id = line.call_id or line.id or rec.new_call_id()
@@ -233,11 +276,17 @@ class Transcript:
             )
         )
 
-    def reply(self, log: str) -> AgentReply:
+    def log(self, stderr: str) -> str:
+        """The agent's log: its stderr, then sredrill's warnings about its lines (`[sredrill] stdout line N: …`)."""
+        notes = "\n".join(f"[sredrill] {w}" for w in self.warnings)
+        return "\n".join(p for p in (stderr.rstrip("\n"), notes) if p)
+
+    def reply(self, log: str) -> TranscriptReply:
         """The answer: the last diagnosis, else the last response, else all assistant text joined.
 
         When the agent sent no response or diagnosis, its joined text is recorded as the response step, so
-        every finished run ends with one.
+        every finished run ends with one. When the answer has no diagnosis and an answer line was rejected
+        (an unknown key, a wrong type), `rejected_answer` says which line and why, and a note says it too.
         """
         if self._diagnosis is not None:
             reply = reply_from_diagnosis(self._diagnosis)
@@ -247,7 +296,10 @@ class Transcript:
             text = "\n".join(self._texts)
             self.recorder.add(ResponseStep(content=text))
             reply = reply_from_text(text)
-        notes = "\n".join(f"[sredrill] {w}" for w in self.warnings)
-        return dataclasses.replace(
-            reply, raw=list(self.lines), log="\n".join(p for p in (log.rstrip("\n"), notes) if p)
-        )
+        rejected = None
+        if reply.diagnosis is None and self._rejected is not None:
+            rejected = f"{self._rejected[1]}; see the agent log"
+            reply.notes.append(rejected)
+        fields = {f.name: getattr(reply, f.name) for f in dataclasses.fields(AgentReply)}
+        fields.update(raw=list(self.lines), log=self.log(log))
+        return TranscriptReply(**fields, rejected_answer=rejected)

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from sredrill.agents.reply import cap_log
 from sredrill.errors import ExpectationFailed, SredrillError
-from sredrill.results import Signal, SignalRole, TestResult, TestStatus
+from sredrill.results import Signal, SignalKind, SignalRole, TestResult, TestStatus
 from sredrill.sdk import (
     AgentFixture,
     FixtureSet,
@@ -37,6 +38,7 @@ from sredrill.sdk.context import enter_context, exit_context, exit_text, is_engi
 from sredrill.text import REPLACED_NOTE, scrub
 
 from .metrics import derive_metrics, metric_signals
+from .tracebacks import assert_failure, format_stopped, format_traceback
 
 __all__ = ["AttemptOutcome", "HookState", "run_test"]
 
@@ -75,7 +77,10 @@ class HookState:
                     if isinstance(exc, asyncio.CancelledError) and is_engine_cancelled():
                         raise
         if latch.error is not None:
-            raise SredrillError(f"before_all hook failed: {_error_text(latch.error, 'a before_all hook')}")
+            # Chained, so the hook's own frames are the traceback of every test that reports it.
+            raise SredrillError(
+                f"before_all hook failed: {_error_text(latch.error, 'a before_all hook')}"
+            ) from latch.error
 
     async def finished(self, test: TestDef) -> list[str]:
         """Count a test as done; run `after_all` of scopes that have no test left. Returns hook errors."""
@@ -134,7 +139,7 @@ def _score(signals: list[Signal]) -> float | None:
 
 
 async def _call(fn: Callable[..., Any], fixtures: FixtureSet, progress: _Progress, where: str) -> None:
-    progress.where = "fixture setup"  # a fixture's own error names the fixture
+    progress.where = "a fixture"  # a fixture's own error names the fixture
     kwargs = await fixtures.arguments(fn)
     progress.where = where
     await fn(**kwargs)
@@ -219,6 +224,63 @@ def _where(progress: _Progress, ctx: TestContext) -> str:
     return progress.where
 
 
+def _error_type(exc: BaseException) -> str:
+    """The error's class name; for sredrill's plain wrapper of another error (a hook's, a fixture's
+    `sys.exit()`), the wrapped one's."""
+    if type(exc) is SredrillError and exc.__cause__ is not None:
+        return _error_type(exc.__cause__)
+    return type(exc).__name__
+
+
+@dataclass(slots=True)
+class _Failure:
+    """How the attempt ended when its code raised: the error (or failure) text and what explains it."""
+
+    error: str | None = None
+    failure: str | None = None
+    error_type: str | None = None
+    error_where: str | None = None
+    traceback: str | None = None
+
+
+def _failure_of(
+    exc: BaseException, ctx: TestContext, progress: _Progress, deadline: asyncio.Timeout, limit: float
+) -> _Failure:
+    """Classify what the test's code raised: a failed expectation or assert, a timeout, or an error."""
+    where = _where(progress, ctx)
+    if isinstance(exc, ExpectationFailed):
+        return _Failure(failure=str(exc))
+    if isinstance(exc, TimeoutError) and deadline.expired():
+        error = f"timed out after {limit:g}s in {where}"
+        return _Failure(error=error, error_type="timeout", error_where=where, traceback=format_stopped(exc, error))
+    if isinstance(exc, AssertionError) and where == "the test body":
+        # A plain `assert` fails the test as pytest's does; in a hook or fixture it is that code's error.
+        found = assert_failure(exc)
+        if found is not None:
+            ctx.record(
+                Signal(
+                    kind=SignalKind.EXPECT,
+                    name="assert",
+                    role=SignalRole.GATE,
+                    passed=False,
+                    message=found.message,
+                    where=found.where,
+                )
+            )
+            return _Failure(failure=found.message, traceback=format_traceback(exc))
+    return _Failure(
+        error=_error_text(exc, where),
+        error_type=_error_type(exc),
+        error_where=where,
+        traceback=format_traceback(exc),
+    )
+
+
+def _agent_log(ctx: TestContext) -> str | None:
+    log = ctx.result.log if ctx.result is not None else ctx.agent_log
+    return cap_log(scrub(log)[0]) if log else None
+
+
 async def run_test(
     test: TestDef,
     runtime: Runtime,
@@ -242,8 +304,7 @@ async def run_test(
     token = enter_context(ctx)
     start = time.perf_counter()
     limit = timeout_s or test.timeout_s
-    error: str | None = None
-    failure: str | None = None
+    ended = _Failure()
     progress = _Progress()
     deadline = asyncio.timeout(limit)
     try:
@@ -256,14 +317,10 @@ async def run_test(
             if isinstance(exc, asyncio.CancelledError):
                 raise
             raise asyncio.CancelledError() from exc
-        if isinstance(exc, ExpectationFailed):
-            failure = str(exc)
-        elif isinstance(exc, TimeoutError) and deadline.expired():
-            error = f"timed out after {limit:g}s"
-        else:
-            error = _error_text(exc, _where(progress, ctx))
+        ended = _failure_of(exc, ctx, progress, deadline, limit)
     finally:
         exit_context(token)
+    error, failure = ended.error, ended.failure
     if is_engine_cancelled():
         # The cancellation arrived during teardown (which still ran to its end), or the test's code caught it.
         raise asyncio.CancelledError()
@@ -271,6 +328,7 @@ async def run_test(
         # The test's time ran out during teardown: what was stopped there was stopped by the timeout.
         progress.late = [_timed_out(e, limit) if isinstance(e, asyncio.CancelledError) else e for e in progress.late]
     late = "; ".join(dict.fromkeys(_error_text(e, "teardown") for e in progress.late)) or None
+    late_traceback = "\n\n".join(t for e in progress.late if (t := format_traceback(e))) or None
     signals = list(ctx.signals)
     metrics = None
     if ctx.result is not None:
@@ -287,6 +345,7 @@ async def run_test(
         reason = failure or failed_gates[0].message or f"{failed_gates[0].name} failed"
     elif late is not None:
         status, reason, late = TestStatus.ERRORED, late, None
+        ended = _Failure(error_type=_error_type(progress.late[0]), error_where="teardown", traceback=late_traceback)
     else:
         status, reason = TestStatus.PASSED, None
     if late is not None:  # the body's outcome decides the status; the teardown's error is reported with it
@@ -296,6 +355,7 @@ async def run_test(
     text = _Scrubbed()
     test_id, name, file, prompt = text(test.id), text(test.name), text(test.file), text(test.prompt)
     reason = text(reason)
+    trace = text(ended.traceback)
     labels = [text(label) for label in test.labels]
     notes = list(ctx.result.notes) if ctx.result else []
     if text.changed and REPLACED_NOTE not in notes:
@@ -317,6 +377,10 @@ async def run_test(
         notes=notes,
         difficulty=test.difficulty,
         duration_ms=round((time.perf_counter() - start) * 1000, 3),
+        error_type=ended.error_type if status == TestStatus.ERRORED else None,
+        error_where=ended.error_where if status == TestStatus.ERRORED else None,
+        traceback=trace if status != TestStatus.PASSED else None,
+        agent_log=_agent_log(ctx),
     )
     if decorate is not None:
         result = decorate(ctx, result)

@@ -44,6 +44,7 @@ def grade_diagnosis(
     returned_metrics: Collection[str],
     vocabulary: Vocabulary,
     loops: int | None = None,
+    no_diagnosis: str | None = None,
 ) -> Grade:
     """Grade one diagnosis of one scenario.
 
@@ -58,6 +59,8 @@ def grade_diagnosis(
             backend's audit log); `required_queries` checks against it.
         vocabulary: the pack's vocabulary (failure modes, aliases, `pack.yml` keyword aliases).
         loops: investigation loops as the connector reported them; None to count them from thinking steps.
+        no_diagnosis: why `diagnosis` is None, when known (the agent's answer line was rejected:
+            `RunResult.rejected_answer`); the diagnosis checks then say so instead of "returned nothing usable".
 
     Returns:
         The grade; `grade.passed` is True when every gate passed.
@@ -75,6 +78,7 @@ def grade_diagnosis(
     grader = _Grader(
         scenario=scenario,
         diagnosis=diagnosis,
+        no_diagnosis=f"no diagnosis: {no_diagnosis}" if diagnosis is None and no_diagnosis else NO_DIAGNOSIS,
         vocabulary=vocabulary,
         aliases=KeywordAliases.of(vocabulary.keyword_aliases),
         expected_modes=frozenset(expected_modes),
@@ -166,6 +170,8 @@ class _Grader:
 
     scenario: Scenario
     diagnosis: Diagnosis | None
+    no_diagnosis: str
+    """The detail of every diagnosis check when there is no diagnosis: `NO_DIAGNOSIS`, or why there is none."""
     vocabulary: Vocabulary
     aliases: KeywordAliases
     """The pack's keyword aliases, indexed once for every text of this grade."""
@@ -224,7 +230,7 @@ class _Grader:
 
     def root_cause_present(self) -> CheckOutcome:
         if self.diagnosis is None:
-            return self._gate(False, NO_DIAGNOSIS)
+            return self._gate(False, self.no_diagnosis)
         text = normalize_text(self.diagnosis.root_cause).rstrip(".!")
         if not text:
             return self._gate(False, "the root cause is empty")
@@ -235,7 +241,7 @@ class _Grader:
     def category(self) -> CheckOutcome:
         expected = self.scenario.answer.root_cause_category
         if self.diagnosis is None:
-            return self._gate(False, NO_DIAGNOSIS)
+            return self._gate(False, self.no_diagnosis)
         got = self.diagnosis.category
         if got is None:
             return self._gate(False, f"no category given (expected {expected.value})")
@@ -246,7 +252,7 @@ class _Grader:
     def failure_modes(self) -> CheckOutcome:
         expected = sorted(self.expected_modes)
         if self.diagnosis is None:
-            return self._gate(False, NO_DIAGNOSIS)
+            return self._gate(False, self.no_diagnosis)
         if self.predicted.unknown:
             return self._gate(False, "; ".join(self.predicted.unknown) + f" (expected {_listed(expected)})")
         if not self.predicted.modes:
@@ -265,7 +271,7 @@ class _Grader:
     def forbidden_categories(self) -> CheckOutcome:
         forbidden = self.scenario.answer.forbidden_categories
         if self.diagnosis is None:
-            return self._gate(False, NO_DIAGNOSIS)
+            return self._gate(False, self.no_diagnosis)
         # An entry is a category or a failure mode (the loader made both canonical); "healthy" and "unknown"
         # are both, so each entry is matched against the category and against every failure mode.
         hits = []
@@ -282,7 +288,7 @@ class _Grader:
     def required_keywords(self) -> CheckOutcome:
         keywords = self.scenario.answer.required_keywords
         if self.diagnosis is None:
-            return self._gate(False, NO_DIAGNOSIS)
+            return self._gate(False, self.no_diagnosis)
         d = self.diagnosis
         fields = [d.root_cause, *d.causal_chain, *(c.text for c in d.claims), d.report]
         found, missing = KeywordMatcher.of(fields, self.aliases).find(keywords)
@@ -295,7 +301,7 @@ class _Grader:
     def forbidden_keywords(self) -> CheckOutcome:
         keywords = self.scenario.answer.forbidden_keywords
         if self.diagnosis is None:
-            return self._gate(False, NO_DIAGNOSIS)
+            return self._gate(False, self.no_diagnosis)
         if not keywords:
             return self._gate(True, "no keyword is forbidden")
         d = self.diagnosis
@@ -337,7 +343,7 @@ class _Grader:
         if not required:
             return self._gate(True, "no evidence source is required")
         if self.diagnosis is None:
-            return self._gate(False, NO_DIAGNOSIS)
+            return self._gate(False, self.no_diagnosis)
         cited = cited_sources(e for c in self.diagnosis.claims for e in c.evidence)
         missing = [s for s in required if s not in cited]
         if missing:
@@ -348,7 +354,7 @@ class _Grader:
 
     def ruling_out(self, missing: list[str]) -> CheckOutcome:
         if self.diagnosis is None:
-            return CheckOutcome(passed=False, role=self.axis2_role, detail=NO_DIAGNOSIS)
+            return CheckOutcome(passed=False, role=self.axis2_role, detail=self.no_diagnosis)
         if missing:
             return CheckOutcome(
                 passed=False,

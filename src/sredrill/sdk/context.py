@@ -71,6 +71,8 @@ class TestContext:
     result: RunResult | None = None
     steps: list[dict[str, Any]] | None = None
     agent_started: bool = False
+    agent_log: str | None = None
+    """What the agent logged when `agent.run()` failed (a finished run's log is on `result.log`)."""
     started: float = field(default_factory=time.perf_counter)
     extra: dict[str, Any] = field(default_factory=dict)
     """Per-test values suites attach (the RCA suite's scenario and grading)."""

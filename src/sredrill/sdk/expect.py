@@ -2,14 +2,21 @@
 
 Each matcher computes `(passed, expected, actual)`; one recorder applies `.not_`, records the signal,
 writes the message ("expected <actual> to <phrase> <expected>") and raises unless the expectation is soft.
+Each signal says where it was recorded (`Signal.where`): the user's `path:line` of the `expect(...)` call, and,
+when it failed, its source line. `to_equal` on nested data adds a diff to its message.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+import linecache
+import os
+import pprint
 import re
+import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, Protocol
 
 from sredrill.errors import ExpectationFailed
 from sredrill.results import Signal, SignalKind, SignalRole, Verdict
@@ -17,9 +24,91 @@ from sredrill.sdk.context import current_context
 from sredrill.sdk.result import RunResult
 from sredrill.trajectory import Trajectory
 
-__all__ = ["Expectation", "expect"]
+__all__ = ["Expectation", "Gradable", "expect", "is_sredrill_file", "shown_path"]
 
 _MAX_SHOWN = 200
+_DIFF_LINES: Final = 40
+_SOURCE_CHARS: Final = 200
+_SREDRILL_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def is_sredrill_file(path: str) -> bool:
+    """True for a file of the sredrill package itself (its frames are hidden from users)."""
+    return path.startswith(_SREDRILL_DIR)
+
+
+def shown_path(path: str) -> str:
+    """A source file's path as users see it: relative to the working directory when inside it.
+
+    A prefix test, not `resolve()`: it runs for every recorded signal.
+    """
+    cwd = os.path.join(os.getcwd(), "")
+    return path[len(cwd) :] if path.startswith(cwd) else path
+
+
+def _caller() -> tuple[str, int] | None:
+    """The file and line of the user's code that called into sredrill (the first frame outside it)."""
+    frame = sys._getframe(1)
+    while frame is not None and is_sredrill_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+
+
+def _where(caller: tuple[str, int] | None, *, source: bool) -> str | None:
+    """`path:line`, and with `source` (a failed signal) `path:line: the source line`."""
+    if caller is None:
+        return None
+    path, line = caller
+    where = f"{shown_path(path)}:{line}"
+    text = linecache.getline(path, line).strip() if source else ""
+    if len(text) > _SOURCE_CHARS:
+        text = text[: _SOURCE_CHARS - 1] + "…"
+    return f"{where}: {text}" if text else where
+
+
+def _is_nested(value: Any) -> bool:
+    return isinstance(value, dict | list | tuple | set | frozenset)
+
+
+def _lines_of(value: Any) -> list[str]:
+    """One line per item: indented JSON (keys sorted) when the value is JSON, else `pprint`'s layout."""
+    try:
+        return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    except (TypeError, ValueError, RecursionError):  # sets, objects, keys of mixed types, a cycle
+        return pprint.pformat(value, width=60, sort_dicts=True).splitlines()
+
+
+def _diff(expected: Any, actual: Any) -> str | None:
+    """A unified diff of two nested values (or multi-line texts), at most `_DIFF_LINES` lines; None otherwise."""
+    if _is_nested(expected) and _is_nested(actual):
+        try:
+            old, new = _lines_of(expected), _lines_of(actual)
+        except Exception:  # a user's __repr__ failed: the message without a diff still says what differs
+            return None
+    elif isinstance(expected, str) and isinstance(actual, str) and ("\n" in expected or "\n" in actual):
+        old, new = expected.splitlines(), actual.splitlines()
+    else:
+        return None
+    lines = list(difflib.unified_diff(old, new, "expected", "actual", n=2, lineterm=""))
+    if not lines:
+        return None
+    if len(lines) > _DIFF_LINES:
+        lines = [*lines[:_DIFF_LINES], f"… {len(lines) - _DIFF_LINES} more diff lines"]
+    return "\n".join(lines)
+
+
+class Gradable(Protocol):
+    """What `to_diagnose` grades against: a scenario (the `scenario` fixture) that grades a RunResult.
+
+    Examples:
+        >>> class AlwaysRight:
+        ...     def grade(self, result):
+        ...         return [Signal(kind="check", name="root_cause", role="gate", passed=True)]
+    """
+
+    def grade(self, result: RunResult) -> list[Signal]:
+        """Grade the run's diagnosis: one CHECK signal per check (role gate or observe)."""
+        ...
 
 
 def _shown(value: Any) -> Any:
@@ -62,15 +151,26 @@ class Expectation:
         return Expectation(self._subject, soft=self._soft, negated=not self._negated, message=self._message)
 
     def _check(
-        self, matcher: str, phrase: str, passed: bool, expected: Any, actual: Any, *, scored: bool = False
+        self,
+        matcher: str,
+        phrase: str,
+        passed: bool,
+        expected: Any,
+        actual: Any,
+        *,
+        scored: bool = False,
+        detail: str | None = None,
     ) -> None:
         ctx = current_context()
+        caller = _caller()
         if self._negated:
             passed = not passed
             phrase = "not " + phrase
         message = f"expected {_shown(actual)!r} to {phrase} {_shown(expected)!r}".rstrip()
         if self._message:
             message = f"{self._message}: {message}"
+        if detail and not passed and not self._negated:
+            message = f"{message}\n{detail}"
         ctx.record(
             Signal(
                 kind=SignalKind.EXPECT,
@@ -82,6 +182,7 @@ class Expectation:
                 actual=_shown(actual),
                 soft=self._soft,
                 score=(1.0 if passed else 0.0) if scored else None,
+                where=_where(caller, source=not passed),
             )
         )
         if not passed and not self._soft:
@@ -93,7 +194,10 @@ class Expectation:
         self._check("to_be", "be", s is expected or (type(s) is type(expected) and s == expected), expected, s)
 
     def to_equal(self, expected: Any) -> None:
-        self._check("to_equal", "equal", self._subject == expected, expected, self._subject)
+        """Equality (`==`); on nested data (dicts, lists) a failure shows a diff of expected and actual."""
+        passed = self._subject == expected
+        detail = None if passed else _diff(expected, self._subject)
+        self._check("to_equal", "equal", passed, expected, self._subject, detail=detail)
 
     def to_contain(self, expected: Any) -> None:
         """Substring for text; membership for lists, sets and dict keys."""
@@ -159,6 +263,42 @@ class Expectation:
         if not isinstance(v, Verdict):
             raise TypeError(f"to_pass needs a Verdict, got {type(v).__name__}")
         self._check("to_pass", "pass; reasoning", v.passed or v.skipped, "passed", v.reasoning or "failed")
+
+    def to_diagnose(self, scenario: Gradable) -> None:
+        """The RunResult's diagnosis passes the scenario's grading (`scenario.grade(result)`).
+
+        Every check the grading returns is recorded on the test (gate checks decide its status, observe
+        checks are reported); unless soft, a failed gate check stops the body, naming each one that failed.
+
+        Raises:
+            TypeError: the subject is not a RunResult, the expectation is negated (a grade has no opposite),
+                or `grade` returned something else than a list of Signals.
+            ExpectationFailed: a gate check failed (not with `expect.soft`).
+        """
+        if self._negated:
+            raise TypeError(
+                "expect(result).not_.to_diagnose(scenario) has no meaning: a grade cannot be negated; "
+                "drop .not_, or check one field instead (e.g. expect(result.diagnosis.category).not_.to_equal(...))"
+            )
+        result = self._subject
+        if not isinstance(result, RunResult):
+            raise TypeError(f"to_diagnose needs the RunResult of agent.run(), got {type(result).__name__}")
+        ctx = current_context()
+        caller = _caller()
+        signals = scenario.grade(result)
+        if not isinstance(signals, list | tuple) or not all(isinstance(s, Signal) for s in signals):
+            raise TypeError(
+                f"{type(scenario).__name__}.grade() must return a list of Signals, got {type(signals).__name__}"
+            )
+        failed = [s for s in signals if s.role == SignalRole.GATE and s.passed is False]
+        for signal in signals:
+            ctx.record(
+                signal.model_copy(update={"soft": self._soft, "where": _where(caller, source=signal.passed is False)})
+            )
+        if failed and not self._soft:
+            named = "; ".join(f"{s.name}: {s.message}" if s.message else s.name for s in failed)
+            message = f"expected the diagnosis to pass the scenario's grading; failed: {named}"
+            raise ExpectationFailed(f"{self._message}: {message}" if self._message else message)
 
 
 class _Expect:

@@ -12,6 +12,8 @@ from typing import Any, Final
 from pydantic import JsonValue
 
 from sredrill.agents import ContextItem, Task, needs_tool_server
+from sredrill.agents.reply import agent_log_of
+from sredrill.agents.transcript import TranscriptReply
 from sredrill.diagnosis import Diagnosis
 from sredrill.errors import AgentError, StateError, TracesUnavailable
 from sredrill.sdk.context import TestContext
@@ -55,6 +57,10 @@ class RunResult:
     loops: int | None = None
     notes: tuple[str, ...] = ()
     """What sredrill changed or noticed in this run (replaced text, tool calls reported but not served)."""
+    rejected_answer: str | None = None
+    """Why there is no diagnosis although the agent sent an answer line: which line was rejected and why
+    ("the agent's diagnosis line 3 was rejected: unknown key 'foo' …"); None otherwise. Grading says it in
+    place of "no diagnosis"."""
     _data: JsonValue = field(default=None, repr=False)
     _traces: RunTraces | None = field(default=None, repr=False)
 
@@ -223,6 +229,7 @@ class AgentFixture:
             error = None
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
+            ctx.agent_log = agent_log_of(exc)  # what a failed agent logged, for the test result
             raise
         finally:
             if host is not None and access is not None:
@@ -256,6 +263,7 @@ class AgentFixture:
             raw=tuple(reply.raw),
             log=reply.log,
             loops=reply.loops,
+            rejected_answer=reply.rejected_answer if isinstance(reply, TranscriptReply) else None,
             # Once each: the transcript and the reply may both have replaced text in the same run.
             notes=tuple(dict.fromkeys([*recorder.notes, *reply.notes, *((unverified,) if unverified else ())])),
             _data=reply.data,

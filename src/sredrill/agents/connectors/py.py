@@ -33,10 +33,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pydantic import PrivateAttr
+from pydantic import PrivateAttr, ValidationError
 
 from sredrill.agents.protocol import AgentReply, Task
-from sredrill.agents.reply import reply_from_value
+from sredrill.agents.reply import reply_from_value, with_agent_log
 from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.diagnosis import Diagnosis
 from sredrill.errors import AgentError, AgentSpecError, InputError, StateError, did_you_mean
@@ -44,10 +44,12 @@ from sredrill.trajectory import Recorder, ResponseStep, ToolError
 from sredrill.workers import (
     START_TIMEOUT_S,
     Ask,
+    ExceptionTrace,
     RemoteError,
     Worker,
     WorkerDied,
     WorkerPool,
+    attach_trace,
     capture_output,
     worker_role,
 )
@@ -252,6 +254,8 @@ class AgentWorkerHandler:
                     "ok": False,
                     "error": f"agent raised {_describe(exc)}",
                     "cause": {"type": type(exc).__name__, "message": str(exc)},
+                    # Its frames are only here: the driver shows them as the cause of its AgentError.
+                    "trace": ExceptionTrace.of(exc).model_dump(mode="json"),
                 }
         answer["log"] = out.stdout + out.stderr
         return answer
@@ -273,6 +277,16 @@ def _cause(data: object) -> BaseException | None:
     try:
         return cls(data.get("message", ""))
     except Exception:  # a builtin whose constructor wants other arguments: the message still says it all
+        return None
+
+
+def _trace(data: object) -> ExceptionTrace | None:
+    """The agent's traceback as its worker sent it; None when absent or not one."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        return ExceptionTrace.model_validate(data)
+    except ValidationError:
         return None
 
 
@@ -328,7 +342,11 @@ class WorkerPyAgent:
             except RemoteError as exc:
                 raise AgentError(f"the agent worker failed: {exc}") from None
         if not answer.get("ok"):
-            raise AgentError(str(answer.get("error"))) from _cause(answer.get("cause"))
+            error = with_agent_log(AgentError(str(answer.get("error"))), str(answer.get("log") or ""))
+            trace = _trace(answer.get("trace"))
+            if trace is not None:
+                attach_trace(error, trace)
+            raise error from _cause(answer.get("cause"))
         wire = answer["value"]
         value: object = wire.get("value")
         if wire.get("kind") == "diagnosis":
