@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
@@ -32,7 +33,10 @@ __all__ = [
     "Trajectory",
     "UserStep",
     "is_subset",
+    "no_arguments",
     "step_adapter",
+    "strict_schema",
+    "without_nulls",
 ]
 
 StepKind = Literal["user", "assistant", "thinking", "tool_call", "tool_result", "response"]
@@ -243,13 +247,230 @@ class Trajectory(Sequence[Step]):
 
 
 class ToolSpec(BaseModel):
-    """A tool an agent may call: its name, what it does, and a JSON Schema of its arguments."""
+    """A tool an agent may call: its name, what it does, and a JSON Schema of its arguments.
+
+    Every built-in tool's `input_schema` is strict (see `strict_schema`), so it can be sent to an LLM
+    with OpenAI's `strict: true` as it is.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     description: str
     input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+def no_arguments() -> dict[str, JsonValue]:
+    """A new strict schema for a tool that takes no arguments."""
+    return {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
+
+
+# Strict function calling (OpenAI's Structured Outputs guide, "Supported schemas") accepts a subset of JSON
+# Schema. Kept: the keywords every version of the guide allows, for every model (fine-tuned ones reject
+# string formats, lengths, numeric bounds and array sizes). Those are written into the description instead,
+# where a model still reads them, and the tool's own validation still enforces them.
+_STRICT_KEYWORDS = frozenset(
+    {"type", "description", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf"}
+)
+_DESCRIBED_KEYWORDS = frozenset(
+    {
+        "default",
+        "examples",
+        "format",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+    }
+)
+_SCALAR_TYPES = frozenset({"string", "number", "integer", "boolean"})
+_NULL: Mapping[str, JsonValue] = MappingProxyType({"type": "null"})
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, JsonValue]:
+    """A tool's argument schema in the form strict function calling accepts, meaning unchanged.
+
+    The result is self-contained (every `$ref` inlined, no `$defs`); every object lists all its properties
+    in `required` and sets `additionalProperties: false`; a property that was optional accepts `null`
+    instead, and the tools read `null` as "not given". pydantic's titles and null defaults are dropped;
+    `default`, `examples`, `format`, lengths and bounds move into the description.
+
+    Args:
+        schema: a JSON Schema of an object, e.g. a pydantic model's `model_json_schema()`.
+
+    Returns:
+        A new schema; the input is not changed.
+
+    Raises:
+        ValueError: the schema is not an object, or uses what strict mode cannot express (a free-form
+            object, `oneOf`, `allOf`, `patternProperties`, a `$ref` outside `#/$defs/`, a recursive `$ref`).
+    """
+    defs = schema.get("$defs", {})
+    out = _strict(schema, defs, ())
+    if out.get("type") != "object":
+        raise ValueError(f"a tool's arguments must be a JSON object schema, got type {out.get('type')!r}")
+    return out
+
+
+def _strict(node: Mapping[str, Any], defs: Mapping[str, Any], refs: tuple[str, ...]) -> dict[str, JsonValue]:
+    node, refs = _inline(node, defs, refs)
+    node = _collapse_nullable(node, defs, refs)
+    out: dict[str, Any] = {}
+    notes: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title", "$defs", "required"):
+            continue  # titles are noise to a model; `required` is rebuilt below
+        if key in _DESCRIBED_KEYWORDS:
+            notes[key] = value
+        elif key not in _STRICT_KEYWORDS:
+            raise ValueError(f"{_where(refs)}{key!r} cannot be expressed in a strict tool schema")
+        elif key == "properties":
+            out[key] = {name: _strict(sub, defs, refs) for name, sub in value.items()}
+        elif key == "items":
+            out[key] = _strict(value, defs, refs)
+        elif key == "anyOf":
+            out[key] = [_strict(v, defs, refs) for v in value]
+        elif key == "additionalProperties":
+            if value is not False:
+                raise ValueError(f"{_where(refs)}a free-form object cannot be expressed in a strict tool schema")
+        else:
+            out[key] = value
+    if out.get("type") == "object" or "properties" in out:
+        props: dict[str, Any] = out.setdefault("properties", {})
+        given = set(node.get("required", ()))
+        out["properties"] = {n: s if n in given else _nullable(s) for n, s in props.items()}
+        out["required"] = list(props)
+        out["additionalProperties"] = False
+    text = _describe_keywords(notes)
+    if text:
+        described = str(out.get("description", "")).rstrip()
+        if not described:
+            out["description"] = text[0].upper() + text[1:] + "."
+        elif described.endswith("."):
+            out["description"] = f"{described[:-1]} ({text})."
+        else:
+            out["description"] = f"{described} ({text})"
+    return out
+
+
+def without_nulls(model: type[BaseModel], args: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments for `model` with every null an optional field got removed, in nested models too.
+
+    A strict schema (`strict_schema`) lists every argument as required and lets an optional one be null;
+    null means "not given", so the field takes its default. A null for a required or unknown field is kept,
+    for validation to name it.
+    """
+    out: dict[str, Any] = {}
+    for name, value in args.items():
+        field = model.model_fields.get(name)
+        if field is None:
+            out[name] = value
+        elif value is None and not field.is_required():
+            continue
+        else:
+            inner = _model_in(field.annotation)
+            if inner is not None and isinstance(value, Mapping):
+                value = without_nulls(inner, value)
+            elif inner is not None and isinstance(value, list):
+                value = [without_nulls(inner, v) if isinstance(v, Mapping) else v for v in value]
+            out[name] = value
+    return out
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model in `Model`, `list[Model]` or `Model | None`, else None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _where(refs: tuple[str, ...]) -> str:
+    return f"in $defs/{refs[-1]}: " if refs else ""
+
+
+def _inline(
+    node: Mapping[str, Any], defs: Mapping[str, Any], refs: tuple[str, ...]
+) -> tuple[Mapping[str, Any], tuple[str, ...]]:
+    while (ref := node.get("$ref")) is not None:
+        name = str(ref).removeprefix("#/$defs/")
+        if name == ref or name not in defs:
+            raise ValueError(f"$ref {ref!r} does not point into the schema's own $defs")
+        if name in refs:
+            raise ValueError(f"$ref {ref!r} is recursive: a strict tool schema is inlined here, so it cannot recurse")
+        # Keywords beside the $ref (a field's description) win over the definition's.
+        node = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
+        refs = (*refs, name)
+    return node, refs
+
+
+def _collapse_nullable(node: Mapping[str, Any], defs: Mapping[str, Any], refs: tuple[str, ...]) -> Mapping[str, Any]:
+    """`anyOf [scalar, null]` (pydantic's `str | None`) as the guide writes it: `type: [scalar, "null"]`."""
+    variants = node.get("anyOf")
+    if not isinstance(variants, list) or len(variants) != 2 or dict(_NULL) not in variants:
+        return node
+    (other,) = [v for v in variants if v != dict(_NULL)]
+    other, _ = _inline(other, defs, refs)
+    if other.get("type") not in _SCALAR_TYPES or "enum" in other or "const" in other:
+        return node
+    return {**other, **{k: v for k, v in node.items() if k != "anyOf"}, "type": [other["type"], "null"]}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """The property schema also accepting null (an optional argument: null means not given)."""
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind) or dict(_NULL) in schema.get("anyOf", []):
+        return schema
+    if kind in _SCALAR_TYPES and "enum" not in schema and "const" not in schema:
+        return {**schema, "type": [kind, "null"]}
+    rest = {k: v for k, v in schema.items() if k != "description"}
+    out: dict[str, Any] = (
+        {"anyOf": [*rest["anyOf"], dict(_NULL)]} if list(rest) == ["anyOf"] else {"anyOf": [rest, dict(_NULL)]}
+    )
+    if "description" in schema:
+        out["description"] = schema["description"]
+    return out
+
+
+def _describe_keywords(notes: Mapping[str, Any]) -> str:
+    """What the keywords strict mode drops said, as words for the description."""
+    parts = []
+    low, high = notes.get("minimum"), notes.get("maximum")
+    if low is not None and high is not None:
+        parts.append(f"from {low} to {high}")
+    elif low is not None:
+        parts.append(f"at least {low}")
+    elif high is not None:
+        parts.append(f"at most {high}")
+    if "exclusiveMinimum" in notes:
+        parts.append(f"greater than {notes['exclusiveMinimum']}")
+    if "exclusiveMaximum" in notes:
+        parts.append(f"less than {notes['exclusiveMaximum']}")
+    if notes.get("minLength") == 1:
+        parts.append("not empty")
+    elif "minLength" in notes:
+        parts.append(f"at least {notes['minLength']} characters")
+    if "maxLength" in notes:
+        parts.append(f"at most {notes['maxLength']} characters")
+    if "minItems" in notes:
+        parts.append(f"at least {notes['minItems']} items")
+    if "maxItems" in notes:
+        parts.append(f"at most {notes['maxItems']} items")
+    if "format" in notes:
+        parts.append(f"format {notes['format']}")
+    if notes.get("examples"):
+        parts.append("e.g. " + ", ".join(v if isinstance(v, str) else json.dumps(v) for v in notes["examples"]))
+    # An empty default ("", []) says no more than "null means not given" does.
+    if notes.get("default") not in (None, "", [], {}):
+        parts.append(f"default {json.dumps(notes['default'])}")
+    return "; ".join(parts)
 
 
 class ToolError(Exception):

@@ -36,24 +36,30 @@ def test_each_schema_matches_the_model_that_validates_the_arguments() -> None:
         assert schema["type"] == "object"
         assert schema["additionalProperties"] is False
         assert list(schema["properties"]) == list(model.model_fields)  # type: ignore[arg-type]
-        required = [n for n, f in model.model_fields.items() if f.is_required()]
-        assert schema.get("required", []) == required
+        assert schema["required"] == list(model.model_fields)  # strict: every argument is listed
+        for name, field in model.model_fields.items():
+            prop = json.dumps(schema["properties"][name])  # type: ignore[index]
+            # An optional argument accepts null (= not given); a required one does not.
+            assert ('"null"' in prop) is (not field.is_required()), (spec.name, name)
         text = json.dumps(schema)
         assert '"title"' not in text  # pydantic's generated titles are noise to a model
-        assert '{"type": "null"}' not in text  # optional arguments are plain properties
+        assert '"$ref"' not in text and '"$defs"' not in text
 
 
 def test_query_metrics_schema() -> None:
     (spec,) = [s for s in tool_specs() if s.name == "query_metrics"]
     props = spec.input_schema["properties"]
     assert props["metric_name"]["type"] == "string"  # type: ignore[index]
-    assert props["start"]["format"] == "date-time"  # type: ignore[index]
-    assert spec.input_schema["required"] == ["metric_name"]
+    assert props["start"]["type"] == ["string", "null"]  # type: ignore[index]
+    # `format` and `examples` are not strict-mode keywords: they are words in the description.
+    assert "format date-time; e.g. 2024-05-01T10:00:00Z" in props["start"]["description"]  # type: ignore[index]
+    assert "(not empty)" in props["metric_name"]["description"]  # type: ignore[index]
+    assert spec.input_schema["required"] == ["metric_name", "stat", "start", "end"]
 
 
 def test_performance_insights_schema_lists_the_dimensions() -> None:
     (spec,) = [s for s in tool_specs() if s.name == "get_performance_insights"]
-    assert spec.input_schema["properties"]["dimension"]["enum"] == [  # type: ignore[index]
+    assert spec.input_schema["properties"]["dimension"]["anyOf"][0]["enum"] == [  # type: ignore[index]
         "db_load",
         "top_sql",
         "top_wait_events",

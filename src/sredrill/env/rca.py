@@ -26,7 +26,7 @@ from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.grading import grade_diagnosis
 from sredrill.incidents import Action, validate_envelope
 from sredrill.scenarios import Pack, Scenario
-from sredrill.trajectory import ToolCallStep, ToolError, ToolResultStep, Trajectory
+from sredrill.trajectory import ToolCallStep, ToolError, ToolResultStep, Trajectory, without_nulls
 
 __all__ = [
     "RCA_ACTIONS",
@@ -150,7 +150,7 @@ def parse_rca_action(data: Action | Mapping[str, Any]) -> RcaAction:
             hint='e.g. {"action_type": "submit_diagnosis", "args": {"root_cause": "…", "failure_modes": ["…"]}}',
         )
     try:
-        return SubmitDiagnosis(args=Diagnosis.model_validate(action.args))
+        return SubmitDiagnosis(args=Diagnosis.model_validate(without_nulls(Diagnosis, action.args)))
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in ("args", *first["loc"]))
@@ -268,7 +268,8 @@ def _tool_call(action: RcaInspectAlert | RcaInspectMetrics | RcaInspectLogs) -> 
     """(tool, arguments, the action field a tool error is about) for an inspection."""
     if isinstance(action, RcaInspectAlert):
         return "get_alert", {}, "action_type"
-    extra = dict(action.args or {})
+    # A null argument is not given (strict tool schemas send every argument): the tool takes its default.
+    extra = {k: v for k, v in (action.args or {}).items() if v is not None}
     if isinstance(action, RcaInspectMetrics):
         if action.target is None:
             return "list_metrics", extra, "args"

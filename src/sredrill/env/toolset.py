@@ -1,45 +1,105 @@
 """An environment episode as a toolset: each action type is a tool, so any agent connector can play it.
 
 This is how the `incidents` pack runs on the same engine as everything else (DESIGN §6): the agent acts
-through tools; each call is one `step`, recorded on the trajectory like any other tool call.
+through tools; each call is one `step`, recorded on the trajectory like any other tool call. The tools'
+argument schemas are the actions' fields other than `action_type`, strict (`strict_schema`): every
+argument required, an optional one nullable, where null means not given. The environment server's MCP
+tools are these same tools (`action_tools`).
 """
 
 from __future__ import annotations
 
+import json
+import typing
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 
 from sredrill.errors import ActionError, StateError
-from sredrill.trajectory import ToolError, ToolSpec
+from sredrill.evidence import tool_specs
+from sredrill.incidents import ActionType, IncidentAction
+from sredrill.trajectory import ToolError, ToolSpec, no_arguments, strict_schema
 
 from .environment import Env
+from .models import TaskKind
+from .rca import RCA_ACTIONS, RcaAction
 
-__all__ = ["OBSERVE_TOOL", "EnvToolset"]
+__all__ = ["OBSERVE_TOOL", "EnvToolset", "action_tools"]
 
 OBSERVE_TOOL = "observe"
 """Reads the current observation without taking a step (the reset observation, before any action)."""
 
 
-def _action_specs(env: Env) -> list[ToolSpec]:
-    schema = env.info.action_schema
-    defs: dict[str, Any] = schema.get("$defs", {})  # type: ignore[assignment]
-    specs = []
-    for definition in defs.values():
-        props = dict(definition.get("properties", {}))
-        action = props.pop("action_type", {}).get("const")
-        if action not in env.info.actions:
-            continue
-        args = {k: v for k, v in props.items() if v.get("type") != "null"}
-        specs.append(
-            ToolSpec(
-                name=action,
-                description=definition.get("description", action),
-                input_schema={"type": "object", "properties": args, "additionalProperties": False},
-            )
-        )
-    order = {name: i for i, name in enumerate(env.info.actions)}
-    return sorted(specs, key=lambda s: order[s.name])
+def _variants(union: Any) -> tuple[type[BaseModel], ...]:
+    """The member models of a discriminated union `Annotated[A | B | …, Field(discriminator=…)]`."""
+    return typing.get_args(typing.get_args(union)[0])
+
+
+def _rca_options(*tools: str, without: str | None = None) -> dict[str, Any]:
+    """An RCA inspection's `args`: the optional arguments of the evidence tools it stands for."""
+    specs = {s.name: s.input_schema for s in tool_specs()}
+    props: dict[str, Any] = {}
+    for tool in tools:
+        props.update(typing.cast(dict[str, Any], specs[tool]["properties"]))
+    props.pop(without or "", None)
+    return {"type": "object", "properties": props, "required": [], "additionalProperties": False}
+
+
+# The RCA inspections take a free-form `args` object on the wire; a strict schema needs its fields, which
+# are the optional arguments of the evidence tools each inspection calls (env/rca.py's `_tool_call`).
+_RCA_ARGS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        "inspect_metrics": _rca_options("query_metrics", without="metric_name"),
+        "inspect_logs": _rca_options("get_events", "get_performance_insights"),
+    }
+)
+
+
+def _action_schema(model: type[BaseModel]) -> tuple[str, str, dict[str, JsonValue]]:
+    """(action type, description, strict argument schema) of one action variant."""
+    schema = model.model_json_schema()
+    properties = dict(schema.get("properties", {}))
+    name = properties.pop("action_type")["const"]
+    # Fields a variant pins to null (`target: None`) are not arguments at all.
+    properties = {k: v for k, v in properties.items() if v.get("type") != "null"}
+    if name in _RCA_ARGS and "args" in properties:
+        properties["args"] = {
+            "anyOf": [dict(_RCA_ARGS[name]), {"type": "null"}],
+            "description": "The evidence tool's optional arguments (each null when not wanted), or null for none.",
+        }
+    arguments = {
+        "type": "object",
+        "properties": properties,
+        "required": [r for r in schema.get("required", []) if r in properties],
+        "additionalProperties": False,
+        "$defs": schema.get("$defs", {}),
+    }
+    return name, (model.__doc__ or name).strip(), strict_schema(arguments)
+
+
+def _tools_json(union: Any, order: tuple[str, ...]) -> str:
+    found = {name: (description, schema) for name, description, schema in map(_action_schema, _variants(union))}
+    return json.dumps([{"name": n, "description": found[n][0], "input_schema": found[n][1]} for n in order])
+
+
+# Generating JSON Schemas takes milliseconds: done once at import, kept as immutable text.
+_TOOLS: Mapping[TaskKind, str] = MappingProxyType(
+    {
+        TaskKind.INCIDENT: _tools_json(IncidentAction, tuple(str(t) for t in ActionType)),
+        TaskKind.RCA: _tools_json(RcaAction, RCA_ACTIONS),
+    }
+)
+
+
+def action_tools(kind: TaskKind) -> list[ToolSpec]:
+    """Each action type of a task kind as a tool, in the task's action order.
+
+    Returns:
+        Fresh `ToolSpec`s (new dicts on every call); a call's arguments plus `action_type` are the action.
+    """
+    return [ToolSpec.model_validate(t) for t in json.loads(_TOOLS[kind])]
 
 
 class EnvToolset:
@@ -47,9 +107,14 @@ class EnvToolset:
 
     def __init__(self, env: Env) -> None:
         self._env = env
+        allowed = set(env.info.actions)
         self._specs = [
-            ToolSpec(name=OBSERVE_TOOL, description="The current observation (takes no step).", input_schema={}),
-            *_action_specs(env),
+            ToolSpec(
+                name=OBSERVE_TOOL,
+                description="The current observation (takes no step).",
+                input_schema=no_arguments(),
+            ),
+            *(t for t in action_tools(env.info.kind) if t.name in allowed),
         ]
         self.done = False
 

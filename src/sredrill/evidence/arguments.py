@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError, WithJsonSchema, model_validator
 
 from sredrill.errors import did_you_mean
-from sredrill.trajectory import ToolError
+from sredrill.trajectory import ToolError, without_nulls
 
 __all__ = [
     "PI_DIMENSIONS",
@@ -144,7 +144,7 @@ def parse_arguments(tool: str, model: type[A], args: object) -> A:
     Args:
         tool: the tool's name, for the message.
         model: the argument model (or `Diagnosis` for `submit_diagnosis`).
-        args: what the agent sent; `None` counts as no arguments.
+        args: what the agent sent; `None` counts as no arguments, and a null optional argument as not given.
 
     Returns:
         The validated arguments.
@@ -161,7 +161,7 @@ def parse_arguments(tool: str, model: type[A], args: object) -> A:
             f"{_usage(tool, model)}",
         )
     try:
-        return model.model_validate(args)
+        return model.model_validate(without_nulls(model, args))
     except ValidationError as exc:
         raise bad_arguments(tool, model, exc) from None
 

@@ -1,7 +1,9 @@
 """The RCA tools as agents see them (name, description, JSON Schema), and the evidence source each one reads.
 
 The schemas are generated from the argument models of `arguments.py` (and `Diagnosis` for
-`submit_diagnosis`), so what an agent is told and what the toolset accepts cannot drift apart.
+`submit_diagnosis`), so what an agent is told and what the toolset accepts cannot drift apart. They are
+strict (`strict_schema`): every argument is listed as required, an optional one accepts null, and the
+toolset reads null as "not given".
 """
 
 from __future__ import annotations
@@ -9,13 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
 from sredrill.diagnosis import Diagnosis
 from sredrill.evidence.arguments import EventsArgs, NoArgs, PerformanceInsightsArgs, QueryMetricsArgs
-from sredrill.trajectory import ToolSpec
+from sredrill.trajectory import ToolSpec, strict_schema
 
 __all__ = [
     "ALERT_SOURCE",
@@ -118,31 +119,9 @@ def tool_specs() -> list[ToolSpec]:
 
 
 def _schema(model: type[BaseModel]) -> dict[str, JsonValue]:
-    schema = _simplify(model.model_json_schema())
+    schema = strict_schema(model.model_json_schema())
     schema.pop("description", None)  # the model's docstring is about our code, not for the agent
-    schema.setdefault("properties", {})
     return schema
-
-
-def _simplify(node: Any) -> Any:
-    """Drop pydantic's titles and turn `anyOf [X, null]` with a null default into X.
-
-    Tool-calling models handle a plain optional property better than a nullable union, and an omitted
-    optional argument means the same as null here.
-    """
-    if isinstance(node, list):
-        return [_simplify(n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: _simplify(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
-    variants = out.get("anyOf")
-    nullable = isinstance(variants, list) and len(variants) == 2 and {"type": "null"} in variants
-    if nullable and out.get("default") is None:
-        (kept,) = [v for v in variants if v != {"type": "null"}]
-        del out["anyOf"]
-        out.pop("default", None)
-        out = {**kept, **out}
-    return out
 
 
 # Generating a JSON Schema costs about a millisecond per model; done once at import, kept as immutable text.

@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import json
 import os
-import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from sredrill.env import Action, EnvState, Observation, RcaAction, TaskCatalog, TaskInfo, TaskKind
+from sredrill.env import Action, EnvState, Observation, TaskCatalog, TaskInfo, TaskKind
+from sredrill.env.toolset import action_tools
 from sredrill.errors import InputError, did_you_mean
-from sredrill.incidents import IncidentAction
 from sredrill.scenarios import Pack, builtin_pack_names, load_pack
 
 __all__ = ["EnvCatalog", "EnvDescription", "McpTool", "SessionEnv", "TraceCatalog", "load_packs"]
@@ -69,7 +68,7 @@ class McpTool(_Wire):
     name: str
     description: str
     inputSchema: dict[str, JsonValue]  # MCP spells it so
-    """JSON Schema of the tool's arguments: the action's fields other than `action_type`."""
+    """Strict JSON Schema of the tool's arguments: the action's fields other than `action_type` (null: not given)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,29 +111,10 @@ class EnvCatalog(Protocol):
         ...
 
 
-def _variants(union: Any) -> tuple[type[BaseModel], ...]:
-    """The member models of a discriminated union `Annotated[A | B | …, Field(discriminator=…)]`."""
-    return typing.get_args(typing.get_args(union)[0])
-
-
-def _tool(model: type[BaseModel]) -> McpTool:
-    schema = model.model_json_schema()
-    properties = dict(schema.get("properties", {}))
-    name = properties.pop("action_type")["const"]
-    # Fields a variant pins to null (`target: None`) are not arguments at all.
-    properties = {k: v for k, v in properties.items() if v.get("type") != "null"}
-    arguments: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    required = [r for r in schema.get("required", []) if r in properties]
-    if required:
-        arguments["required"] = required
-    if "$defs" in schema:
-        arguments["$defs"] = schema["$defs"]
-    return McpTool(name=name, description=(model.__doc__ or name).strip(), inputSchema=arguments)
-
-
+# One source for what an agent may call: the MCP tools are the episode toolset's action tools (strict schemas).
 _TOOLS: dict[TaskKind, tuple[McpTool, ...]] = {
-    TaskKind.INCIDENT: tuple(_tool(m) for m in _variants(IncidentAction)),
-    TaskKind.RCA: tuple(_tool(m) for m in _variants(RcaAction)),
+    kind: tuple(McpTool(name=t.name, description=t.description, inputSchema=t.input_schema) for t in action_tools(kind))
+    for kind in TaskKind
 }
 
 

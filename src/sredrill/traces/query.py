@@ -2,6 +2,7 @@
 
 Hard-scoped to one run: every tool takes the `run_id` it is asked about (a judge model names what it reads)
 and refuses any id but its own run's, so a judge of run A can never read run B's spans (seed 001 §4.7).
+The schemas are strict: every argument is required, and a null `name`, `source` or `limit` means not given.
 
     get_spans    {run_id, name?, source?, limit?} -> {"spans": [{name, span_id, parent_span_id, source, status,
                                                      duration_ms, attributes}, …], "total": n}
@@ -17,7 +18,7 @@ from typing import Any, Final
 from pydantic import JsonValue
 
 from sredrill.errors import TracesUnavailable
-from sredrill.trajectory import ToolError, ToolSpec
+from sredrill.trajectory import ToolError, ToolSpec, strict_schema
 
 from .access import RunTraces
 from .spans import SpanSource
@@ -32,29 +33,37 @@ TRACE_QUERY_TOOLS: Final = (
     ToolSpec(
         name="get_spans",
         description="The spans of the agent run being judged, in start order; filter by span name or source.",
-        input_schema={
-            "type": "object",
-            "properties": {
-                "run_id": _RUN_ID,
-                "name": {"type": "string", "description": "Only spans with this exact name."},
-                "source": {"type": "string", "enum": [s.value for s in SpanSource]},
-                "limit": {"type": "integer", "minimum": 1, "default": _DEFAULT_LIMIT},
-            },
-            "required": ["run_id"],
-            "additionalProperties": False,
-        },
+        input_schema=strict_schema(
+            {
+                "type": "object",
+                "properties": {
+                    "run_id": _RUN_ID,
+                    "name": {"type": "string", "description": "Only spans with this exact name; null: any name."},
+                    "source": {
+                        "type": "string",
+                        "enum": [s.value for s in SpanSource],
+                        "description": "Only spans of this source; null: both.",
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": f"At most this many spans; null: {_DEFAULT_LIMIT}.",
+                    },
+                },
+                "required": ["run_id"],
+                "additionalProperties": False,
+            }
+        ),
     ),
     ToolSpec(
         name="get_metrics",
         description="Token, cost, tool-call and duration rollups of the agent run being judged.",
-        input_schema={
-            "type": "object",
-            "properties": {"run_id": _RUN_ID},
-            "required": ["run_id"],
-            "additionalProperties": False,
-        },
+        input_schema=strict_schema(
+            {"type": "object", "properties": {"run_id": _RUN_ID}, "required": ["run_id"], "additionalProperties": False}
+        ),
     ),
 )
+"""The tools' specs; their schemas are strict (`strict_schema`): `name`, `source`, `limit` are nullable."""
 
 
 class TraceQueryTools:
@@ -125,7 +134,8 @@ class TraceQueryTools:
         unknown = set(args) - {"run_id", "name", "source", "limit"}
         if unknown:
             raise ToolError("bad_arguments", f"get_spans: unknown arguments {sorted(unknown)}")
-        limit = args.get("limit", _DEFAULT_LIMIT)
+        # Null means not given: strict schemas send every argument.
+        limit = _DEFAULT_LIMIT if args.get("limit") is None else args["limit"]
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ToolError("bad_arguments", f"get_spans: limit must be a positive integer, got {limit!r}")
         raw_source = args.get("source")
