@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shlex
 import sys
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from sredrill import processes
 from sredrill.agents import Agent, Task, resolve_agent
-from sredrill.agents.connectors.cmd import LOG_LIMIT_BYTES
+from sredrill.agents.connectors.cmd import LOG_LIMIT_BYTES, _spawn
 from sredrill.errors import AgentError
 from sredrill.trajectory import (
     Recorder,
@@ -287,3 +289,49 @@ async def test_a_missing_executable_at_run_time_is_an_agent_error(tmp_path: Path
     path.unlink()
     with pytest.raises(AgentError, match="cannot start agent command"):
         await agent.run(task(), Recorder())
+
+
+# -- the exit notification (no polling): what decides when a run ends --------------------------------------
+
+
+async def test_an_agent_that_exits_at_once_without_output_answers_empty() -> None:
+    agent = resolve_agent("cmd:true")
+    reply = await asyncio.wait_for(agent.run(task(), Recorder()), timeout=60)
+    assert reply.output == "" and reply.notes == []
+
+
+async def test_agents_that_exit_at_once_all_finish_together() -> None:
+    # Sixteen exits reported by the child watcher at about the same moment, each to its own run.
+    agent = resolve_agent(f"cmd:{shlex.quote(sys.executable)} -c 'import sys; print(sys.argv); sys.exit(0)'")
+    replies = await asyncio.wait_for(asyncio.gather(*(agent.run(task(), Recorder()) for _ in range(16))), timeout=120)
+    assert [r.output for r in replies] == ["['-c']"] * 16
+
+
+async def test_the_exit_is_notified_while_a_grandchild_still_holds_stdout() -> None:
+    # `Process.wait()` would wait for the pipes; the notification comes from the child watcher when the
+    # command itself is reaped, while `sleep` (in the same group) still holds stdout open.
+    proc, protocol = await _spawn(("sh", "-c", "sleep 1000 & exit 3"), dict(os.environ))
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        await asyncio.wait_for(protocol.exited, timeout=60)
+        assert proc.returncode == 3
+        assert not proc.stdout.at_eof(), "the grandchild still holds stdout: the exit did not wait for it"
+    finally:
+        processes.kill_group(proc.pid)
+        proc.stdin.close()
+        await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.stdout.at_eof()
+
+
+async def test_an_agent_killed_by_a_signal_while_its_grandchild_holds_stdout_is_named(tmp_path: Path) -> None:
+    agent = script_agent(
+        tmp_path,
+        """
+        import signal
+        subprocess.Popen(["sleep", "1000"])  # inherits stdout, and is killed with the group
+        print("partial", flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+        """,
+    )
+    with pytest.raises(AgentError, match=r"was killed by SIGTERM"):
+        await asyncio.wait_for(agent.run(task(), Recorder()), timeout=60)

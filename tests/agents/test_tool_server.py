@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -338,3 +339,69 @@ def test_the_error_schema_in_the_doc_is_current() -> None:
 
 if __name__ == "__main__":
     DOC.write_text(render_error_schema(DOC.read_text()))
+
+
+# -- the server starts on its first connection ---------------------------------------------------------------
+
+LAZY_RUN = """
+import asyncio, json, shlex, sys
+from sredrill.agents import Task, ToolHost, resolve_agent
+from sredrill.trajectory import Recorder
+from tests.support.toolsets import StaticToolset
+
+HEAVY = ("fastapi", "uvicorn", "starlette", "mcp")
+
+def loaded():
+    return sorted(m for m in HEAVY if m in sys.modules)
+
+async def main():
+    host = ToolHost()
+    seen = {}
+    try:
+        recorder = Recorder()
+        access = await host.open("run-1", StaticToolset({"get_alert": {"title": "CPU"}}), recorder)
+        idle = resolve_agent("cmd:" + shlex.quote(sys.executable) + " -c 'print(42)'")
+        task = Task(run_id="run-1", prompt="p", tools_url=access.tools_url, token=access.token)
+        seen["idle_output"] = (await idle.run(task, Recorder())).output
+        seen["before_a_call"] = loaded()
+        seen["serving_before"] = host.server.is_serving
+        seen["mcp_url"] = access.mcp_url
+        caller = resolve_agent("cmd:" + shlex.quote(sys.executable) + " -c " + shlex.quote(CALLER))
+        seen["call_output"] = (await caller.run(task, recorder)).output
+        seen["after_a_call"] = loaded()
+        seen["serving_after"] = host.server.is_serving
+        seen["steps"] = [s.kind for s in recorder.steps]
+    finally:
+        await host.aclose()
+    print(json.dumps(seen))
+
+CALLER = '''
+import json, os, urllib.request
+req = urllib.request.Request(os.environ["SREDRILL_TOOLS_URL"] + "/tools/get_alert", data=b"{}", method="POST",
+                             headers={"Authorization": "Bearer " + os.environ["SREDRILL_RUN_TOKEN"]})
+print(json.load(urllib.request.urlopen(req, timeout=60))["result"]["title"])
+'''
+
+asyncio.run(main())
+"""
+
+
+def test_no_web_framework_or_mcp_sdk_is_imported_until_an_agent_connects() -> None:
+    done = subprocess.run([sys.executable, "-c", LAZY_RUN], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["idle_output"] == "42"
+    assert seen["before_a_call"] == [] and seen["serving_before"] is False
+    assert seen["mcp_url"].endswith("/runs/run-1/mcp"), "the mcp extra is found without importing it"
+    assert seen["call_output"] == "CPU", "the first connection waited for the server to start, then was answered"
+    assert seen["serving_after"] is True and {"fastapi", "uvicorn", "mcp"} <= set(seen["after_a_call"])
+    assert seen["steps"][:2] == ["tool_call", "tool_result"]
+
+
+async def test_a_server_closed_before_any_connection_refuses_connections(http: httpx.AsyncClient) -> None:
+    host = ToolHost()
+    access = await host.open("run-1", StaticToolset({"get_alert": ALERT}), Recorder())
+    assert host.server is not None and not host.server.is_serving
+    await host.aclose()
+    with pytest.raises(httpx.ConnectError):
+        await http.get(f"{access.tools_url}/tools", headers=_auth(access))

@@ -25,6 +25,7 @@ from typing import Any, Final
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from sredrill.agents.http_client import async_client
 from sredrill.agents.reply import cap_text, read_capped, truncated_note
 from sredrill.errors import AgentError, StateError
 from sredrill.text import REPLACED_NOTE, parse_json
@@ -272,7 +273,8 @@ class ChatClient:
         self.max_backoff_s = max_backoff_s
         self.max_retry_after_s = max_retry_after_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.AsyncClient(timeout=timeout_s, headers=headers, transport=transport)
+        # The process's one TLS context (`http_client`): a client per run or judged test costs no bundle read.
+        self._http = async_client(self.url, timeout=timeout_s, headers=headers, transport=transport)
         # Jitter only spreads retries of concurrent clients apart; it needs no seed, but not the global one.
         self._random = random.Random()
         self._closed = False

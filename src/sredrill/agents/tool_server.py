@@ -38,6 +38,7 @@ Examples:
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import secrets
 import socket
@@ -386,6 +387,13 @@ class _LocalOnly:
 # -- the server -------------------------------------------------------------------------------------------
 
 
+def _check_extras() -> None:
+    """Raise `MissingExtra` now if fastapi or uvicorn is missing, without importing either (they load when the
+    first connection arrives)."""
+    if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
+        raise MissingExtra("serving tools to cmd: and http(s):// agents", "server")
+
+
 def _uvicorn_server(app: "FastAPI") -> Any:
     try:
         import uvicorn
@@ -424,6 +432,10 @@ def _mcp_endpoint(registry: ToolRegistry) -> "McpEndpoint | None":
 class ToolServer:
     """A registry's routes served by uvicorn on a loopback port, on a task of the running event loop.
 
+    `start` only binds the port: FastAPI, uvicorn and the MCP SDK (about half a second of imports, and more
+    per worker process) load when the first connection arrives, which waits in the listen backlog meanwhile.
+    A run whose agents never call a tool, nor export a span, never pays for them.
+
     Args:
         registry: the runs to serve.
         host: the address to bind; loopback unless you know why not.
@@ -437,12 +449,19 @@ class ToolServer:
         self.spans = spans
         self.host = host
         self.port = port
+        self._sock: socket.socket | None = None
+        """The listening socket, from `start` until `close`."""
+        self._has_mcp = False
+        """The `mcp` extra is installed: the endpoint is served (and the Task's `mcp_url` given)."""
         self._server: Any = None
+        self._startup: asyncio.Task[None] | None = None
+        """Starting the app, from the first connection on."""
         self._task: asyncio.Task[None] | None = None
+        """uvicorn serving, once the app has started."""
         self._mcp: McpEndpoint | None = None
 
     def __repr__(self) -> str:
-        state = self.base_url if self._task is not None else "not started"
+        state = self.base_url if self._sock is not None else "not started"
         return f"ToolServer({state}, {len(self.registry)} run(s))"
 
     @property
@@ -452,24 +471,29 @@ class ToolServer:
         Raises:
             StateError: the server is not started.
         """
-        if self._task is None:
+        if self._sock is None:
             raise StateError("the tool server is not started: await start() (or use it as an async context)")
         return f"http://{self.host}:{self.port}"
 
+    @property
+    def is_serving(self) -> bool:
+        """True once a connection has arrived and the app answers requests."""
+        return self._server is not None and self._server.started
+
     async def start(self) -> None:
-        """Bind the port, start serving, and return once requests are being answered.
+        """Bind the port; the app starts when the first connection arrives (it waits in the backlog until then).
 
         Raises:
             MissingExtra: fastapi or uvicorn is not installed.
             StateError: already started.
             OSError: the address cannot be bound.
         """
-        if self._task is not None:
+        if self._sock is not None:
             raise StateError("the tool server is already started")
-        self._mcp = _mcp_endpoint(self.registry)
-        server = _uvicorn_server(tool_app(self.registry, self._mcp, self.spans))
-        if self._mcp is not None:
-            await self._mcp.start()
+        _check_extras()
+        from .mcp_server import mcp_installed
+
+        self._has_mcp = mcp_installed()
         # Our own socket, listening before uvicorn starts: the port is known at once, and a connection
         # that arrives early waits in the backlog instead of being refused. IPPROTO_TCP explicitly: asyncio
         # sets TCP_NODELAY only on sockets whose proto says TCP, and without it every keep-alive call waits
@@ -481,21 +505,37 @@ class ToolServer:
             sock.setblocking(False)
         except OSError:
             sock.close()
-            await self._stop_mcp()
             raise
         self.port = sock.getsockname()[1]
-        self._server = server
-        self._task = asyncio.create_task(server.serve(sockets=[sock]), name=f"sredrill-tools:{self.port}")
+        self._sock = sock
+        asyncio.get_running_loop().add_reader(sock.fileno(), self._first_connection)
+
+    def _first_connection(self) -> None:
+        """A connection is waiting: start the app (once), which then accepts it."""
+        assert self._sock is not None  # the reader is removed before the socket is closed
+        asyncio.get_running_loop().remove_reader(self._sock.fileno())
+        self._startup = asyncio.create_task(self._start_serving(self._sock), name=f"sredrill-tools-start:{self.port}")
+
+    async def _start_serving(self, sock: socket.socket) -> None:
         try:
+            mcp = _mcp_endpoint(self.registry) if self._has_mcp else None
+            server = _uvicorn_server(tool_app(self.registry, mcp, self.spans))
+            if mcp is not None:
+                self._mcp = mcp
+                await mcp.start()
+            self._server = server
+            self._task = asyncio.create_task(server.serve(sockets=[sock]), name=f"sredrill-tools:{self.port}")
             async with asyncio.timeout(_START_TIMEOUT_S):
                 while not server.started and not self._task.done():
                     await asyncio.sleep(_START_POLL_S)
-        finally:
             if not server.started:
-                await self._stop()
-                sock.close()
-        if not server.started:
-            raise StateError(f"the tool server on {self.host}:{self.port} stopped while starting")
+                raise StateError(f"the tool server on {self.host}:{self.port} stopped while starting")
+        except Exception:
+            # Nobody awaits this task but `close`: the agents waiting on the port get their connection closed
+            # (they report it), and the reason goes to the log.
+            logger.exception("the tool server on %s:%s could not start", self.host, self.port)
+            await self._stop()
+            sock.close()
 
     async def _stop_mcp(self) -> None:
         mcp, self._mcp = self._mcp, None
@@ -519,7 +559,16 @@ class ToolServer:
 
     async def close(self) -> None:
         """Stop serving: close the port and wait for requests in flight (a few seconds at most)."""
+        sock, self._sock = self._sock, None
+        if sock is None:
+            return
+        startup, self._startup = self._startup, None
+        if startup is None:
+            asyncio.get_running_loop().remove_reader(sock.fileno())
+        else:
+            await asyncio.shield(startup)  # it logs its own failure
         await self._stop()
+        sock.close()  # uvicorn closed it if it served; if it never did, this does
 
     async def __aenter__(self) -> "ToolServer":
         await self.start()
@@ -536,7 +585,7 @@ class ToolServer:
     def access(self, run_id: str, token: str) -> ToolAccess:
         """The URLs and token a registered run's agent uses."""
         tools_url = f"{self.base_url}/runs/{run_id}"
-        mcp_url = self.base_url + MCP_PATH.format(run_id=run_id) if self._mcp is not None else None
+        mcp_url = self.base_url + MCP_PATH.format(run_id=run_id) if self._has_mcp else None
         return ToolAccess(run_id=run_id, tools_url=tools_url, token=token, mcp_url=mcp_url)
 
 

@@ -43,6 +43,8 @@ _EVIDENCE_TAG = "[evidence:"
 # run of spaces rescans the rest of it: quadratic).
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<!\s)\s*+->\s*")
 _MIN_SENTENCE_WORDS = 6
+_EMPTY_BRACKETS = re.compile(r"\(\s*\)|\[\s*\]")
+_SPACES = re.compile(r"[ \t]{2,}")
 _SEAL = object()
 
 
@@ -191,8 +193,8 @@ class _Scrubber:
         out = _SNAKE.sub(lambda m: "" if self._is_label(m.group(0)) else m.group(0), value)
         # Also the phrases a removal joins (the halves of another around it), still in one pass.
         out = self.phrases.remove(out)
-        out = re.sub(r"\(\s*\)|\[\s*\]", "", out)
-        return re.sub(r"[ \t]{2,}", " ", out).strip()
+        out = _EMPTY_BRACKETS.sub("", out)
+        return _SPACES.sub(" ", out).strip()
 
     def json(self, value: JsonValue) -> JsonValue:
         if isinstance(value, str):

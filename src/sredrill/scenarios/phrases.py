@@ -37,12 +37,66 @@ def _symbol(char: str) -> str:
     return lower if len(lower) == 1 else char
 
 
+def _symbols(text: str) -> str:
+    """`text` as matched, one symbol per character (see `_symbol`); in C unless lowering changes a length."""
+    lowered = text.lower()
+    return _WHITESPACE.sub(" ", lowered) if len(lowered) == len(text) else "".join(map(_symbol, text))
+
+
 @dataclass(frozen=True, slots=True)
 class PhraseRemover:
-    """An Aho–Corasick automaton over a set of phrases; `remove(text)` deletes every occurrence.
+    """Removes every occurrence of a set of phrases from texts: `remove(text)`.
 
-    Build it once per set of phrases (`PhraseRemover.of`) and reuse it for every text.
+    Build it once per set of phrases (`PhraseRemover.of`) and reuse it for every text. Building is cheap: the
+    Aho–Corasick automaton is built on the first text that holds a phrase (most texts hold none, and blind
+    mode builds a remover per scenario it blinds).
     """
+
+    phrases: tuple[str, ...]
+    """The phrases as matched (lower case, single spaces), longest first: text that holds none is returned
+    unchanged."""
+    _built: list[_Automaton] = field(default_factory=list, compare=False, repr=False)
+    """The automaton once built (a one-item list: the remover itself stays frozen)."""
+
+    @classmethod
+    def of(cls, phrases: Iterable[str]) -> PhraseRemover:
+        """The remover of `phrases` (empty ones are ignored)."""
+        normalized = {_symbols(_WHITESPACE_RUN.sub(" ", text.strip())) for text in phrases}
+        return cls(tuple(sorted(filter(None, normalized), key=len, reverse=True)))
+
+    @property
+    def automaton(self) -> _Automaton:
+        """The automaton over `phrases`, built on first use."""
+        if not self._built:
+            self._built.append(_Automaton.build(self.phrases))
+        return self._built[0]
+
+    def remove(self, text: str) -> str:
+        """`text` without any occurrence of a phrase, also those that removing another one creates."""
+        if not self.phrases:
+            return text
+        lowered = text.lower()
+        # The test for "no phrase at all", by substring search in C (a regular expression alternating the
+        # phrases was several times slower): text without one is the common case, and stays as it is.
+        collapsed = _WHITESPACE_RUN.sub(" ", lowered)
+        if not any(phrase in collapsed for phrase in self.phrases):
+            return text
+        automaton = self.automaton
+        # One symbol per character (whitespace as a space, letters lowered), aligned with `text`.
+        symbols = _WHITESPACE.sub(" ", lowered) if len(lowered) == len(text) else "".join(map(_symbol, text))
+        kept: list[str] = []
+        start = 0
+        for gap in automaton.outside.finditer(text):
+            kept.append(automaton.remove_run(text, symbols, start, gap.start()))
+            kept.append(gap.group(0))
+            start = gap.end()
+        kept.append(automaton.remove_run(text, symbols, start, len(text)))
+        return "".join(kept)
+
+
+@dataclass(frozen=True, slots=True)
+class _Automaton:
+    """An Aho–Corasick automaton over a non-empty set of phrases, and the stack machine that removes them."""
 
     goto: tuple[dict[str, int], ...]
     """The trie: state -> symbol -> next state (state 0 is the root)."""
@@ -50,21 +104,13 @@ class PhraseRemover:
     """State -> the longest proper suffix of its path that is also a trie path."""
     ends: tuple[int, ...]
     """State -> the length (in symbols) of the longest phrase ending there; 0 when none does."""
-    phrases: tuple[str, ...]
-    """The phrases as matched (lower case, single spaces): text that holds none is returned unchanged."""
-    outside: re.Pattern[str] | None
+    outside: re.Pattern[str]
     """A run of characters no phrase contains: no match can span one, so the text is cut there."""
     memo: dict[tuple[int, str], int] = field(default_factory=dict, compare=False, repr=False)
     """Transitions already computed through `fail` (filled as texts are read; never changes an answer)."""
 
     @classmethod
-    def of(cls, phrases: Iterable[str]) -> PhraseRemover:
-        """The remover of `phrases` (empty ones are ignored)."""
-        normalized = sorted(
-            {p for p in ("".join(_symbol(c) for c in re.sub(r"\s+", " ", text.strip())) for text in phrases) if p},
-            key=len,
-            reverse=True,
-        )
+    def build(cls, normalized: tuple[str, ...]) -> _Automaton:
         goto: list[dict[str, int]] = [{}]
         ends = [0]
         for phrase in normalized:
@@ -88,34 +134,11 @@ class PhraseRemover:
                     fail[child] = goto[f].get(symbol, 0)
                 ends[child] = max(ends[child], ends[fail[child]])
                 queue.append(child)
-        if not normalized:
-            return cls(tuple(goto), tuple(fail), tuple(ends), (), None)
         alphabet = {s for p in normalized for s in p if s != " "}
         outside = re.compile("[^" + "".join(re.escape(s) for s in sorted(alphabet)) + r"\s]+", re.IGNORECASE)
-        return cls(tuple(goto), tuple(fail), tuple(ends), tuple(normalized), outside)
+        return cls(tuple(goto), tuple(fail), tuple(ends), outside)
 
-    def remove(self, text: str) -> str:
-        """`text` without any occurrence of a phrase, also those that removing another one creates."""
-        if self.outside is None:
-            return text
-        lowered = text.lower()
-        # The test for "no phrase at all", by substring search in C (a regular expression alternating the
-        # phrases was several times slower): text without one is the common case, and stays as it is.
-        collapsed = _WHITESPACE_RUN.sub(" ", lowered)
-        if not any(phrase in collapsed for phrase in self.phrases):
-            return text
-        # One symbol per character (whitespace as a space, letters lowered), aligned with `text`.
-        symbols = _WHITESPACE.sub(" ", lowered) if len(lowered) == len(text) else "".join(map(_symbol, text))
-        kept: list[str] = []
-        start = 0
-        for gap in self.outside.finditer(text):
-            kept.append(self._remove_run(text, symbols, start, gap.start()))
-            kept.append(gap.group(0))
-            start = gap.end()
-        kept.append(self._remove_run(text, symbols, start, len(text)))
-        return "".join(kept)
-
-    def _remove_run(self, text: str, symbols: str, start: int, stop: int) -> str:
+    def remove_run(self, text: str, symbols: str, start: int, stop: int) -> str:
         """The stack machine over `text[start:stop]`, a run of characters that phrases use (from the root)."""
         if start == stop:
             return ""

@@ -74,7 +74,6 @@ _STDOUT_LIMIT_BYTES: Final = OUTPUT_LIMIT_BYTES - 64
 """Room for the marker line, so that text joined from the lines kept stays within OUTPUT_LIMIT_BYTES."""
 _CHUNK_BYTES: Final = 1 << 16
 _STDERR_TAIL_LINES: Final = 20
-_EXIT_POLL_S: Final = 0.05
 _REAP_TIMEOUT_S: Final = 5.0
 
 
@@ -263,12 +262,36 @@ async def _read_chunks(stream: asyncio.StreamReader, tail: _Tail) -> None:
         tail.add(chunk)
 
 
-async def _exited(proc: asyncio.subprocess.Process) -> int:
-    # Process.wait() also waits for stdout and stderr to close, which a leftover grandchild may hold open
-    # forever; `returncode` is set as soon as the command itself has exited and been reaped.
-    while proc.returncode is None:
-        await asyncio.sleep(_EXIT_POLL_S)
-    return proc.returncode
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's stream protocol for the command's pipes, which also says when the command itself exited.
+
+    `Process.wait()` also waits for stdout and stderr to close, which a leftover grandchild may hold open
+    forever. `exited` is resolved by the loop's child watcher as soon as the command has been reaped (a pidfd
+    the loop watches where Python and the kernel support it, 3.12+ on Linux ≥ 5.3; a thread blocked in
+    `waitpid` otherwise): no polling, so a short agent costs no more than its own run time.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_CHUNK_BYTES, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+async def _spawn(argv: tuple[str, ...], env: dict[str, str]) -> tuple[asyncio.subprocess.Process, _Protocol]:
+    """Start the command with its three pipes, in a new session; the process and its exit notification.
+
+    What `asyncio.create_subprocess_exec` does, with `_Protocol` in place of the stream protocol it builds.
+    """
+    loop = asyncio.get_running_loop()
+    pipe = asyncio.subprocess.PIPE
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _Protocol(loop), *argv, stdin=pipe, stdout=pipe, stderr=pipe, env=env, start_new_session=True
+    )
+    return asyncio.subprocess.Process(transport, protocol, loop), protocol
 
 
 def _end(pgid: int, tag: str) -> None:
@@ -331,14 +354,7 @@ class CmdAgent:
         command = shlex.join(self.argv)
         tag = uuid.uuid4().hex
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=_environment(task, tag),
-                start_new_session=True,
-            )
+            proc, protocol = await _spawn(self.argv, _environment(task, tag))
         except OSError as exc:
             raise AgentError(f"cannot start agent command {command!r}: {exc}") from exc
         # start_new_session=True made the command a group leader, so its pid is the group id. (A reaped
@@ -356,7 +372,9 @@ class CmdAgent:
                     tg.create_task(_read_stdout(proc.stdout, stdout)),
                     tg.create_task(_read_chunks(proc.stderr, stderr)),
                 ]
-                returncode = await _exited(proc)
+                await protocol.exited
+                returncode = proc.returncode
+                assert returncode is not None  # set by the child watcher before it notifies the protocol
                 # The command is done; whatever it left running goes too, which also closes the pipes those
                 # leftovers held, so the readers reach EOF once they have read what the pipes still hold.
                 _end(proc.pid, tag)

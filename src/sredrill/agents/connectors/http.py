@@ -37,6 +37,7 @@ from typing import Any, ClassVar, Final
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from sredrill.agents.http_client import async_client
 from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.reply import OUTPUT_LIMIT_BYTES, cap_text, read_capped, truncated_note, validation_lines
 from sredrill.agents.spec import AgentSpec, ConnectOptions
@@ -103,8 +104,8 @@ class HttpAgent:
         # `env` is for subprocess agents (their environment); it is never sent over the network.
         payload = task.model_dump_json(exclude={"env"}).encode()
         # One client per run: closing it (also when the run is cancelled) closes the connection, so the
-        # service sees the request abandoned.
-        async with httpx.AsyncClient(timeout=timeout, transport=self.transport) as client:
+        # service sees the request abandoned. Its TLS context is the process's one (`http_client`).
+        async with async_client(self.url, timeout=timeout, transport=self.transport) as client:
             try:
                 request = client.build_request(
                     "POST", self.url, content=payload, headers={**headers, "Content-Type": "application/json"}
