@@ -5,19 +5,46 @@ from __future__ import annotations
 import pytest
 
 from sredrill.diagnosis import Category, parse_diagnosis_text
-from sredrill.results import Attempt, ExitCode, TestResult, TestStatus, exit_code_for, pass_at_k, summarize
+from sredrill.results import (
+    Attempt,
+    ExitCode,
+    ResultKind,
+    RunReport,
+    TestResult,
+    TestStatus,
+    exit_code_for,
+    pass_at_k,
+    summarize,
+)
 
 
-def _r(id_: str, status: str, *, axis: int | None = None, difficulty: int | None = None, attempts=()) -> TestResult:
+def _r(
+    id_: str,
+    status: str,
+    *,
+    axis: int | None = None,
+    difficulty: int | None = None,
+    attempts=(),
+    kind: ResultKind | None = None,
+    score: float | None = None,
+) -> TestResult:
+    kind = kind or (ResultKind.RCA if axis is not None else ResultKind.TEST)
+    mode = {1: "full", 2: "selective"}.get(axis) if kind == ResultKind.RCA else None
     return TestResult(
-        id=id_, name=id_, status=TestStatus(status), axis=axis, difficulty=difficulty, duration_ms=1.0,
-        attempts=[Attempt(status=TestStatus(a), duration_ms=1.0) for a in attempts],
+        id=id_, name=id_, kind=kind, status=TestStatus(status), axis=axis, mode=mode, difficulty=difficulty,
+        score=score, duration_ms=1.0, attempts=[Attempt(status=TestStatus(a), duration_ms=1.0) for a in attempts],
     )  # fmt: skip
+
+
+def _episode(id_: str, status: str, difficulty: int, grade: float | None) -> TestResult:
+    return _r(id_, status, difficulty=difficulty, kind=ResultKind.INCIDENT, score=grade)
 
 
 def test_pass_rate_excludes_errored() -> None:
     s = summarize([_r("a", "passed"), _r("b", "failed"), _r("c", "errored")])
     assert (s.total, s.passed, s.failed, s.errored, s.pass_rate) == (3, 1, 1, 1, 0.5)
+    assert s.test is not None and (s.test.total, s.test.pass_rate, s.test.counts) == (3, 0.5, "tests")
+    assert s.rca is None and s.incident is None
 
 
 def test_gap_is_axis1_minus_axis2_over_the_same_scenarios_in_points() -> None:
@@ -29,9 +56,68 @@ def test_gap_is_axis1_minus_axis2_over_the_same_scenarios_in_points() -> None:
         _r("p/012#2", "passed", axis=2, difficulty=4),
     ]
     s = summarize(results)
-    assert s.axis2 is not None and s.axis2.pass_rate == 0.5
-    assert s.gap is not None and s.gap.overall == 50.0 and s.gap.by_difficulty == {"4": 50.0}
-    assert s.total == 3  # axis 1 results only
+    assert s.total == 5  # every result once: each axis's result counts
+    rca = s.rca
+    assert rca is not None and rca.axis1 is not None and rca.axis2 is not None
+    assert (rca.axis1.total, rca.axis1.pass_rate, rca.axis1.mode) == (3, 1.0, "full")
+    assert rca.axis1.counts == "RCA scenarios on Axis 1 (full evidence)"
+    assert (rca.axis2.total, rca.axis2.pass_rate) == (2, 0.5)
+    assert rca.axis2.counts == "RCA scenarios on Axis 2 (selective evidence)"
+    # Over the same scenarios: 000 ran on Axis 1 only and is left out of the gap.
+    assert rca.gap is not None and rca.gap.overall == 50.0 and rca.gap.by_difficulty == {"4": 50.0}
+    assert "2 scenario(s) run on both axes" in rca.gap.counts
+
+
+def test_the_gap_exists_only_when_both_axes_ran() -> None:
+    s = summarize([_r("p/000#1", "passed", axis=1, difficulty=1), _r("p/001#1", "failed", axis=1, difficulty=2)])
+    assert s.rca is not None and s.rca.axis2 is None and s.rca.gap is None
+    assert s.rca.axis1 is not None and s.rca.axis1.pass_rate == 0.5
+    assert summarize([_r("a", "passed")]).rca is None
+
+
+def test_each_kind_has_its_own_section_and_difficulty_scale() -> None:
+    results = [
+        _r("p/000#1", "passed", axis=1, difficulty=1),
+        _r("p/011#1", "failed", axis=1, difficulty=4),
+        _r("p/000#2", "failed", axis=2, difficulty=1),
+        _r("p/011#2", "failed", axis=2, difficulty=4),
+        _episode("incidents/easy#seed0", "passed", 1, 0.76),
+        _episode("incidents/easy#seed1", "failed", 1, 0.0),
+        _episode("incidents/hard#seed0", "errored", 3, None),
+        _r("evals/e.py::t", "passed", difficulty=2),
+    ]
+    s = summarize(results)
+    assert (s.total, s.passed, s.failed, s.errored) == (8, 3, 4, 1)
+    assert s.counts.endswith(": RCA scenarios on each axis, incident episodes, tests")
+    assert s.rca is not None and s.rca.axis1 is not None
+    assert {d: (c.total, c.passed) for d, c in s.rca.axis1.by_difficulty.items()} == {"1": (1, 1), "4": (1, 0)}
+    incident = s.incident
+    assert incident is not None and incident.counts == "incident episodes (task × seed)"
+    assert (incident.total, incident.passed, incident.failed, incident.errored) == (3, 1, 1, 1)
+    assert set(incident.by_difficulty) == {"1", "3"}  # the task difficulty, never added to RCA's "1"
+    assert incident.by_difficulty["3"].pass_rate is None  # only errored: unknown, not 0
+    assert incident.mean_grade == 0.38  # of the graded episodes
+    assert s.test is not None and s.test.by_difficulty["2"].passed == 1
+    assert [key for key, _ in s.sections()] == ["rca.axis1", "rca.axis2", "incident", "test"]
+    # Every section adds up to the top level, each result once.
+    assert sum(section.total for _, section in s.sections()) == s.total
+
+
+def test_an_rca_result_that_errored_before_grading_counts_on_its_own_axis() -> None:
+    unnamed = _r("p/011#2", "errored", kind=ResultKind.RCA)  # no axis: the body failed before its toolset
+    s = summarize([_r("p/011#1", "passed", axis=1, difficulty=4), unnamed])
+    assert s.rca is not None and s.rca.axis2 is not None and s.rca.axis2.errored == 1
+    assert s.rca.axis1 is not None and s.rca.axis1.total == 1
+
+
+def test_a_summary_round_trips_through_json() -> None:
+    results = [_r("p/000#1", "passed", axis=1, difficulty=1), _episode("incidents/e#seed0", "failed", 1, 0.0)]
+    report = RunReport(
+        run_id="r", agent="a", started_at="2025-01-01T00:00:00Z", duration_ms=1.0,
+        summary=summarize(results), results=results,
+    )  # fmt: skip
+    assert RunReport.model_validate_json(report.model_dump_json()) == report
+    assert report.schema_version == "2"
 
 
 def test_pass_at_k_unbiased_estimator() -> None:
@@ -57,6 +143,13 @@ def test_repeat_summary_has_pass_at_k_and_pass_hat_k() -> None:
 )
 def test_exit_codes(statuses: list[str], code: ExitCode) -> None:
     assert exit_code_for(summarize([_r(str(i), s) for i, s in enumerate(statuses)])) == code
+
+
+def test_the_exit_code_counts_every_kind_and_axis() -> None:
+    axis2_failed = [_r("p/0#1", "passed", axis=1), _r("p/0#2", "failed", axis=2)]
+    assert exit_code_for(summarize(axis2_failed)) == ExitCode.TESTS_FAILED
+    episode_errored = [_r("p/0#1", "passed", axis=1), _episode("incidents/e#seed0", "errored", 1, None)]
+    assert exit_code_for(summarize(episode_errored)) == ExitCode.TESTS_ERRORED
 
 
 def test_original_text_format_parses_into_a_diagnosis() -> None:

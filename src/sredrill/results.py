@@ -6,6 +6,7 @@ Schema is generated into `docs/run-report.schema.json`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from math import comb
@@ -20,16 +21,20 @@ __all__ = [
     "SCHEMA_VERSION",
     "Actual",
     "Attempt",
-    "AxisSummary",
+    "AxisSection",
     "Check",
     "Counts",
     "DerivedMetrics",
     "ExitCode",
     "Expected",
     "Gap",
+    "IncidentSummary",
     "Insights",
+    "Rate",
+    "RcaSummary",
     "ResultKind",
     "RunReport",
+    "Section",
     "Signal",
     "SignalKind",
     "SignalRole",
@@ -43,7 +48,8 @@ __all__ = [
     "summarize",
 ]
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+"""Version of the RunReport format: 2 gave the summary one section per kind of result (it mixed them in 1)."""
 
 
 class TestStatus(StrEnum):
@@ -237,6 +243,8 @@ class TestResult(_Model):
 
 
 class Counts(_Model):
+    """Statuses of a set of results, as a running tally (the console's progress, the store's run rows)."""
+
     total: int = 0
     passed: int = 0
     failed: int = 0
@@ -248,41 +256,96 @@ class Counts(_Model):
         return self.passed / graded if graded else None
 
 
-class AxisSummary(_Model):
-    total: int
-    passed: int
-    failed: int
-    errored: int
-    pass_rate: float | None
-    by_difficulty: dict[str, Counts]
+class Rate(_Model):
+    """Statuses of a set of results and their pass rate, as a summary states them."""
+
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0
+    pass_rate: float | None = None
+    """passed / (passed + failed); errored results are excluded (and counted); null when nothing was graded."""
+
+
+class Section(Rate):
+    """One kind of result in a summary (RCA scenarios on one axis, incident episodes, SDK tests)."""
+
+    counts: str
+    """What the counts count, in words (`RCA scenarios on Axis 1 (full evidence)`, `incident episodes (task ×
+    seed)`, `tests`)."""
+    by_difficulty: dict[str, Rate] = Field(default_factory=dict)
+    """The same counts per difficulty, for the results that have one; a section's own scale (RCA scenarios 1–4,
+    incident tasks 1–3, a test's `difficulty:N` label)."""
+
+
+class AxisSection(Section):
+    """RCA scenarios on one axis."""
+
+    axis: int
+    """1 or 2."""
+    mode: str | None = None
+    """The evidence backend its scenarios ran on (`full`, `selective`, `temporal`); None when they differ."""
 
 
 class Gap(_Model):
-    """Axis 1 pass rate − Axis 2 pass rate, in percentage points."""
+    """Axis 1 pass rate − Axis 2 pass rate over the scenarios run on both axes, in percentage points."""
 
+    counts: str
+    """Which scenarios the gap is over."""
     overall: float | None
     by_difficulty: dict[str, float | None]
 
 
-class Summary(_Model):
-    total: int
-    passed: int
-    failed: int
-    errored: int
-    pass_rate: float | None
-    """passed / (passed + failed); errored results are excluded (and counted)."""
-    by_difficulty: dict[str, Counts] = Field(default_factory=dict)
-    axis2: AxisSummary | None = None
+class RcaSummary(_Model):
+    """RCA scenarios: each axis on its own, and the gap when both ran."""
+
+    axis1: AxisSection | None = None
+    """Axis 1 results (the backend of `--mode`, `full` by default); None when none ran."""
+    axis2: AxisSection | None = None
+    """Axis 2 (`selective`) results; present with `--axis2`."""
     gap: Gap | None = None
+    """Present only when both axes ran."""
+
+
+class IncidentSummary(Section):
+    """Incident episodes: a result per task and seed, graded resolved-and-declared."""
+
+    mean_grade: float | None = None
+    """Mean grade (0–1) of the episodes that were graded; null when none was."""
+
+
+class Summary(Rate):
+    """The one summary of a run, computed once by `summarize`: what every surface shows.
+
+    The top-level counts are over every result of the run, each counted once (an RCA scenario once per axis,
+    an incident episode, an SDK test): the progress line, `runs list`, the exit code and the run's insights
+    count these. Each kind present has its own section, with its own pass rate and difficulty scale.
+    """
+
+    counts: str = "every result of the run, each counted once"
+    """What the top-level counts count, naming the kinds of result in the run."""
+    flaky: int = 0
+    """Tests whose attempts disagreed."""
     pass_at_k: dict[str, float] | None = None
     pass_hat_k: dict[str, float] | None = None
-    flaky: int = 0
+    rca: RcaSummary | None = None
+    """RCA scenarios, when the run had any."""
+    incident: IncidentSummary | None = None
+    """Incident episodes, when the run had any."""
+    test: Section | None = None
+    """SDK tests, when the run had any."""
+
+    def sections(self) -> list[tuple[str, Section]]:
+        """The sections present, keyed by where they sit: `rca.axis1`, `rca.axis2`, `incident`, `test`."""
+        rca = self.rca or RcaSummary()
+        found = (("rca.axis1", rca.axis1), ("rca.axis2", rca.axis2), ("incident", self.incident), ("test", self.test))
+        return [(key, section) for key, section in found if section is not None]
 
 
 class RunReport(_Model):
     """Everything a run produced; `--json` prints exactly this."""
 
-    schema_version: Literal["1"] = SCHEMA_VERSION
+    schema_version: Literal["2"] = SCHEMA_VERSION
     run_id: str
     agent: str | None
     mode: str | None = None
@@ -301,61 +364,107 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - comb(n - c, k) / comb(n, k)
 
 
-def _counts(results: list[TestResult]) -> Counts:
-    c = Counts(total=len(results))
-    for r in results:
-        setattr(c, r.status.value, getattr(c, r.status.value) + 1)
-    return c
+def _rate(results: Sequence[TestResult]) -> Rate:
+    passed = sum(r.status == TestStatus.PASSED for r in results)
+    failed = sum(r.status == TestStatus.FAILED for r in results)
+    errored = len(results) - passed - failed
+    graded = passed + failed
+    return Rate(
+        total=len(results), passed=passed, failed=failed, errored=errored, pass_rate=passed / graded if graded else None
+    )
 
 
-def _by_difficulty(results: list[TestResult]) -> dict[str, Counts]:
+def _section(results: Sequence[TestResult], counts: str) -> Section:
     levels = sorted({r.difficulty for r in results if r.difficulty is not None})
-    return {str(d): _counts([r for r in results if r.difficulty == d]) for d in levels}
+    by_difficulty = {str(d): _rate([r for r in results if r.difficulty == d]) for d in levels}
+    return Section(counts=counts, by_difficulty=by_difficulty, **_rate(results).model_dump())
 
 
 def _points(a: float | None, b: float | None) -> float | None:
     return round((a - b) * 100, 1) if a is not None and b is not None else None
 
 
-def summarize(results: list[TestResult], *, repeat: int = 1) -> Summary:
-    """Counts, pass rate, per-difficulty counts, Axis 2 and the gap when present, pass@k when repeated."""
-    axis1 = [r for r in results if r.axis != 2]
-    axis2 = [r for r in results if r.axis == 2]
-    main = _counts(axis1)
-    summary = Summary(
-        total=main.total,
-        passed=main.passed,
-        failed=main.failed,
-        errored=main.errored,
-        pass_rate=main.pass_rate,
-        by_difficulty=_by_difficulty(axis1),
-        flaky=sum(r.flaky for r in results),
+def _axis_of(result: TestResult) -> int:
+    # An RCA result that errored before its scenario was graded may carry no axis: its id still ends in `#N`.
+    if result.axis is not None:
+        return result.axis
+    return 2 if result.id.endswith("#2") else 1
+
+
+def _scenario_of(result: TestResult) -> str:
+    return result.id.rsplit("#", 1)[0]
+
+
+def _axis_section(number: int, results: Sequence[TestResult]) -> AxisSection:
+    modes = {r.mode for r in results if r.mode}
+    mode = modes.pop() if len(modes) == 1 else None
+    label = f"RCA scenarios on Axis {number}" + (f" ({mode} evidence)" if mode else "")
+    return AxisSection(axis=number, mode=mode, **_section(results, label).model_dump())
+
+
+def _rca(results: Sequence[TestResult]) -> RcaSummary:
+    axis1 = [r for r in results if _axis_of(r) != 2]
+    axis2 = [r for r in results if _axis_of(r) == 2]
+    rca = RcaSummary(
+        axis1=_axis_section(1, axis1) if axis1 else None,
+        axis2=_axis_section(2, axis2) if axis2 else None,
     )
-    if axis2:
-        a2 = _counts(axis2)
-        by2 = _by_difficulty(axis2)
-        summary.axis2 = AxisSummary(
-            total=a2.total,
-            passed=a2.passed,
-            failed=a2.failed,
-            errored=a2.errored,
-            pass_rate=a2.pass_rate,
-            by_difficulty=by2,
+    if axis1 and axis2:
+        # The gap is over the same scenarios: each axis restricted to the scenarios that ran on both.
+        both = {_scenario_of(r) for r in axis1} & {_scenario_of(r) for r in axis2}
+        one = _section([r for r in axis1 if _scenario_of(r) in both], "")
+        two = _section([r for r in axis2 if _scenario_of(r) in both], "")
+        rca.gap = Gap(
+            counts=f"Axis 1 − Axis 2 pass rate over the {len(both)} scenario(s) run on both axes, in points",
+            overall=_points(one.pass_rate, two.pass_rate),
+            by_difficulty={
+                d: _points(one.by_difficulty[d].pass_rate, rate.pass_rate)
+                for d, rate in two.by_difficulty.items()
+                if d in one.by_difficulty
+            },
         )
-        # The gap is over the same scenarios: Axis 1 restricted to those that also ran on Axis 2.
-        twins = {r.id.rsplit("#", 1)[0] for r in axis2}
-        a1_same = [r for r in axis1 if r.id.rsplit("#", 1)[0] in twins]
-        by1 = _by_difficulty(a1_same)
-        summary.gap = Gap(
-            overall=_points(_counts(a1_same).pass_rate, a2.pass_rate),
-            by_difficulty={d: _points(by1[d].pass_rate, by2[d].pass_rate) for d in by2 if d in by1},
-        )
+    return rca
+
+
+def _incident(results: Sequence[TestResult]) -> IncidentSummary:
+    grades = [r.score for r in results if r.score is not None]
+    return IncidentSummary(
+        mean_grade=round(sum(grades) / len(grades), 4) if grades else None,
+        **_section(results, "incident episodes (task × seed)").model_dump(),
+    )
+
+
+def summarize(results: Sequence[TestResult], *, repeat: int = 1) -> Summary:
+    """The run's one summary: every result counted once, then a section per kind (RCA per axis with the gap,
+    incident episodes, SDK tests), each with its own pass rate and per-difficulty counts; pass@k when repeated.
+
+    Args:
+        results: every result of the run (both axes of an RCA run, incident episodes, SDK tests).
+        repeat: `--repeat N`; above 1, pass@k and pass^k are computed for k in {1, N}.
+    """
+    by_kind = {kind: [r for r in results if r.kind == kind] for kind in ResultKind}
+    rca, incident, tests = by_kind[ResultKind.RCA], by_kind[ResultKind.INCIDENT], by_kind[ResultKind.TEST]
+    kinds = []
+    if rca:
+        kinds.append("RCA scenarios on each axis" if any(_axis_of(r) == 2 for r in rca) else "RCA scenarios")
+    if incident:
+        kinds.append("incident episodes")
+    if tests:
+        kinds.append("tests")
+    summary = Summary(
+        counts="every result of the run, each counted once" + (f": {', '.join(kinds)}" if kinds else ""),
+        flaky=sum(r.flaky for r in results),
+        rca=_rca(rca) if rca else None,
+        incident=_incident(incident) if incident else None,
+        test=_section(tests, "tests") if tests else None,
+        **_rate(results).model_dump(),
+    )
     if repeat > 1:
         summary.pass_at_k, summary.pass_hat_k = _pass_k(results, repeat)
     return summary
 
 
-def _pass_k(results: list[TestResult], repeat: int) -> tuple[dict[str, float] | None, dict[str, float] | None]:
+def _pass_k(results: Sequence[TestResult], repeat: int) -> tuple[dict[str, float] | None, dict[str, float] | None]:
     """Mean pass@k (unbiased) and pass^k (all k pass) over tests, for k in {1, repeat}; errored attempts excluded."""
     at_k: dict[str, float] = {}
     hat_k: dict[str, float] = {}
@@ -374,11 +483,9 @@ def _pass_k(results: list[TestResult], repeat: int) -> tuple[dict[str, float] | 
 
 
 def exit_code_for(summary: Summary) -> ExitCode:
-    """The one mapping from a run summary to the process exit code."""
-    errored = summary.errored + (summary.axis2.errored if summary.axis2 else 0)
-    failed = summary.failed + (summary.axis2.failed if summary.axis2 else 0)
-    if errored:
+    """The one mapping from a run summary to the process exit code, over every result of the run."""
+    if summary.errored:
         return ExitCode.TESTS_ERRORED
-    if failed:
+    if summary.failed:
         return ExitCode.TESTS_FAILED
     return ExitCode.OK

@@ -78,7 +78,7 @@ def test_cli_runs_show_html_and_reporter_html(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert ran.returncode == 1, ran.stderr  # the keyword baseline fails: a result, not an error
-    assert "Pass rate by difficulty" in out.read_text()
+    assert "RCA scenarios · pass rate by difficulty" in out.read_text()
     shown = tmp_path / "shown.html"
     again = subprocess.run([*cmd, "runs", "show", "latest", "--html", str(shown), "--db", str(db)],
                            capture_output=True, text=True, timeout=120)  # fmt: skip

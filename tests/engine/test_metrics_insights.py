@@ -39,29 +39,60 @@ def test_a_retried_or_acknowledged_error_is_not_ignored() -> None:
     assert derive_metrics(Trajectory([]), duration_ms=None, tokens=usage).tokens == usage
 
 
-def _result(status: str, signals=(), metrics=None, reason=None) -> TestResult:
+def _result(status: str, signals=(), metrics=None, reason=None, error_type=None, error_where=None) -> TestResult:
     return TestResult(
         id="t", name="t", status=TestStatus(status), signals=list(signals), metrics=metrics,
-        failure_reason=reason, duration_ms=1.0,
+        failure_reason=reason, error_type=error_type, error_where=error_where, duration_ms=1.0,
     )  # fmt: skip
 
 
-def test_insights_explain_failures_and_rank_recommendations() -> None:
+def test_insights_rank_recommendations_and_do_not_restate_the_gates() -> None:
     steps = _calls(("q", {"a": 1}, None), ("q", {"a": 1}, None), ("e", {}, "boom"))
     m = derive_metrics(Trajectory(steps), duration_ms=1.0, tokens=None)
     failed = Signal(kind=SignalKind.EXPECT, name="to_contain", role=SignalRole.GATE, passed=False,
                     message="expected 'x' to contain 'y'")  # fmt: skip
     ins = insights_for_test(_result("failed", [failed], m))
-    assert ins is not None and ins.why == ["expected 'x' to contain 'y'"]
+    assert ins is not None and ins.summary == "1 gate signal(s) failed"
+    assert ins.why == []  # the failed gate is what every reporter lists: no `why` repeats it
     assert ins.recommendations[0].startswith("handle tool errors")  # ranked before redundancy
     assert any("redundant" in r for r in ins.recommendations)
 
 
-def test_a_clean_pass_has_no_insight_and_a_timeout_says_what_to_do() -> None:
+def test_a_clean_pass_has_no_insight_and_an_unexplained_error_none_either() -> None:
     assert insights_for_test(_result("passed")) is None
-    ins = insights_for_test(_result("errored", reason="timed out after 5s"))
-    assert ins is not None and "timeout" in ins.recommendations[0]
-    assert insights_for_test(_result("errored", reason="KeyError: 'x'")) is None  # the message says it all
+    assert insights_for_test(_result("errored", reason="KeyError: 'x'", error_type="KeyError")) is None
+
+
+AGENT = "the agent (agent.run())"
+
+
+def test_cut_rounds_only_when_the_agent_spent_the_timeout() -> None:
+    in_agent = insights_for_test(_result("errored", reason="timed out after 5s", error_type="timeout",
+                                         error_where=AGENT))  # fmt: skip
+    assert in_agent is not None and "cut its investigation rounds" in in_agent.recommendations[0]
+    for where in ("the test body", "a before_each hook", None):
+        ins = insights_for_test(_result("errored", reason="timed out after 5s", error_type="timeout",
+                                        error_where=where))  # fmt: skip
+        assert ins is not None and "raise the timeout" in ins.recommendations[0]
+        assert not any("rounds" in r for r in ins.recommendations)
+        assert "not in the agent" in ins.recommendations[0]
+    # A message that merely says "timed out" (an agent's own text) is no timeout of the test.
+    assert insights_for_test(_result("errored", reason="AgentError: upstream timed out", error_type="AgentError",
+                                     error_where=AGENT)) is None  # fmt: skip
+
+
+def test_judge_advice_only_for_a_judge_error() -> None:
+    judge = insights_for_test(_result("errored", reason="JudgeError: connection refused", error_type="JudgeError",
+                                      error_where="the test body"))  # fmt: skip
+    assert judge is not None and "--judge-base-url" in judge.recommendations[0]
+    # The word "judge" in another error (a judge that answered, then the body raised) is not a judge failure.
+    body = insights_for_test(_result("errored", reason="ValueError: the judge said no", error_type="ValueError",
+                                     error_where="the test body"))  # fmt: skip
+    assert body is None
+    failed_judge = Signal(kind=SignalKind.JUDGE, name="names the cause", role=SignalRole.GATE, passed=False,
+                          message="judge: it did not", reasoning="it did not")  # fmt: skip
+    verdict = insights_for_test(_result("failed", [failed_judge]))
+    assert verdict is not None and not any("judge" in r for r in verdict.recommendations)
 
 
 def test_no_tool_calls_when_tools_were_offered() -> None:
@@ -75,6 +106,6 @@ def test_run_insights_roll_up_what_fails_most() -> None:
     results = [_result("failed", [sig]), _result("failed", [sig]), _result("errored", reason="boom")]
     ins = insights_for_run(results)
     assert ins is not None
-    assert ins.summary == "2 failed and 1 errored of 3"
+    assert ins.summary == "2 failed and 1 errored of 3 results"
     assert ins.why[0] == "'category' failed in 2 test(s)"
     assert insights_for_run([_result("passed")]) is None

@@ -12,10 +12,7 @@ import pytest
 from sredrill.engine.reporters import ConsoleReporter, JsonReporter, JUnitReporter, make_reporter
 from sredrill.errors import InputError
 from sredrill.results import (
-    AxisSummary,
     Check,
-    Counts,
-    Gap,
     Insights,
     ResultKind,
     RunReport,
@@ -128,21 +125,27 @@ def test_console_prints_progress_on_stderr_and_only_the_result_on_stdout() -> No
     reporter.on_run_end(report)
 
     stdout = out.getvalue()
-    assert TITLE not in stdout and "1 passed 2 failed 1 errored" not in stdout
-    assert TITLE in err.getvalue() and "1 passed 2 failed 1 errored" in err.getvalue()
-    # The scoreboard: counts, pass rate over graded tests (1 of 3), rows per difficulty.
-    assert "33.3%" in stdout
-    assert "difficulty 1" in stdout and "difficulty 2" in stdout
-    assert "flaky: 0" in stdout
-    # Every failed or errored test, with its reason, failed gates (expected vs actual) and insights.
-    assert "evals/db_eval.py::names the cause  FAILED" in stdout
+    progress = "4/4 results · 1 passed · 2 failed · 1 errored"
+    assert TITLE not in stdout and progress not in stdout
+    assert TITLE in err.getvalue() and progress in err.getvalue()
+    # The totals line, in the progress line's words, over every result; then a table per kind of result.
+    assert "4 results · 1 passed · 2 failed · 1 errored · pass rate 33.3%" in stdout
+    assert "(every result of the run, each counted once: RCA scenarios, tests)" in stdout
+    assert "RCA scenarios (axis 1: mixed evidence)" in stdout
+    assert "\ntests\n" in stdout
+    assert "flaky" not in stdout  # nothing repeated, nothing flaky: no line for it
+    # Every failed or errored test, with its failed gates (expected vs actual) and insights.
+    assert "evals/db_eval.py::names the cause  FAILED  evals/db_eval.py" in stdout
     assert "expect to_contain: expected 'cpu is fine' to contain 'replication lag'" in stdout
     assert "to_match" not in stdout  # a passed gate is not a failure
     assert "check failure_modes: expected ['replication_lag'], got ['cpu_saturation']" in stdout
+    assert "rds_postgres/006-replication-lag#1  FAILED\n" in stdout  # an RCA id names its pack: no `file`
+    assert "reason: failure_modes" not in stdout  # the reason is the first gate, printed already
     assert "why: no query_metrics call for ReplicaLag" in stdout
     assert "1. query ReplicaLag before concluding" in stdout
+    assert "the agent never looked at replication metrics" not in stdout  # a rules summary only counts gates
     assert "evals/db_eval.py::[red]survives a crash  ERRORED" in stdout  # no markup interpretation
-    assert "reason: agent crashed: exit code 2" in stdout
+    assert "error: agent crashed: exit code 2" in stdout
     assert "finds the database" not in stdout  # passed tests are counted, not listed
     assert "2 of 3 graded tests failed" in stdout
     assert stdout.rstrip().endswith("run 20250102-030405-abc123 stored; see: sredrill runs show 20250102-030405-abc123")
@@ -155,35 +158,142 @@ def test_console_progress_does_not_spam_a_captured_stderr() -> None:
     many = [TestResult(id=f"t{i}", name=f"t{i}", status=TestStatus.PASSED, duration_ms=1.0) for i in range(300)]
     drive(reporter, report_of(many))
     assert err.getvalue().count("\n") <= 2
-    assert "300/300" in err.getvalue()
+    assert "300/300 results" in err.getvalue()
 
 
-def test_console_shows_axis2_gap_and_pass_at_k() -> None:
+def _rca(scenario: str, axis: int, status: str, difficulty: int, **kw: object) -> TestResult:
+    return TestResult(
+        id=f"p/{scenario}#{axis}", name=f"p/{scenario}#{axis}", kind=ResultKind.RCA, file="p", axis=axis,
+        mode="full" if axis == 1 else "selective", status=TestStatus(status), difficulty=difficulty,
+        duration_ms=1.0, **kw,
+    )  # fmt: skip
+
+
+def _episode(task: str, seed: int, status: str, difficulty: int, grade: float) -> TestResult:
+    return TestResult(
+        id=f"incidents/{task}#seed{seed}", name=f"incidents/{task}#seed{seed}", kind=ResultKind.INCIDENT,
+        file="incidents", status=TestStatus(status), difficulty=difficulty, score=grade, duration_ms=1.0,
+    )  # fmt: skip
+
+
+def mixed() -> list[TestResult]:
+    """An `--axis2` run over an RCA pack and incident episodes: what one summary must keep apart."""
+    return [
+        _rca("001", 1, "passed", 1),
+        _rca("011", 1, "passed", 4),
+        _rca("001", 2, "passed", 1),
+        _rca("011", 2, "failed", 4),
+        _episode("easy", 0, "passed", 1, 0.76),
+        _episode("easy", 1, "failed", 1, 0.0),
+        _episode("hard", 0, "errored", 3, 0.0),
+    ]
+
+
+def test_console_keeps_rca_axes_and_incidents_apart_with_the_gap_labelled() -> None:
+    reporter, out, err = console()
+    rs = mixed()
+    summary = summarize(rs).model_copy(update={"flaky": 2})
+    drive(reporter, report_of(rs, summary=summary))
+    stdout = out.getvalue()
+    lines = stdout.splitlines()
+    assert "7 results · 4 passed · 2 failed · 1 errored · pass rate 66.7%" in stdout
+    assert "7/7 results · 4 passed · 2 failed · 1 errored" in err.getvalue()
+    assert "RCA scenarios (axis 1: full evidence; axis 2: selective evidence)" in stdout
+    # Rows: difficulty, axis, total, passed, failed, errored, pass rate[, gap on the Axis 2 row].
+    cells = [[c.strip() for c in line.split("│")] for line in lines if "│" in line]
+    assert ["all", "1", "2", "2", "0", "0", "100.0%", ""] in cells
+    assert ["", "2", "2", "1", "1", "0", "50.0%", "+50.0 pp"] in cells
+    assert ["4", "1", "1", "1", "0", "0", "100.0%", ""] in cells
+    assert ["", "2", "1", "0", "1", "0", "0.0%", "+100.0 pp"] in cells
+    assert "gap: Axis 1 − Axis 2 pass rate over the 2 scenario(s) run on both axes, in points" in stdout
+    # Incident difficulty (1–3) is its own scale: never added to an RCA row.
+    assert "incident episodes (task × seed) · mean grade 0.25" in stdout
+    assert ["all", "3", "1", "1", "1", "50.0%"] in cells
+    assert ["3", "1", "0", "0", "1", "n/a"] in cells
+    assert "flaky: 2" in stdout
+
+
+def test_console_shows_pass_at_k() -> None:
     reporter, out, _ = console()
     rs = results()[:3]
     summary = summarize(rs).model_copy(
-        update={
-            "axis2": AxisSummary(
-                total=3,
-                passed=0,
-                failed=3,
-                errored=0,
-                pass_rate=0.0,
-                by_difficulty={"1": Counts(total=1, failed=1), "2": Counts(total=2, failed=2)},
-            ),
-            "gap": Gap(overall=33.3, by_difficulty={"1": 100.0, "2": 0.0}),
-            "pass_at_k": {"1": 0.5, "3": 0.875},
-            "pass_hat_k": {"1": 0.5, "3": 0.125},
-            "flaky": 2,
-        }
+        update={"pass_at_k": {"1": 0.5, "3": 0.875}, "pass_hat_k": {"1": 0.5, "3": 0.125}, "flaky": 2}
     )
     drive(reporter, report_of(rs, summary=summary))
     stdout = out.getvalue()
-    assert "axis 2" in stdout and "+33.3 pp" in stdout and "+100.0 pp" in stdout
-    assert "axis 2: 3 total, 0 passed, 3 failed, 0 errored, pass rate 0.0%" in stdout
     assert "pass@1 50.0%  pass@3 87.5%" in stdout
     assert "pass^3 12.5%" in stdout
     assert "flaky: 2" in stdout
+
+
+def _check_twice() -> TestResult:
+    """An RCA result as the engine builds it: each grading check is a CHECK signal and an entry of `checks`."""
+    signals = [
+        Signal(kind=SignalKind.CHECK, name="category", role=SignalRole.GATE, passed=False,
+               message="expected healthy, got unknown"),
+        Signal(kind=SignalKind.CHECK, name="evidence_cited", role=SignalRole.GATE, passed=False,
+               message="not cited by any claim"),
+        Signal(kind=SignalKind.CHECK, name="failure_modes", role=SignalRole.GATE, passed=True),
+    ]  # fmt: skip
+    checks = {
+        "category": Check(passed=False, role=SignalRole.GATE, detail="expected healthy, got unknown"),
+        "evidence_cited": Check(passed=False, role=SignalRole.GATE, detail="not cited by any claim"),
+        "failure_modes": Check(passed=True, role=SignalRole.GATE),
+        "ruling_out": Check(passed=False, role=SignalRole.GATE, detail="no hypothesis ruled out"),
+    }
+    return _rca("000", 1, "failed", 1, signals=signals, checks=checks,
+                failure_reason="category: expected healthy, got unknown",
+                insights=Insights(source="rules", summary="2 gate signal(s) failed",
+                                  recommendations=["gather evidence first"]))  # fmt: skip
+
+
+def test_each_failed_check_prints_once() -> None:
+    reporter, out, _ = console()
+    drive(reporter, report_of([_check_twice()]))
+    stdout = out.getvalue()
+    assert stdout.count("expected healthy, got unknown") == 1  # not as reason, not twice, not as why
+    assert stdout.count("not cited by any claim") == 1
+    assert stdout.count("check ruling_out: no hypothesis ruled out") == 1  # a check without a signal still shows
+    assert "why:" not in stdout and "2 gate signal(s) failed" not in stdout
+    assert "1. gather evidence first" in stdout
+    assert "FAILED  p" not in stdout  # the pack's name is in the id already
+
+
+def test_where_traceback_and_where_an_error_happened_are_shown() -> None:
+    frames = "\n".join(f"  evals/x_eval.py:{n} in helper" for n in range(1, 61))
+    failed = TestResult(
+        id="evals/x_eval.py::t", name="t", file="evals/x_eval.py", status=TestStatus.FAILED, duration_ms=1.0,
+        failure_reason="expected 'a' to contain 'b'",
+        signals=[Signal(kind=SignalKind.EXPECT, name="to_contain", role=SignalRole.GATE, passed=False,
+                        message="expected 'a' to contain 'b'",
+                        where="evals/x_eval.py:12: expect(result.output).to_contain('b')")],
+    )  # fmt: skip
+    errored = TestResult(
+        id="evals/x_eval.py::e", name="e", file="evals/x_eval.py", status=TestStatus.ERRORED, duration_ms=1.0,
+        failure_reason="ValueError: boom", error_type="ValueError", error_where="the agent (agent.run())",
+        traceback=f"Traceback (most recent call last):\n{frames}\nValueError: boom",
+    )  # fmt: skip
+    reporter, out, _ = console()
+    drive(reporter, report_of([failed, errored]))
+    stdout = out.getvalue()
+    assert "  - expect to_contain: expected 'a' to contain 'b'\n      at evals/x_eval.py:12: " in stdout
+    assert "reason:" not in stdout
+    assert "evals/x_eval.py::e  ERRORED in the agent (agent.run())" in stdout
+    assert "error: ValueError: boom" in stdout
+    assert "----- Traceback -----" in stdout and "evals/x_eval.py:60 in helper" in stdout
+    assert "evals/x_eval.py:5 in helper" not in stdout  # the console keeps the last 40 lines
+    assert "22 earlier line(s) not shown" in stdout
+
+
+def test_verbose_prints_each_finished_test_and_lists_the_passed_ones() -> None:
+    reporter, out, err = console(verbose=True)
+    drive(reporter, report_of(results()))
+    assert "PASSED   evals/db_eval.py::finds the database  (0.1 s)" in err.getvalue()
+    assert "FAILED   rds_postgres/006-replication-lag#1  (0.1 s)" in err.getvalue()
+    assert "passed (1)\n  evals/db_eval.py::finds the database  (0.1 s)" in out.getvalue()
+    quiet, out2, err2 = console()
+    drive(quiet, report_of(results()))
+    assert "PASSED " not in err2.getvalue() and "passed (1)" not in out2.getvalue()
 
 
 def test_console_unknown_pass_rate_is_not_zero() -> None:
@@ -227,25 +337,50 @@ def test_junit_xml_has_the_right_counts_and_messages(tmp_path: Path) -> None:
     drive(JUnitReporter(output=target, stdout=io.StringIO(), stderr=io.StringIO()), report)
 
     root = ET.parse(target).getroot()  # parses although the error message held \x1b and \x00
-    suites = root.findall("testsuite")
-    assert len(suites) == 1
-    suite = suites[0]
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("4", "2", "1")
-    assert suite.get("name") == TITLE and suite.get("time") == "1.500"
-    cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == [r.id for r in report.results]
-    assert [c.get("classname") for c in cases] == ["evals/db_eval.py", "evals/db_eval.py", "rca", "evals/db_eval.py"]
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "2", "1")
+    suites = {s.get("name"): s for s in root.findall("testsuite")}  # one per kind of result
+    assert set(suites) == {f"{TITLE} · RCA scenarios", f"{TITLE} · tests"}
+    tests, rca = suites[f"{TITLE} · tests"], suites[f"{TITLE} · RCA scenarios"]
+    assert (tests.get("tests"), tests.get("failures"), tests.get("errors")) == ("3", "1", "1")
+    assert (rca.get("tests"), rca.get("failures"), rca.get("errors")) == ("1", "1", "0")
+    cases = tests.findall("testcase")
+    assert [c.get("name") for c in cases] == [r.id for r in report.results if r.kind == ResultKind.TEST]
+    assert [c.get("classname") for c in cases] == ["evals/db_eval.py"] * 3
+    assert [c.get("classname") for c in rca.findall("testcase")] == ["rca"]
     assert cases[0].find("failure") is None and cases[0].find("error") is None
     failure = cases[1].find("failure")
     assert failure is not None and failure.get("message") == "expect to_contain failed"
     assert "expected 'cpu is fine' to contain 'replication lag'" in (failure.text or "")
-    rca_failure = cases[2].find("failure")
+    rca_failure = rca.find("testcase/failure")
     assert rca_failure is not None and "got ['cpu_saturation']" in (rca_failure.text or "")
-    error = cases[3].find("error")
+    error = cases[2].find("error")
     assert error is not None and (error.get("message") or "").startswith("agent crashed: exit code 2")
     assert cases[1].get("time") == "0.340"
-    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    props = {p.get("name"): p.get("value") for p in tests.iter("property")}
     assert props["run_id"] == report.run_id
+
+
+def test_junit_prints_each_check_once_with_where_and_the_traceback(tmp_path: Path) -> None:
+    target = tmp_path / "junit.xml"
+    errored = TestResult(
+        id="evals/x_eval.py::e", name="e", file="evals/x_eval.py", status=TestStatus.ERRORED, duration_ms=1.0,
+        failure_reason="ValueError: boom", error_type="ValueError", error_where="the test body",
+        traceback="Traceback (most recent call last):\n  evals/x_eval.py:3 in _\nValueError: boom",
+        agent_log="[sredrill] line 2 is not JSON",
+    )  # fmt: skip
+    report = report_of([_check_twice(), errored])
+    drive(JUnitReporter(output=target, stdout=io.StringIO(), stderr=io.StringIO()), report)
+    root = ET.parse(target).getroot()
+    failure = root.find(".//testcase[@name='p/000#1']/failure")
+    assert failure is not None and failure.get("message") == "check category: expected healthy, got unknown"
+    assert (failure.text or "").count("expected healthy, got unknown") == 1
+    assert (failure.text or "").count("not cited by any claim") == 1
+    error = root.find(".//testcase[@name='evals/x_eval.py::e']/error")
+    assert error is not None
+    assert (error.text or "").startswith("errored in the test body\nValueError: boom\nTraceback:")
+    assert "evals/x_eval.py:3 in _" in (error.text or "")
+    system_err = root.find(".//testcase[@name='evals/x_eval.py::e']/system-err")
+    assert system_err is not None and "[sredrill] line 2 is not JSON" in (system_err.text or "")
 
 
 def test_junit_needs_an_output_path() -> None:
@@ -267,6 +402,9 @@ def test_the_factory_builds_each_reporter(tmp_path: Path) -> None:
     assert isinstance(make_reporter("console", output=None, **streams), ConsoleReporter)
     assert isinstance(make_reporter("json", output=None, **streams), JsonReporter)
     assert isinstance(make_reporter("junit", output=tmp_path / "j.xml", **streams), JUnitReporter)
+    for name in ("console", "json", "junit", "html"):  # `-v` reaches every reporter; the documents ignore it
+        output = None if name in ("console", "json") else tmp_path / f"out.{name}"
+        drive(make_reporter(name, output=output, verbose=True, **streams), report_of(results()))
 
 
 def test_an_unwritable_output_is_an_input_error(tmp_path: Path) -> None:

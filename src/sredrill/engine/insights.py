@@ -5,31 +5,47 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from sredrill.results import Insights, SignalKind, SignalRole, TestResult, TestStatus
+from sredrill.results import Insights, SignalRole, TestResult, TestStatus
 
 __all__ = ["insights_for_run", "insights_for_test"]
 
 
+_AGENT = "the agent"
+"""How `TestResult.error_where` begins when the error happened in `agent.run()` (`the agent (agent.run())`)."""
+
+
+def _error_advice(result: TestResult) -> str | None:
+    """What to do about an errored test, from its structured `error_type` and `error_where` (never its message,
+    which may quote anything: a judge that worked, a timeout the test body spent)."""
+    kind, where = result.error_type, result.error_where
+    in_agent = where is not None and where.startswith(_AGENT)
+    if kind == "timeout":
+        if in_agent:
+            return (
+                "the agent used up the test's timeout in agent.run(): cut its investigation rounds, "
+                "or raise the timeout"
+            )
+        place = where or "the test"
+        return f"the timeout ran out in {place}, not in the agent: find what it waits on, or raise the timeout"
+    if kind == "JudgeError":
+        return "the judge did not answer: fix its endpoint (--judge-base-url, --judge-model) or run with --no-judge"
+    if "no agent" in (result.failure_reason or "").lower():
+        return "configure an agent: sredrill test PATH --agent SPEC"
+    return None
+
+
 def insights_for_test(result: TestResult, *, tools_offered: int = 0) -> Insights | None:
-    """Rule-based insight for one result; None for a clean pass with nothing to recommend."""
-    why: list[str] = []
+    """Rule-based insight for one result; None for a clean pass with nothing to recommend.
+
+    The failed gates themselves are not repeated (every reporter lists them): a failed test's insight counts
+    them and ranks what to change; an errored test's says what to do about the error, when a rule knows.
+    """
     recs: list[tuple[int, str]] = []  # (rank, text): lower rank first
     m = result.metrics
-    if result.status == TestStatus.ERRORED and result.failure_reason:
-        # The error itself is the result's failure_reason; insights add what to do about it.
-        reason = result.failure_reason.lower()
-        if "timed out" in reason:
-            recs.append((0, "the run hit its timeout: cut investigation rounds, or raise the test's timeout"))
-        elif "no agent" in reason:
-            recs.append((0, "configure an agent: sredrill test PATH --agent SPEC"))
-        elif "judge" in reason:
-            recs.append((0, "fix the judge endpoint (--judge-base-url, --judge-model) or run with --no-judge"))
-    for s in result.signals:
-        if s.role == SignalRole.GATE and s.passed is False:
-            if s.kind == SignalKind.JUDGE:
-                why.append(f"judge rejected {s.name!r}: {s.reasoning or 'no reasoning'}")
-            else:
-                why.append(s.message or f"{s.name} failed")
+    if result.status == TestStatus.ERRORED:
+        advice = _error_advice(result)
+        if advice is not None:
+            recs.append((0, advice))
     if m is not None:
         if m.ignored_tool_errors:
             recs.append(
@@ -42,23 +58,27 @@ def insights_for_test(result: TestResult, *, tools_offered: int = 0) -> Insights
             recs.append(
                 (1, f"the agent answered without calling any of its {tools_offered} tools: gather evidence first")
             )
-    why = list(dict.fromkeys(why))  # several checks failing for one reason say it once
-    if not why and not recs:
-        return None
+    failed = sum(1 for s in result.signals if s.role == SignalRole.GATE and s.passed is False)
+    recommendations = [r for _, r in sorted(recs)]
     if result.status == TestStatus.ERRORED:
         if not recs:
             return None  # the error message is the whole story
         summary = "errored before it could be graded"
-    elif why:
-        failed = sum(1 for s in result.signals if s.role == SignalRole.GATE and s.passed is False)
-        summary = f"{failed} gate signal(s) failed"
-    else:
+    elif result.status == TestStatus.FAILED:
+        summary = f"{failed} gate signal(s) failed" if failed else "failed"
+    elif recs:
         summary = "passed, with room to improve"
-    return Insights(source="rules", summary=summary, why=why, recommendations=[r for _, r in sorted(recs)])
+    else:
+        return None
+    return Insights(source="rules", summary=summary, recommendations=recommendations)
 
 
 def insights_for_run(results: list[TestResult]) -> Insights | None:
-    """Roll per-test signals and recommendations up to the run: what fails most, what to change first."""
+    """Roll per-test signals and recommendations up to the run: what fails most, what to change first.
+
+    Args:
+        results: every result of the run, each once (the run summary's `total` counts the same ones).
+    """
     failing = Counter(s.name for r in results for s in r.signals if s.role == SignalRole.GATE and s.passed is False)
     recs = Counter(rec for r in results if r.insights for rec in r.insights.recommendations)
     redundant = Counter()
@@ -82,7 +102,7 @@ def insights_for_run(results: list[TestResult]) -> Insights | None:
         return None
     return Insights(
         source="rules",
-        summary=f"{failed} failed and {errored} errored of {len(results)}",
+        summary=f"{failed} failed and {errored} errored of {len(results)} results",
         why=why,
         recommendations=[rec for rec, _ in recs.most_common(5)],
     )

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from sredrill.errors import InputError, SredrillError
-from sredrill.results import RunReport, Summary, TestResult, TestStatus
+from sredrill.results import Counts, RunReport, Summary, TestResult, TestStatus
 
 __all__ = [
     "DEFAULT_MAX_RUNS",
@@ -88,6 +88,7 @@ class RunStarted(_Event):
     kind: Literal["run_started"] = "run_started"
     run_id: str
     total: int
+    """Results the run will have, each counted once (an RCA scenario once per axis, an incident episode, a test)."""
     title: str
 
 
@@ -108,6 +109,8 @@ class TestFinished(_Event):
     failure_reason: str | None
     signals: list[dict[str, JsonValue]]
     """Every signal of the result (gate and observe), as in the RunReport."""
+    done: Counts
+    """The results finished so far, this one included: the counts the run's summary will have at the end."""
 
 
 class RunFinished(_Event):
@@ -115,7 +118,8 @@ class RunFinished(_Event):
     run_id: str
     status: LiveStatus
     summary: Summary | None
-    """None when the run was cancelled or failed before the engine summarized it."""
+    """The run's one summary (as in its RunReport); None when the run was cancelled or failed before the engine
+    summarized it."""
     message: str | None = None
 
 
@@ -137,6 +141,8 @@ class LiveRun:
         self.status = LiveStatus.STARTING
         self.error: SredrillError | None = None
         self._events: list[_AnyEvent] = []
+        self.counts = Counts()
+        """The results finished so far (every result once); at the end, the summary's top-level counts."""
         self._lock = threading.Lock()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
         self._started = threading.Event()
@@ -159,6 +165,9 @@ class LiveRun:
         self._add(TestStarted(test_id=test_id, name=name))
 
     def on_test_end(self, result: TestResult) -> None:
+        done = self.counts
+        done.total += 1
+        setattr(done, result.status.value, getattr(done, result.status.value) + 1)
         self._add(
             TestFinished(
                 test_id=result.id,
@@ -167,6 +176,7 @@ class LiveRun:
                 score=result.score,
                 failure_reason=result.failure_reason,
                 signals=[s.model_dump(mode="json") for s in result.signals],
+                done=done.model_copy(),
             )
         )
 

@@ -3,12 +3,12 @@
 | route | what |
 |---|---|
 | `POST /api/runs` | `RunRequest` → 201 `{run_id, status}`: the run goes on in the background |
-| `GET /api/runs` | stored runs, newest first (CLI runs included), with live status |
+| `GET /api/runs` | stored runs, newest first (CLI runs included), with live status and counts (`run_row`) |
 | `GET /api/runs/{run_id}` | the RunReport so far (or final) and the live status |
 | `POST /api/runs/{run_id}/cancel` | stop a run; its finished results stay stored |
 | `GET /api/runs/{run_id}/events` | Server-Sent Events: `run_started`, `test_started`, `test_finished`, `run_finished` |
 | `GET /api/runs/{run_id}/results/{test_id}` | one result and its full trajectory |
-| `GET /api/compare?a=A&b=B` | which tests changed status between two runs |
+| `GET /api/compare?a=A&b=B` | which tests changed status between two runs, and each pass rate of both |
 
 A run calls `engine.run_packs` or `engine.run_eval_files`, the functions `sredrill run` and `sredrill test`
 call, with the store the UI reads: a run made on the CLI with the same `--db` shows up here too.
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 
     from sredrill.server.agent_policy import AgentPolicy
     from sredrill.server.gate import RunsGate
-    from sredrill.store import Store
+    from sredrill.store import RunComparison, RunRecord, Store
 
-__all__ = ["MAX_RUN_BODY_BYTES", "RunRequest", "runs_router"]
+__all__ = ["MAX_RUN_BODY_BYTES", "RunRequest", "compare_body", "run_row", "runs_router"]
 
 MAX_RUN_BODY_BYTES: Final = 64 * 1024
 _START_TIMEOUT_S: Final = 60.0
@@ -192,23 +192,7 @@ def runs_router(
     @router.get("/runs", dependencies=[Depends(gate.read)], summary="Stored runs, newest first")
     async def list_runs(limit: int = 50) -> Any:
         records = await asyncio.to_thread(open_store().list_runs, max(1, min(limit, 500)))
-        rows = []
-        for r in records:
-            live = launcher.get(r.run_id)
-            rows.append(
-                {
-                    "run_id": r.run_id,
-                    "kind": r.kind,
-                    "agent": r.agent,
-                    "mode": r.mode,
-                    "started_at": r.started_at.isoformat(),
-                    "finished": r.finished,
-                    "duration_ms": r.duration_ms,
-                    "status": _status_of(live, r.finished),
-                    "counts": r.counts.model_dump(),
-                    "pass_rate": r.counts.pass_rate,
-                }
-            )
+        rows = [run_row(r, _status_of(launcher.get(r.run_id), r.finished)) for r in records]
         return _json(200, {"runs": rows})
 
     @router.get("/runs/{run_id}", dependencies=[Depends(gate.read)], summary="A run's report and status")
@@ -271,25 +255,65 @@ def runs_router(
             if resolve_run(ref) is None:
                 return _not_found(f"run ({name})", ref, "list runs at GET /api/runs")
         cmp = await asyncio.to_thread(open_store().compare, a, b)
-        return _json(
-            200,
-            {
-                "run_a": cmp.run_a,
-                "run_b": cmp.run_b,
-                "fixed": list(cmp.fixed),
-                "broke": list(cmp.broke),
-                "added": list(cmp.added),
-                "removed": list(cmp.removed),
-                "pass_rate_a": cmp.pass_rate_a,
-                "pass_rate_b": cmp.pass_rate_b,
-                "tests": [
-                    {"test_id": t.test_id, "status_a": t.status_a, "status_b": t.status_b, "changed": t.changed}
-                    for t in cmp.tests
-                ],
-            },
-        )
+        return _json(200, compare_body(cmp))
 
     return router
+
+
+_SO_FAR = "every result stored so far, each counted once"
+
+
+def run_row(record: "RunRecord", status: str) -> dict[str, Any]:
+    """A stored run as `GET /api/runs` lists it (and the UI's runs page shows it).
+
+    `counts` are over every result of the run, each counted once (for a running run, those stored so far), with
+    their pass rate and what they count: the same numbers as the top of its summary and of its run page.
+    `summary` is the finished run's whole summary (its sections: RCA per axis, incidents, tests), else null.
+    """
+    c = record.counts
+    summary = record.summary
+    return {
+        "run_id": record.run_id,
+        "kind": record.kind,
+        "agent": record.agent,
+        "mode": record.mode,
+        "started_at": record.started_at.isoformat(),
+        "finished": record.finished,
+        "duration_ms": record.duration_ms,
+        "status": status,
+        "counts": {
+            **c.model_dump(),
+            "pass_rate": c.pass_rate,
+            "counts": summary.counts if summary is not None else _SO_FAR,
+        },
+        "pass_rate": c.pass_rate,
+        "summary": summary.model_dump(mode="json") if summary is not None else None,
+    }
+
+
+def compare_body(cmp: "RunComparison") -> dict[str, Any]:
+    """The body of `GET /api/compare` (and what the UI's compare page shows): the per-test statuses, what was
+    fixed, broke, added and removed, and each pass rate of both runs with what it counts (`rates`: every result
+    first, then each section: RCA per axis, incidents, tests)."""
+    return {
+        "run_a": cmp.run_a,
+        "run_b": cmp.run_b,
+        "fixed": list(cmp.fixed),
+        "broke": list(cmp.broke),
+        "added": list(cmp.added),
+        "removed": list(cmp.removed),
+        "pass_rate_a": cmp.pass_rate_a,
+        "pass_rate_b": cmp.pass_rate_b,
+        "counts": cmp.counts,
+        "rates": [
+            {"key": r.key, "counts": r.counts, "pass_rate_a": r.pass_rate_a, "pass_rate_b": r.pass_rate_b}
+            for r in cmp.rates
+        ],
+        "tests": [
+            {"test_id": t.test_id, "status_a": t.status_a, "status_b": t.status_b, "changed": t.changed}
+            for t in cmp.tests
+        ],
+    }
 
 
 def _status_of(live: LiveRun | None, finished: bool) -> str:

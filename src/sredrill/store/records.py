@@ -10,9 +10,10 @@ from pydantic import JsonValue
 
 from sredrill.results import Counts, RunReport, Summary, TestStatus
 
-__all__ = ["RunComparison", "RunRecord", "StatusChange", "compare_reports"]
+__all__ = ["RateChange", "RunComparison", "RunRecord", "StatusChange", "compare_reports"]
 
 _NOT_PASSED = (TestStatus.FAILED, TestStatus.ERRORED)
+_EVERY_RESULT = "every result of each run, each counted once"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,9 +33,11 @@ class RunRecord:
     config: dict[str, JsonValue]
     """The options needed to resume the run exactly."""
     summary: Summary | None
-    """The finished run's summary; None until it finished (`Store.report` rebuilds one meanwhile)."""
+    """The finished run's summary; None until it finished (`Store.report` rebuilds one meanwhile), or when an
+    older sredrill stored it (`Store.report` summarizes its results again)."""
     counts: Counts
-    """Statuses of every stored result, both axes: for a running run, its progress so far."""
+    """Statuses of every stored result, each counted once (both axes, incident episodes, tests): the same
+    numbers as `summary`'s top level once the run finished, its progress so far while it runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,18 @@ class StatusChange:
     status_b: TestStatus | None
     changed: bool
     """The statuses differ (a test only one run has counts as changed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RateChange:
+    """One pass rate of a summary in run A and in run B (None: that run has no such section, or graded nothing)."""
+
+    key: str
+    """Where it sits in the summary: `all`, `rca.axis1`, `rca.axis2`, `incident`, `test`."""
+    counts: str
+    """What the rate counts (the summary's own words, from B when both runs have it)."""
+    pass_rate_a: float | None
+    pass_rate_b: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +80,13 @@ class RunComparison:
     removed: tuple[str, ...]
     """Only in A."""
     pass_rate_a: float | None
+    """Run A's pass rate over every result, each counted once (its summary's top level)."""
     pass_rate_b: float | None
+    """Run B's, likewise."""
+    counts: str
+    """What `pass_rate_a` and `pass_rate_b` count."""
+    rates: tuple[RateChange, ...]
+    """The top-level pass rate first, then each section either run has (RCA per axis, incidents, tests)."""
 
     @property
     def changed(self) -> tuple[StatusChange, ...]:
@@ -81,7 +102,8 @@ def compare_reports(a: RunReport, b: RunReport) -> RunComparison:
         b: the later run.
 
     Returns:
-        The per-test statuses, what was fixed, broke, added and removed, and both pass rates.
+        The per-test statuses, what was fixed, broke, added and removed, and both runs' pass rates: over every
+        result, and per section of their summaries.
     """
     status_a = {r.id: r.status for r in a.results}
     status_b = {r.id: r.status for r in b.results}
@@ -105,7 +127,19 @@ def compare_reports(a: RunReport, b: RunReport) -> RunComparison:
         removed=tuple(t.test_id for t in tests if t.status_b is None),
         pass_rate_a=a.summary.pass_rate,
         pass_rate_b=b.summary.pass_rate,
+        counts=_EVERY_RESULT,
+        rates=_rates(a.summary, b.summary),
     )
+
+
+def _rates(a: Summary, b: Summary) -> tuple[RateChange, ...]:
+    sections_a, sections_b = dict(a.sections()), dict(b.sections())
+    rates = [RateChange("all", _EVERY_RESULT, a.pass_rate, b.pass_rate)]
+    for key in _ordered_union(list(sections_a), list(sections_b)):
+        one, two = sections_a.get(key), sections_b.get(key)
+        label = two.counts if two is not None else one.counts if one is not None else key
+        rates.append(RateChange(key, label, one.pass_rate if one else None, two.pass_rate if two else None))
+    return tuple(rates)
 
 
 def _ordered_union(first: Sequence[str], second: Sequence[str]) -> list[str]:

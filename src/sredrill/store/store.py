@@ -32,9 +32,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from sredrill.errors import InputError, StateError, did_you_mean
+from sredrill.results import SCHEMA_VERSION as REPORT_VERSION
 from sredrill.results import Counts, RunReport, Summary, TestResult, TestStatus, Verdict, summarize
 from sredrill.store.encoding import Unstorable, dump_json, dump_model, scrub_model, scrub_text
 from sredrill.store.failures import ROW_ERRORS, is_row_error, store_error
@@ -340,7 +341,8 @@ class Store:
         """The run's report: the stored one once finished, else one rebuilt from the results so far.
 
         A rebuilt report's summary comes from `results.summarize` (with `config["repeat"]` when the run
-        was repeated) and its duration spans the start to the last result written.
+        was repeated) and its duration spans the start to the last result written. A report stored by an older
+        sredrill (another `results.SCHEMA_VERSION`) gets its summary computed again from its results.
 
         Returns:
             The report, or None when no run has this exact id.
@@ -357,10 +359,16 @@ class Store:
             ).fetchall()
         agent, mode, started_at, started_ts, config_json, header_json = run
         results = [TestResult.model_validate_json(r[0]) for r in rows]
-        if header_json is not None:
-            # Result instances are not revalidated by pydantic: this costs one parse per result.
-            return RunReport.model_validate({**json.loads(header_json), "run_id": run_id, "results": results})
         repeat = json.loads(config_json).get("repeat")
+        repeat = repeat if isinstance(repeat, int) and repeat > 1 else 1
+        if header_json is not None:
+            header = json.loads(header_json)
+            # A summary stored by an older sredrill (version 1 mixed kinds of result) is computed again.
+            summary = _stored_summary(header) or summarize(results, repeat=repeat)
+            # Result instances are not revalidated by pydantic: this costs one parse per result.
+            return RunReport.model_validate(
+                {**header, "schema_version": REPORT_VERSION, "summary": summary, "run_id": run_id, "results": results}
+            )
         last_ts = max((r[1] for r in rows), default=started_ts)
         return RunReport(
             run_id=run_id,
@@ -369,7 +377,7 @@ class Store:
             started_at=datetime.fromisoformat(started_at),
             # Wall time covered by the stored results: an interrupted run's end is not known.
             duration_ms=round(max(0.0, last_ts - started_ts) * 1000, 3),
-            summary=summarize(results, repeat=repeat if isinstance(repeat, int) and repeat > 1 else 1),
+            summary=summarize(results, repeat=repeat),
             results=results,
         )
 
@@ -470,11 +478,20 @@ class Store:
         return counts
 
 
+def _stored_summary(header: dict[str, Any]) -> Summary | None:
+    """The summary of a stored report header, or None when it is of another report version than this one's."""
+    if header.get("schema_version") != REPORT_VERSION:
+        return None
+    try:
+        return Summary.model_validate(header.get("summary"))
+    except ValidationError:  # written by a development version of this schema: computed again by the caller
+        return None
+
+
 def _record(row: tuple[Any, ...], counts: Counts) -> RunRecord:
     run_id, kind, agent, mode, started_at, finished, duration_ms, config_json, header_json = row
-    summary = None
-    if header_json is not None:
-        summary = Summary.model_validate(json.loads(header_json)["summary"])
+    # An older report's summary is left out here (`report` computes it again from the results).
+    summary = None if header_json is None else _stored_summary(json.loads(header_json))
     return RunRecord(
         run_id=run_id,
         kind=kind,

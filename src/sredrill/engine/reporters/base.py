@@ -1,8 +1,9 @@
 """The Reporter role: what the engine tells a reporter during a run, and the factory that picks one.
 
 A reporter is one module implementing `Reporter` plus one line in `_REPORTERS` (STYLE #31). Its class is
-built as `cls(output=…, stdout=…, stderr=…, color=…)`; the engine calls its methods from the event loop,
-so they must be quick and must not block on the network.
+built as `cls(output=…, stdout=…, stderr=…, color=…, verbose=…)`; the engine calls its methods from the event
+loop, so they must be quick and must not block on the network. Every reporter reads the report's one summary
+(`RunReport.summary`) for its counts, and `failed_gates` for why a test did not pass.
 """
 
 from __future__ import annotations
@@ -11,18 +12,25 @@ import importlib
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol, TextIO
+from typing import NamedTuple, Protocol, TextIO
 
 from sredrill.errors import InputError, did_you_mean
-from sredrill.results import RunReport, SignalRole, TestResult
+from sredrill.results import ResultKind, RunReport, SignalKind, SignalRole, TestResult, TestStatus
 
 __all__ = [
     "CAPTURED_LINES",
+    "TRACEBACK_LINES",
+    "FailedGate",
     "Reporter",
     "ReporterName",
     "captured_sections",
+    "error_header",
     "failed_gate_lines",
+    "failed_gates",
     "make_reporter",
+    "shown_reason",
+    "shows_file",
+    "traceback_tail",
     "write_output",
 ]
 
@@ -30,6 +38,8 @@ CAPTURED_LINES = 50
 """How many lines of a test's captured stdout or stderr the console shows (the last ones, as they are
 nearest the failure); the JSON and JUnit reports and the store keep all that was captured."""
 _CAPTURED_CHARS = 8000
+TRACEBACK_LINES = 40
+"""How many lines of a traceback the console shows (the last ones: the raising frame is last)."""
 
 
 class ReporterName(StrEnum):
@@ -57,7 +67,7 @@ class Reporter(Protocol):
 
     Examples:
         >>> class CountingReporter:
-        ...     def __init__(self, *, output, stdout, stderr, color=None):
+        ...     def __init__(self, *, output, stdout, stderr, color=None, verbose=False):
         ...         self.stdout, self.done = stdout, 0
         ...     def on_run_start(self, run_id, total, *, title): ...
         ...     def on_test_start(self, test_id, name): ...
@@ -85,7 +95,13 @@ class Reporter(Protocol):
 
 
 def make_reporter(
-    name: str, *, output: Path | None, stdout: TextIO, stderr: TextIO, color: bool | None = None
+    name: str,
+    *,
+    output: Path | None,
+    stdout: TextIO,
+    stderr: TextIO,
+    color: bool | None = None,
+    verbose: bool = False,
 ) -> Reporter:
     """Build the reporter `--reporter NAME` asks for.
 
@@ -95,6 +111,8 @@ def make_reporter(
         stdout: the result stream.
         stderr: the progress and log stream.
         color: force colors on or off; None lets the terminal decide.
+        verbose: `-v`: the console prints a line per finished test and lists the passed ones; the document
+            reporters (json, junit, html) ignore it.
 
     Returns:
         The reporter, ready for `on_run_start`.
@@ -113,21 +131,86 @@ def make_reporter(
         ) from None
     module_name, _, attr = _REPORTERS[chosen].partition(":")
     cls = getattr(importlib.import_module(module_name), attr)
-    reporter: Reporter = cls(output=output, stdout=stdout, stderr=stderr, color=color)
+    reporter: Reporter = cls(output=output, stdout=stdout, stderr=stderr, color=color, verbose=verbose)
     return reporter
 
 
-def failed_gate_lines(result: TestResult) -> list[str]:
-    """Why a test did not pass, one line per failed gate signal or check: its name and expected vs actual."""
-    lines = []
+class FailedGate(NamedTuple):
+    """One failed gate of a result, as every reporter prints it."""
+
+    text: str
+    """`<kind> <name>: <expected vs actual, or why>`."""
+    where: str | None
+    """Where it was recorded in the user's code (`path:line: source`), when known."""
+
+
+def failed_gates(result: TestResult) -> list[FailedGate]:
+    """Why a test did not pass, each failed gate once: its name and expected vs actual, and where it was recorded.
+
+    A grading check is both a CHECK signal and an entry of `result.checks` (RCA results carry both): it is
+    listed once, from its signal.
+    """
+    gates: list[FailedGate] = []
+    seen_checks: set[str] = set()
     for signal in result.signals:
-        if signal.role == SignalRole.GATE and signal.passed is False:
-            message = signal.message or _expected_actual(signal.expected, signal.actual)
-            lines.append(f"{signal.kind.value} {signal.name}: {message}" if message else signal.name)
+        if signal.role != SignalRole.GATE or signal.passed is not False:
+            continue
+        if signal.kind == SignalKind.CHECK:
+            seen_checks.add(signal.name)
+        message = signal.message or _expected_actual(signal.expected, signal.actual)
+        if not message and signal.kind == SignalKind.JUDGE and signal.reasoning:
+            message = f"judge: {signal.reasoning}"
+        text = f"{signal.kind.value} {signal.name}: {message}" if message else f"{signal.kind.value} {signal.name}"
+        gates.append(FailedGate(text, signal.where))
     for check_id, check in (result.checks or {}).items():
-        if check.role == SignalRole.GATE and not check.passed:
-            lines.append(f"check {check_id}: {check.detail}" if check.detail else f"check {check_id}")
-    return lines
+        if check.role == SignalRole.GATE and not check.passed and check_id not in seen_checks:
+            gates.append(FailedGate(f"check {check_id}: {check.detail}" if check.detail else f"check {check_id}", None))
+    return list(dict.fromkeys(gates))
+
+
+def failed_gate_lines(result: TestResult) -> list[str]:
+    """The text of each failed gate of a result, once (see `failed_gates`)."""
+    return [gate.text for gate in failed_gates(result)]
+
+
+def shown_reason(result: TestResult, gates: list[FailedGate]) -> str | None:
+    """The failure reason when it says more than the gate lines (a failed test's reason is often its first
+    gate, which is printed already); None when it would repeat one."""
+    reason = result.failure_reason
+    if not reason:
+        return None
+    if result.status == TestStatus.FAILED and any(reason in gate.text for gate in gates):
+        return None
+    return reason
+
+
+def error_header(result: TestResult) -> str:
+    """The status word of a result's header: `FAILED`, `ERRORED`, or `ERRORED in the agent (agent.run())`
+    when the engine said where it happened."""
+    word = result.status.value.upper()
+    if result.status == TestStatus.ERRORED and result.error_where:
+        return f"{word} in {result.error_where}"
+    return word
+
+
+def shows_file(result: TestResult) -> bool:
+    """A result's `file` says something its id does not only for SDK tests (RCA and incident ids start with
+    their pack's name)."""
+    return result.kind == ResultKind.TEST and bool(result.file)
+
+
+def traceback_tail(result: TestResult, *, max_lines: int | None = TRACEBACK_LINES) -> str | None:
+    """A result's traceback, its last `max_lines` lines (None: all), saying how many were left out; None when
+    it has none."""
+    text = (result.traceback or "").rstrip("\n")
+    if not text.strip():
+        return None
+    lines = text.split("\n")
+    if max_lines is None or len(lines) <= max_lines:
+        return text
+    return f"… {len(lines) - max_lines} earlier line(s) not shown (the --json report has all)\n" + "\n".join(
+        lines[-max_lines:]
+    )
 
 
 def captured_sections(result: TestResult, *, max_lines: int | None = CAPTURED_LINES) -> list[tuple[str, str]]:

@@ -12,12 +12,20 @@ from pathlib import Path
 from typing import TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from sredrill.engine.reporters.base import captured_sections, failed_gate_lines, write_output
-from sredrill.results import Counts, Insights, RunReport, Summary, TestResult, TestStatus
+from sredrill.engine.reporters.base import (
+    captured_sections,
+    error_header,
+    failed_gates,
+    shown_reason,
+    shows_file,
+    traceback_tail,
+    write_output,
+)
+from sredrill.engine.reporters.tables import scoreboard
+from sredrill.results import Counts, Insights, RunReport, TestResult, TestStatus
 from sredrill.text import scrub
 
 __all__ = ["ConsoleReporter"]
@@ -38,12 +46,22 @@ class ConsoleReporter:
         stdout: the result stream.
         stderr: the progress stream; when it is not a terminal, the bar is printed once, at the end.
         color: force colors on or off; None lets the terminal (and `NO_COLOR`) decide.
+        verbose: `-v`: a line per finished test on stderr as it ends, and the passed tests listed at the end.
     """
 
-    def __init__(self, *, output: Path | None, stdout: TextIO, stderr: TextIO, color: bool | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        output: Path | None,
+        stdout: TextIO,
+        stderr: TextIO,
+        color: bool | None = None,
+        verbose: bool = False,
+    ) -> None:
         self._output = output
         self._stdout = stdout
         self._color = color
+        self._verbose = verbose
         # markup/emoji off: test ids, reasons and agent text must print as they are ("[red]", ":x:").
         self._err = Console(file=stderr, no_color=color is False, markup=False, emoji=False, highlight=False)
         self._progress: Progress | None = None
@@ -51,15 +69,14 @@ class ConsoleReporter:
         self._counts = Counts()
 
     def on_run_start(self, run_id: str, total: int, *, title: str) -> None:
-        """Start the progress bar."""
+        """Start the progress bar: results done of those to run, in the words of the scoreboard's totals line."""
         self._counts = Counts()
         self._progress = Progress(
             TextColumn("{task.description}", markup=False),
             BarColumn(),
-            MofNCompleteColumn(),
             TextColumn(
-                "[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/] "
-                "[yellow]{task.fields[errored]} errored[/]"
+                "{task.completed}/{task.total} results · [green]{task.fields[passed]} passed[/] · "
+                "[red]{task.fields[failed]} failed[/] · [yellow]{task.fields[errored]} errored[/]"
             ),
             TimeElapsedColumn(),
             console=self._err,
@@ -74,10 +91,14 @@ class ConsoleReporter:
         """Nothing to show: with `--jobs N` the bar would flicker between names."""
 
     def on_test_end(self, result: TestResult) -> None:
-        """Advance the bar and its live counts."""
+        """Advance the bar and its live counts; with `verbose`, print the test's status line above it."""
         c = self._counts
         c.total += 1
         setattr(c, result.status.value, getattr(c, result.status.value) + 1)
+        if self._verbose:
+            line = Text(f"{result.status.value.upper():<7}", style=_STATUS_STYLE[result.status])
+            line.append(f"  {_safe(result.id)}  ({result.duration_ms / 1000:.1f} s)")
+            self._err.print(line, soft_wrap=True)
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=1, passed=c.passed, failed=c.failed, errored=c.errored)
 
@@ -95,24 +116,31 @@ class ConsoleReporter:
                 emoji=False,
                 highlight=False,
             )
-            _render(out, report)
+            _render(out, report, verbose=self._verbose)
             return
         buffer = io.StringIO()
-        _render(Console(file=buffer, width=_FILE_WIDTH, no_color=True, markup=False, emoji=False), report)
+        console = Console(file=buffer, width=_FILE_WIDTH, no_color=True, markup=False, emoji=False)
+        _render(console, report, verbose=self._verbose)
         write_output(self._output, buffer.getvalue())
 
 
-def _render(out: Console, report: RunReport) -> None:
+def _render(out: Console, report: RunReport, *, verbose: bool = False) -> None:
     header = Text(f"run {_safe(report.run_id)}", style="bold")
     for label, value in (("agent", report.agent), ("mode", report.mode)):
         if value:
             header.append(f"  {label} {_safe(value)}")
     header.append(f"  {report.duration_ms / 1000:.1f} s")
     out.print(header, soft_wrap=True)
-    out.print(_scoreboard(report.summary))
-    for line in _summary_lines(report.summary):
-        out.print(line, soft_wrap=True)
+    for part in scoreboard(report.summary):
+        out.print(part, soft_wrap=isinstance(part, Text))
 
+    if verbose:
+        passed = [r for r in report.results if r.status == TestStatus.PASSED]
+        if passed:
+            out.print()
+            out.print(Text(f"passed ({len(passed)})", style="bold"))
+            for result in passed:
+                out.print(f"  {_safe(result.id)}  ({result.duration_ms / 1000:.1f} s)", soft_wrap=True)
     not_passed = [r for r in report.results if r.status != TestStatus.PASSED]
     if not_passed:
         out.print()
@@ -122,81 +150,48 @@ def _render(out: Console, report: RunReport) -> None:
     if report.insights is not None:
         out.print()
         out.print(Text("insights", style="bold"))
-        _print_insights(out, report.insights, indent="  ")
+        _print_insights(out, report.insights, indent="  ", summary=True)
     out.print()
     out.print(f"run {report.run_id} stored; see: sredrill runs show {report.run_id}", soft_wrap=True)
 
 
-def _scoreboard(summary: Summary) -> Table:
-    axis2 = summary.axis2
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    table.add_column("")
-    for name in ("total", "passed", "failed", "errored"):
-        table.add_column(name, justify="right")
-    table.add_column("pass rate" if axis2 is None else "axis 1", justify="right")
-    if axis2 is not None:
-        table.add_column("axis 2", justify="right")
-        table.add_column("gap", justify="right")
-
-    def row(label: str, counts: Counts | Summary, level: str | None) -> list[str]:
-        cells = [label, str(counts.total), str(counts.passed), str(counts.failed), str(counts.errored)]
-        cells.append(_percent(counts.pass_rate))
-        if axis2 is not None:
-            a2 = axis2.by_difficulty.get(level) if level is not None else None
-            rate2 = axis2.pass_rate if level is None else (a2.pass_rate if a2 is not None else None)
-            gap = summary.gap
-            points = None if gap is None else gap.overall if level is None else gap.by_difficulty.get(level)
-            cells += [_percent(rate2), _points(points)]
-        return cells
-
-    table.add_row(*row("all", summary, None))
-    for level, counts in sorted(summary.by_difficulty.items()):
-        table.add_row(*row(f"difficulty {level}", counts, level))
-    return table
-
-
-def _summary_lines(summary: Summary) -> list[str]:
-    lines = []
-    if summary.axis2 is not None:
-        a2 = summary.axis2
-        lines.append(
-            f"axis 2: {a2.total} total, {a2.passed} passed, {a2.failed} failed, {a2.errored} errored, "
-            f"pass rate {_percent(a2.pass_rate)}"
-        )
-    if summary.gap is not None:
-        lines.append(f"gap (axis 1 - axis 2): {_points(summary.gap.overall)}")
-    if summary.pass_at_k:
-        lines.append("  ".join(f"pass@{k} {_percent(v)}" for k, v in summary.pass_at_k.items()))
-    if summary.pass_hat_k:
-        lines.append("  ".join(f"pass^{k} {_percent(v)}" for k, v in summary.pass_hat_k.items()))
-    lines.append(f"flaky: {summary.flaky}")
-    return lines
-
-
 def _print_failure(out: Console, result: TestResult) -> None:
+    """A result that did not pass: its header, each failed gate once (with where it was recorded), the error,
+    the traceback, the harness's notes, the insights' advice and the captured output."""
     out.print()
     line = Text(_safe(result.id), style="bold")
     line.append("  ")
-    line.append(result.status.value.upper(), style=_STATUS_STYLE[result.status])
-    if result.file:
-        line.append(f"  {_safe(result.file)}")
+    line.append(error_header(result), style=_STATUS_STYLE[result.status])
+    if shows_file(result):
+        line.append(f"  {_safe(result.file or '')}")
     out.print(line, soft_wrap=True)
-    if result.failure_reason:
-        out.print(f"  reason: {_safe(result.failure_reason)}", soft_wrap=True)
-    for gate in failed_gate_lines(result):
-        out.print(f"  - {_safe(gate)}", soft_wrap=True)
+    gates = failed_gates(result)
+    reason = shown_reason(result, gates)
+    if reason:
+        label = "error" if result.status == TestStatus.ERRORED else "reason"
+        out.print(f"  {label}: {_safe(reason)}", soft_wrap=True)
+    for gate in gates:
+        out.print(f"  - {_safe(gate.text)}", soft_wrap=True)
+        if gate.where:
+            out.print(Text(f"      at {_safe(gate.where)}", style="dim"), soft_wrap=True)
+    tb = traceback_tail(result)
+    if tb is not None:
+        out.print(Text("  ----- Traceback -----", style="dim"), soft_wrap=True)
+        for tb_line in tb.split("\n"):
+            out.print(Text(f"  {_safe(tb_line)}"), soft_wrap=True)
     for note in result.notes:
         out.print(f"  note: {_safe(note)}", soft_wrap=True)
     if result.insights is not None:
-        _print_insights(out, result.insights, indent="  ")
+        # A test's rule-based summary only counts its gates, which are listed above; an LLM's says more.
+        _print_insights(out, result.insights, indent="  ", summary=result.insights.source == "llm")
     for title, text in captured_sections(result):
         out.print(Text(f"  ----- {title} -----", style="dim"), soft_wrap=True)
-        for line in text.split("\n"):
-            out.print(Text(f"  {_safe(line)}"), soft_wrap=True)
+        for text_line in text.split("\n"):
+            out.print(Text(f"  {_safe(text_line)}"), soft_wrap=True)
 
 
-def _print_insights(out: Console, insights: Insights, *, indent: str) -> None:
-    if insights.summary:
+def _print_insights(out: Console, insights: Insights, *, indent: str, summary: bool) -> None:
+    if summary and insights.summary:
         out.print(f"{indent}{_safe(insights.summary)}", soft_wrap=True)
     for why in insights.why:
         out.print(f"{indent}why: {_safe(why)}", soft_wrap=True)
@@ -207,11 +202,3 @@ def _print_insights(out: Console, insights: Insights, *, indent: str) -> None:
 def _safe(text: str) -> str:
     # A lone surrogate (a test name, an agent's text) cannot be written to a UTF-8 stream: it prints as U+FFFD.
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", scrub(text)[0])
-
-
-def _percent(rate: float | None) -> str:
-    return "n/a" if rate is None else f"{rate * 100:.1f}%"
-
-
-def _points(points: float | None) -> str:
-    return "n/a" if points is None else f"{points:+.1f} pp"

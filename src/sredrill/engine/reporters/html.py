@@ -26,12 +26,21 @@ class HtmlReporter:
         stdout: unused: the page goes to the file.
         stderr: unused.
         color: unused.
+        verbose: unused: the document holds every test.
 
     Raises:
         InputError: no output path was given.
     """
 
-    def __init__(self, *, output: Path | None, stdout: TextIO, stderr: TextIO, color: bool | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        output: Path | None,
+        stdout: TextIO,
+        stderr: TextIO,
+        color: bool | None = None,
+        verbose: bool = False,
+    ) -> None:
         if output is None:
             raise InputError(
                 "html needs --output PATH", field="--output", hint="e.g. --reporter html --output report.html"

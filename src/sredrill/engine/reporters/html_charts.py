@@ -1,5 +1,5 @@
 """Charts as inline SVG (no script, no network): metric series with the alert marked, the event timeline,
-and the per-difficulty Axis 1 / Axis 2 bars of a run.
+and the per-difficulty Axis 1 / Axis 2 bars of a run's RCA scenarios.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from datetime import datetime
 from html import escape
 from typing import Final
 
-from sredrill.results import Summary
+from sredrill.results import RcaSummary
 
 __all__ = ["axis_bars", "event_timeline", "series_chart"]
 
@@ -105,9 +105,10 @@ def event_timeline(events: Sequence[tuple[datetime, str]], *, alert_at: datetime
     return "".join(parts)
 
 
-def axis_bars(summary: Summary) -> str:
-    """Pass rate per difficulty: Axis 1 beside Axis 2 (when the run has it), the gap written under each pair."""
-    levels = sorted(set(summary.by_difficulty) | set(summary.axis2.by_difficulty if summary.axis2 else {}), key=int)
+def axis_bars(rca: RcaSummary) -> str:
+    """RCA pass rate per scenario difficulty: Axis 1 beside Axis 2 (when the run has it), the gap under each pair."""
+    axis1, axis2 = rca.axis1, rca.axis2
+    levels = sorted(set(axis1.by_difficulty if axis1 else {}) | set(axis2.by_difficulty if axis2 else {}), key=int)
     if not levels:
         return '<p class="muted">no difficulty levels in this run</p>'
     group_w = min(140, (_W - _PAD_L - _PAD_R) // len(levels))
@@ -121,8 +122,8 @@ def axis_bars(summary: Summary) -> str:
     for i, level in enumerate(levels):
         gx = _PAD_L + 8 + i * group_w
         rates = [
-            ("a1", summary.by_difficulty.get(level)),
-            ("a2", summary.axis2.by_difficulty.get(level) if summary.axis2 else None),
+            ("a1", axis1.by_difficulty.get(level) if axis1 else None),
+            ("a2", axis2.by_difficulty.get(level) if axis2 else None),
         ]
         for j, (cls, counts) in enumerate(rates):
             if counts is None:
@@ -139,7 +140,7 @@ def axis_bars(summary: Summary) -> str:
                 f'<text x="{bx + bar_w / 2:.1f}" y="{top + inner_h - h - 3:.1f}" class="tick" '
                 f'text-anchor="middle">{label}</text></g>'
             )
-        gap = summary.gap.by_difficulty.get(level) if summary.gap else None
+        gap = rca.gap.by_difficulty.get(level) if rca.gap else None
         gap_text = "" if gap is None else f" · gap {gap:+.1f} pt"
         parts.append(
             f'<text x="{gx + bar_w:.1f}" y="{top + inner_h + 16}" class="tick" text-anchor="middle">'
@@ -149,7 +150,7 @@ def axis_bars(summary: Summary) -> str:
         f'<rect x="{_W - 170}" y="4" width="10" height="10" class="a1"/>'
         f'<text x="{_W - 156}" y="13" class="tick">Axis 1</text>'
     )
-    if summary.axis2 is not None:
+    if axis2 is not None:
         parts.append(
             f'<rect x="{_W - 100}" y="4" width="10" height="10" class="a2"/>'
             f'<text x="{_W - 86}" y="13" class="tick">Axis 2</text>'

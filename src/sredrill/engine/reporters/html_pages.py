@@ -18,8 +18,17 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from sredrill.engine.reporters.base import captured_sections
-from sredrill.engine.reporters.html_charts import axis_bars, event_timeline, series_chart
+from sredrill.engine.reporters.base import (
+    FailedGate,
+    captured_sections,
+    error_header,
+    failed_gates,
+    shown_reason,
+    traceback_tail,
+)
+from sredrill.engine.reporters.html_charts import event_timeline, series_chart
+from sredrill.engine.reporters.html_summary import sections_html, totals_html
+from sredrill.engine.reporters.tables import percent, points
 from sredrill.results import RunReport, Signal, SignalRole, TestResult, TestStatus
 from sredrill.text import scrub
 
@@ -64,7 +73,8 @@ def _layout(title: str, body: str, *, served: bool = True) -> str:
 
 
 def _pct(rate: float | None) -> str:
-    return "—" if rate is None else f"{rate:.0%}"
+    # The console's format, so a rate reads the same on every surface.
+    return percent(rate)
 
 
 def _ms(duration_ms: float | None) -> str:
@@ -93,7 +103,9 @@ def runs_page(runs: Sequence[dict[str, Any]], *, packs: Sequence[str]) -> str:
     """Every stored run (rows of `GET /api/runs`), a form to start one, and a compare picker.
 
     Args:
-        runs: rows with run_id, kind, agent, mode, started_at, status, counts, pass_rate, duration_ms.
+        runs: rows with run_id, kind, agent, mode, started_at, status, counts (total, passed, failed, errored,
+            pass_rate: every result of the run, each once, as its run page shows them), sections,
+            duration_ms.
         packs: the packs the server can run (the form's choices).
     """
     rows = []
@@ -105,8 +117,10 @@ def runs_page(runs: Sequence[dict[str, Any]], *, packs: Sequence[str]) -> str:
             f'<td><input type="radio" name="b" value="{rid}" aria-label="compare B"></td>'
             f'<td><a href="/ui/runs/{quote(r["run_id"])}">{rid}</a></td><td>{_e(r["kind"])}</td>'
             f"<td>{_e(r['agent'])}</td><td>{_e(r['mode'])}</td><td>{_badge(r['status'])}</td>"
-            f'<td class="num">{_pct(r["pass_rate"])}</td><td class="num">{counts["passed"]}/{counts["total"]}</td>'
-            f'<td class="num">{counts["errored"]}</td><td class="num">{_ms(r["duration_ms"])}</td>'
+            f'<td class="num pass-rate">{_pct(counts["pass_rate"])}</td>'
+            f'<td class="num results">{counts["passed"]}/{counts["total"]}</td>'
+            f'<td class="num">{counts["failed"]}</td><td class="num">{counts["errored"]}</td>'
+            f'<td>{_e(r.get("sections") or "—")}</td><td class="num">{_ms(r["duration_ms"])}</td>'
             f"<td>{_e(r['started_at'][:19].replace('T', ' '))}</td></tr>"
         )
     pack_options = "".join(f'<option value="{_e(p)}">{_e(p)}</option>' for p in packs)
@@ -125,8 +139,11 @@ def runs_page(runs: Sequence[dict[str, Any]], *, packs: Sequence[str]) -> str:
     table = (
         '<form action="/ui/compare" method="get" id="compare-form"><table class="grid"><thead><tr>'
         "<th>A</th><th>B</th><th>run</th><th>kind</th><th>agent</th><th>mode</th><th>status</th>"
-        "<th>pass rate</th><th>passed</th><th>errored</th><th>duration</th><th>started (UTC)</th>"
+        "<th>pass rate</th><th>passed / results</th><th>failed</th><th>errored</th><th>by kind</th>"
+        "<th>duration</th><th>started (UTC)</th>"
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p class="muted">pass rate, passed / results, failed, errored: every result of the run, each counted '
+        "once (as on its run page); by kind: the pass rate of each section (RCA per axis, incidents, tests)</p>"
         '<p><button type="submit" id="compare-button">Compare A → B</button></p></form>'
         if rows
         else '<p class="muted">No run stored yet: start one above, or run <code>sredrill run</code> '
@@ -138,9 +155,16 @@ def runs_page(runs: Sequence[dict[str, Any]], *, packs: Sequence[str]) -> str:
 def compare_page(comparison: dict[str, Any]) -> str:
     """Which tests changed status between run A and run B (the body of `GET /api/compare`)."""
     a, b = comparison["run_a"], comparison["run_b"]
+    rates = "".join(
+        f'<p class="rate" data-key="{_e(r["key"])}">{_e(r["counts"])}: {_pct(r["pass_rate_a"])} → '
+        f"{_pct(r['pass_rate_b'])}</p>"
+        for r in comparison.get("rates", [])
+        if r["key"] != "all"
+    )
     head = (
         f'<h1>Compare</h1><p><a href="/ui/runs/{quote(a)}">{_e(a)}</a> → <a href="/ui/runs/{quote(b)}">{_e(b)}</a>'
-        f" · pass rate {_pct(comparison['pass_rate_a'])} → {_pct(comparison['pass_rate_b'])}</p>"
+        f" · pass rate {_pct(comparison['pass_rate_a'])} → {_pct(comparison['pass_rate_b'])}"
+        f' <span class="muted">({_e(comparison.get("counts") or "every result of each run")})</span></p>{rates}'
         f'<p class="summary">{len(comparison["fixed"])} fixed · {len(comparison["broke"])} broke · '
         f"{len(comparison['added'])} added · {len(comparison['removed'])} removed</p>"
     )
@@ -178,8 +202,11 @@ _PAGE_LINES = 500
 
 
 def _captured(result: TestResult) -> str:
-    """A test's notes and captured stdout/stderr (empty when it has none)."""
+    """A test's traceback, notes and captured stdout/stderr (empty when it has none)."""
     parts = []
+    tb = traceback_tail(result, max_lines=_PAGE_LINES)
+    if tb is not None:
+        parts.append(f'<h3>Traceback</h3><pre class="traceback">{_e(tb)}</pre>')
     if result.notes:
         items = "".join(f"<li>{_e(n)}</li>" for n in result.notes)
         parts.append(f'<h3>Notes</h3><ul class="notes">{items}</ul>')
@@ -189,22 +216,37 @@ def _captured(result: TestResult) -> str:
     return "".join(parts)
 
 
+def _gate_list(gates: Sequence[FailedGate]) -> str:
+    """Each failed gate once, with where it was recorded."""
+    if not gates:
+        return ""
+    items = "".join(
+        f"<li>{_e(g.text)}" + (f'<br><code class="where">at {_e(g.where)}</code>' if g.where else "") + "</li>"
+        for g in gates
+    )
+    return f'<ul class="gates">{items}</ul>'
+
+
 def _failures(results: Sequence[TestResult]) -> str:
     """For the HTML reporter's file (it has no test pages): each test that did not pass, whole."""
     items = []
     for r in results:
         if r.status == TestStatus.PASSED:
             continue
-        reason = f'<p class="failure">{_e(r.failure_reason)}</p>' if r.failure_reason else ""
+        gates = failed_gates(r)
+        reason = shown_reason(r, gates)
+        shown = f'<p class="failure">{_e(reason)}</p>' if reason else ""
+        where = f' <span class="muted">{_e(error_header(r).lower())}</span>' if r.error_where else ""
         items.append(
             f'<section class="card failure-detail" data-test-id="{_e(r.id)}"><h3>{_e(r.name)} '
-            f"{_badge(r.status.value)}</h3>{reason}{_captured(r)}</section>"
+            f"{_badge(r.status.value)}{where}</h3>{shown}{_gate_list(gates)}{_captured(r)}</section>"
         )
     return f'<section id="failures"><h2>Failures</h2>{"".join(items)}</section>' if items else ""
 
 
 def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str:
-    """A run: live progress while it runs, per-difficulty Axis 1 / Axis 2 bars and the gap, every test.
+    """A run: live progress while it runs, its totals (every result once), one card per kind of result (RCA with
+    per-difficulty Axis 1 / Axis 2 bars and the gap, incident episodes, tests), every test.
 
     Args:
         report: the run's report (rebuilt from the stored results while it runs).
@@ -214,8 +256,8 @@ def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str
     s = report.summary
     live = status in ("running", "starting") and not standalone
     rid = report.run_id
-    gap = "" if s.gap is None or s.gap.overall is None else f" · gap <b id='gap'>{s.gap.overall:+.1f} pt</b>"
-    axis2 = "" if s.axis2 is None else f" · Axis 2 pass rate <b>{_pct(s.axis2.pass_rate)}</b>"
+    gap = s.rca.gap if s.rca is not None else None
+    gap_text = "" if gap is None else f" · RCA gap (axis 1 − axis 2) <b id='gap'>{_e(points(gap.overall))}</b>"
     done = len(report.results)
     cancel = '<button id="cancel-run" type="button">Cancel</button>' if live else ""
     head = (
@@ -224,11 +266,10 @@ def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str
         f"{_ms(report.duration_ms)} · status <b id='run-status'>{_e(status)}</b> {cancel}</p>"
         f'<div class="progress" id="progress" data-live="{str(live).lower()}" data-run-id="{_e(rid)}" '
         f'data-done="{done}"><div class="bar" style="width:{100 if not live else 0}%"></div>'
-        f'<span id="progress-text">{done} done</span></div>'
-        f'<p class="summary">pass rate <b id="pass-rate">{_pct(s.pass_rate)}</b> · {s.passed} passed · '
-        f"{s.failed} failed · {s.errored} errored{axis2}{gap}</p>"
+        f'<span id="progress-text">{done} results done</span></div>'
+        f"{totals_html(s, extra=gap_text)}"
     )
-    bars = f'<section class="card"><h2>Pass rate by difficulty</h2>{axis_bars(s)}</section>'
+    bars = sections_html(s)
     insights = ""
     if report.insights is not None:
         insights = f'<section class="card"><h2>Insights</h2>{_insights(report.insights)}</section>'
@@ -274,6 +315,8 @@ def _signals(result: TestResult) -> str:
             detail.append(f'<span class="reasoning">judge: {_e(s.reasoning)}</span>')
         if s.value is not None:
             detail.append(f"value {s.value:g}")
+        if s.where:
+            detail.append(f'<code class="where">at {_e(s.where)}</code>')
         rows.append(
             f'<tr class="signal {state}" data-signal="{_e(s.name)}"><td>{_badge(state)}</td><td>{_e(s.role.value)}</td>'
             f"<td>{_e(s.kind.value)}</td><td><b>{_e(s.name)}</b></td><td>{'<br>'.join(detail)}</td>"
@@ -352,11 +395,13 @@ def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]]
     Args:
         evidence: the HTML of `evidence_charts` for the test's scenario, or "" when it has none.
     """
-    check = first_failed_check(result)
     reason = ""
     if result.status != TestStatus.PASSED:
-        what = f"{check.name}: {check.message}" if check is not None else result.failure_reason
-        reason = f'<p class="failure" id="failure">{_e(what)}</p>'
+        gates = failed_gates(result)
+        shown = shown_reason(result, gates)
+        where = f'<p class="muted">{_e(error_header(result).lower())}</p>' if result.error_where else ""
+        text = f'<p class="failure" id="failure">{_e(shown)}</p>' if shown else ""
+        reason = f"{where}{text}{_gate_list(gates)}"
     expected = ""
     if result.expected is not None or result.actual is not None:
         expected = (

@@ -22,9 +22,18 @@ class JsonReporter:
         stdout: the result stream.
         stderr: unused: the document is the only thing this reporter writes.
         color: unused.
+        verbose: unused: the document holds every test.
     """
 
-    def __init__(self, *, output: Path | None, stdout: TextIO, stderr: TextIO, color: bool | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        output: Path | None,
+        stdout: TextIO,
+        stderr: TextIO,
+        color: bool | None = None,
+        verbose: bool = False,
+    ) -> None:
         self._output = output
         self._stdout = stdout
 

@@ -1,4 +1,4 @@
-"""The JUnit reporter: one `<testsuite>` of the run as JUnit XML, for CI systems that display test results."""
+"""The JUnit reporter: the run as JUnit XML, one `<testsuite>` per kind of result, for CI systems that show them."""
 
 from __future__ import annotations
 
@@ -7,9 +7,16 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TextIO
 
-from sredrill.engine.reporters.base import failed_gate_lines, write_output
+from sredrill.engine.reporters.base import (
+    error_header,
+    failed_gates,
+    shown_reason,
+    shows_file,
+    traceback_tail,
+    write_output,
+)
 from sredrill.errors import InputError
-from sredrill.results import RunReport, TestResult, TestStatus
+from sredrill.results import Rate, ResultKind, RunReport, Summary, TestResult, TestStatus
 
 __all__ = ["JUnitReporter"]
 
@@ -21,21 +28,31 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 class JUnitReporter:
     """Writes the run as JUnit XML to `output` once the run ends.
 
-    Failed tests get a `<failure>` (the failure reason, then every failed gate with expected vs actual);
-    errored tests get an `<error>` with their message; the harness's notes follow. A test's captured output
-    goes in its `<system-out>` and `<system-err>`.
+    Failed tests get a `<failure>` (each failed gate once, with expected vs actual and where it was recorded);
+    errored tests get an `<error>` with their message and where it happened; the traceback and the harness's
+    notes follow. A test's captured output goes in its `<system-out>` and `<system-err>`. The counts of
+    `<testsuites>` and of each `<testsuite>` are the run summary's (every result once; each section's own).
 
     Args:
         output: the XML file (required).
         stdout: unused: the XML goes to the file.
         stderr: unused.
         color: unused.
+        verbose: unused: the file holds every test.
 
     Raises:
         InputError: no output path was given.
     """
 
-    def __init__(self, *, output: Path | None, stdout: TextIO, stderr: TextIO, color: bool | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        output: Path | None,
+        stdout: TextIO,
+        stderr: TextIO,
+        color: bool | None = None,
+        verbose: bool = False,
+    ) -> None:
         if output is None:
             raise InputError(
                 "junit needs --output PATH", field="--output", hint="e.g. --reporter junit --output junit.xml"
@@ -60,39 +77,58 @@ class JUnitReporter:
         write_output(self._output, ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
 
 
+_SUITES = ((ResultKind.RCA, "RCA scenarios"), (ResultKind.INCIDENT, "incident episodes"), (ResultKind.TEST, "tests"))
+
+
+def _suite_counts(summary: Summary, kind: ResultKind) -> Rate | None:
+    """A kind's counts, from the summary: an RCA suite holds both axes' results."""
+    if kind == ResultKind.RCA:
+        axes = [a for a in (summary.rca.axis1, summary.rca.axis2) if a is not None] if summary.rca else []
+        if not axes:
+            return None
+        return Rate(**{k: sum(getattr(a, k) for a in axes) for k in ("total", "passed", "failed", "errored")})
+    return summary.incident if kind == ResultKind.INCIDENT else summary.test
+
+
+def _attrs(counts: Rate) -> dict[str, str]:
+    return {"tests": str(counts.total), "failures": str(counts.failed), "errors": str(counts.errored)}
+
+
 def junit_xml(report: RunReport, *, title: str) -> ET.Element:
-    """The run as a `<testsuites>` element holding one `<testsuite>`.
+    """The run as a `<testsuites>` element holding one `<testsuite>` per kind of result in it.
 
     Args:
         report: the finished run.
-        title: the test suite's name.
+        title: the name of the test suites (each suite is `title · RCA scenarios`, `title · tests`, …).
 
     Returns:
         The root element.
     """
-    results = report.results
-    failures = sum(r.status == TestStatus.FAILED for r in results)
-    errors = sum(r.status == TestStatus.ERRORED for r in results)
-    counts = {"tests": str(len(results)), "failures": str(failures), "errors": str(errors)}
+    summary = report.summary
     time_s = _seconds(report.duration_ms)
-    root = ET.Element("testsuites", {"name": _clean(title), **counts, "time": time_s})
-    suite = ET.SubElement(
-        root,
-        "testsuite",
-        {
-            "name": _clean(title),
-            **counts,
-            "skipped": "0",
-            "time": time_s,
-            "timestamp": report.started_at.isoformat(),
-        },
-    )
-    properties = ET.SubElement(suite, "properties")
-    for name, value in (("run_id", report.run_id), ("agent", report.agent), ("mode", report.mode)):
-        if value is not None:
-            ET.SubElement(properties, "property", {"name": name, "value": _clean(value)})
-    for result in results:
-        suite.append(_testcase(result))
+    root = ET.Element("testsuites", {"name": _clean(title), **_attrs(summary), "time": time_s})
+    for kind, label in _SUITES:
+        counts = _suite_counts(summary, kind)
+        results = [r for r in report.results if r.kind == kind]
+        if counts is None or not results:
+            continue
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            {
+                "name": _clean(f"{title} · {label}"),
+                **_attrs(counts),
+                "skipped": "0",
+                "time": _seconds(sum(r.duration_ms for r in results)),
+                "timestamp": report.started_at.isoformat(),
+            },
+        )
+        properties = ET.SubElement(suite, "properties")
+        for name, value in (("run_id", report.run_id), ("agent", report.agent), ("mode", report.mode)):
+            if value is not None:
+                ET.SubElement(properties, "property", {"name": name, "value": _clean(value)})
+        for result in results:
+            suite.append(_testcase(result))
     return root
 
 
@@ -100,23 +136,30 @@ def _testcase(result: TestResult) -> ET.Element:
     case = ET.Element(
         "testcase",
         {
-            "classname": _clean(result.file or result.kind.value),
+            "classname": _clean(result.file if shows_file(result) and result.file else result.kind.value),
             "name": _clean(result.id),
             "time": _seconds(result.duration_ms),
         },
     )
     notes = [f"note: {n}" for n in result.notes]
+    tb = traceback_tail(result, max_lines=None)
+    tail = [f"Traceback:\n{tb}"] if tb else []
+    gates = failed_gates(result)
+    lines = [line for gate in gates for line in (gate.text, f"  at {gate.where}" if gate.where else "") if line]
+    reason = shown_reason(result, gates)
     if result.status == TestStatus.FAILED:
-        lines = failed_gate_lines(result)
-        failure = ET.SubElement(
-            case, "failure", {"message": _clean(result.failure_reason or (lines[0] if lines else "failed"))}
-        )
-        failure.text = _clean("\n".join(filter(None, [result.failure_reason, *lines, *notes])))
+        message = reason or (gates[0].text if gates else result.failure_reason or "failed")
+        failure = ET.SubElement(case, "failure", {"message": _clean(message)})
+        failure.text = _clean("\n".join(filter(None, [reason, *lines, *tail, *notes])))
     elif result.status == TestStatus.ERRORED:
+        header = error_header(result).lower()  # "errored in the agent (agent.run())"
         error = ET.SubElement(case, "error", {"message": _clean(result.failure_reason or "errored")})
-        error.text = _clean("\n".join(filter(None, [result.failure_reason, *notes])))
+        where = header if result.error_where else None
+        error.text = _clean("\n".join(filter(None, [where, result.failure_reason, *lines, *tail, *notes])))
     # What the test printed, whole (it was capped when captured), where CI systems look for it.
-    for tag, text in (("system-out", result.stdout), ("system-err", result.stderr)):
+    agent_log = f"----- Agent log -----\n{result.agent_log}" if result.agent_log else None
+    stderr = "\n".join(filter(None, [result.stderr, agent_log]))
+    for tag, text in (("system-out", result.stdout), ("system-err", stderr)):
         if text:
             ET.SubElement(case, tag).text = _clean(text)
     return case

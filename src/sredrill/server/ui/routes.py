@@ -9,9 +9,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sredrill.engine.reporters import html_pages as pages
+from sredrill.engine.reporters.tables import section_rates
 from sredrill.errors import InputError, SredrillError
 from sredrill.server.gate import TOKEN_COOKIE
 from sredrill.server.live import LiveStatus, RunLauncher
+from sredrill.server.runs_api import compare_body, run_row
 
 if TYPE_CHECKING:
     from fastapi import APIRouter, FastAPI
@@ -83,20 +85,8 @@ def ui_router(
             response.set_cookie(TOKEN_COOKIE, token, path="/", httponly=True, samesite="strict")
             return response
         records = await asyncio.to_thread(open_store().list_runs, 200)
-        rows = [
-            {
-                "run_id": r.run_id,
-                "kind": r.kind,
-                "agent": r.agent,
-                "mode": r.mode,
-                "started_at": r.started_at.isoformat(),
-                "status": status_of(r.run_id, r.finished),
-                "counts": r.counts.model_dump(),
-                "pass_rate": r.counts.pass_rate,
-                "duration_ms": r.duration_ms,
-            }
-            for r in records
-        ]
+        # The API's rows, so the list shows the numbers (and words) of `GET /api/runs` and of each run page.
+        rows = [{**run_row(r, status_of(r.run_id, r.finished)), "sections": section_rates(r.summary)} for r in records]
         return html(pages.runs_page(rows, packs=served))
 
     @router.get("/compare")
@@ -104,24 +94,7 @@ def ui_router(
         if resolve(a) is None or resolve(b) is None:
             return missing(f"pick two stored runs to compare (got {a!r} and {b!r})")
         cmp = await asyncio.to_thread(open_store().compare, a, b)
-        return html(
-            pages.compare_page(
-                {
-                    "run_a": cmp.run_a,
-                    "run_b": cmp.run_b,
-                    "fixed": cmp.fixed,
-                    "broke": cmp.broke,
-                    "added": cmp.added,
-                    "removed": cmp.removed,
-                    "pass_rate_a": cmp.pass_rate_a,
-                    "pass_rate_b": cmp.pass_rate_b,
-                    "tests": [
-                        {"test_id": t.test_id, "status_a": t.status_a, "status_b": t.status_b, "changed": t.changed}
-                        for t in cmp.tests
-                    ],
-                }
-            )
-        )
+        return html(pages.compare_page(compare_body(cmp)))
 
     @router.get("/runs/{run_id}")
     async def run(run_id: str) -> Any:

@@ -32,10 +32,12 @@
   if (progress && progress.dataset.live === "true") {
     const runId = progress.dataset.runId;
     const tbody = $("#tests tbody");
-    let total = 0, done = 0;
+    let total = 0, done = 0, counts = null;
+    // The words of the console's progress line and of the run's totals line.
     const show = () => {
       $(".bar", progress).style.width = (total ? Math.round(100 * done / total) : 0) + "%";
-      $("#progress-text").textContent = done + " / " + total + " done";
+      $("#progress-text").textContent = done + " / " + total + " results" + (counts ?
+        " · " + counts.passed + " passed · " + counts.failed + " failed · " + counts.errored + " errored" : "");
     };
     const row = (id) => Array.from(tbody.rows).find((tr) => tr.dataset.testId === id);
     const es = new EventSource("/api/runs/" + encodeURIComponent(runId) + "/events");
@@ -54,7 +56,7 @@
       tr.innerHTML = "<td><a href='" + href + "'>" + esc(d.name) + "</a></td><td><span class='badge " + esc(d.status) + "'>" + esc(d.status) +
         "</span></td><td class='num'>" + (d.score == null ? "—" : d.score.toFixed(2)) + "</td><td></td><td></td><td class='reason'>" +
         (failed ? "<b>" + esc(failed.name) + "</b>: " + esc(failed.message) : esc(d.failure_reason || "")) + "</td><td></td>";
-      done += 1; show();
+      counts = d.done || null; done = counts ? counts.total : done + 1; show();
     });
     es.addEventListener("run_finished", (e) => {
       const d = JSON.parse(e.data);
