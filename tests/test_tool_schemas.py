@@ -79,6 +79,8 @@ def check(tool: str, schema: Mapping[str, Any]) -> list[str]:
     for where, node in _subschemas(schema, "$"):
         for key in set(node) - STRICT_KEYWORDS - REFERENCE_KEYWORDS:
             problems.append(f"{where}: keyword {key!r} is not supported by strict function calling")
+        if not {"type", "enum", "const", "anyOf", "$ref"} & node.keys():
+            problems.append(f"{where}: a schema needs a type (strict mode has no 'any value')")
         ref = node.get("$ref")
         if ref is not None and not _resolves(schema, str(ref)):
             problems.append(f"{where}: $ref {ref!r} does not resolve inside the schema")
@@ -123,6 +125,8 @@ def test_the_checker_names_each_broken_rule() -> None:
         "t: not valid under the JSON Schema 2020-12 meta-schema"
     )
     assert "t: the root must be a plain object schema (type object, no anyOf)" in check("t", {"anyOf": []})
+    free = {"type": "object", "properties": {"v": {}}, "required": ["v"], "additionalProperties": False}
+    assert check("t", free) == ["t: $.properties.v: a schema needs a type (strict mode has no 'any value')"]
     fine = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
     assert check("t", fine) == []
 
@@ -187,7 +191,7 @@ async def test_the_tool_servers_http_and_mcp_listings(host: ToolHost, rds: Pack)
     env.reset()
     rca = await host.open("run-rca", RcaToolset(rds.scenarios[0], "selective", vocabulary=rds.vocabulary), Recorder())
     episode = await host.open("run-env", EnvToolset(env), Recorder())
-    async with httpx.AsyncClient() as http:
+    async with httpx.AsyncClient(timeout=30) as http:  # 2 shared cores: a loaded machine is slow, not broken
         for access in (rca, episode):
             listed = await http.get(f"{access.tools_url}/tools", headers={"Authorization": f"Bearer {access.token}"})
             assert listed.status_code == 200

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from sredrill.trajectory import no_arguments, strict_schema, without_nulls
+from sredrill.trajectory import ToolSpec, is_strict, no_arguments, strict_schema, without_nulls
 
 
 class Inner(BaseModel):
@@ -90,7 +90,7 @@ def test_it_is_idempotent_and_an_optional_enum_is_a_union_with_null() -> None:
 @pytest.mark.parametrize(
     ("schema", "says"),
     [
-        ({"type": "array", "items": {}}, "must be a JSON object schema"),
+        ({"type": "array", "items": {"type": "string"}}, "must be a JSON object schema"),
         ({"type": "object", "properties": {"x": {"$ref": "#/$defs/X"}}}, "does not point into the schema's own $defs"),
         ({"type": "object", "properties": {"x": {"$ref": "other.json#/X"}}, "$defs": {}}, "does not point into"),
         (
@@ -100,10 +100,11 @@ def test_it_is_idempotent_and_an_optional_enum_is_a_union_with_null() -> None:
         ({"type": "object", "properties": {"x": {"oneOf": [{"type": "string"}]}}}, "'oneOf' cannot be expressed"),
         ({"type": "object", "additionalProperties": {"type": "string"}}, "a free-form object"),
         ({"type": "object", "properties": {"m": {"type": "object", "additionalProperties": True}}}, "free-form"),
+        ({"type": "object", "properties": {"v": {"description": "anything"}}}, "a schema without a type"),
     ],
 )
 def test_what_strict_mode_cannot_express_is_an_error_naming_it(schema: dict[str, object], says: str) -> None:
-    with pytest.raises(ValueError, match=None) as caught:
+    with pytest.raises(ValueError) as caught:
         strict_schema(schema)
     assert says in str(caught.value)
 
@@ -120,3 +121,65 @@ def test_without_nulls_drops_only_optional_nulls_in_nested_models() -> None:
     assert without_nulls(Args, args) == {"query": None, "inner": {"text": "t"}, "items": [{"text": "u"}]}
     assert without_nulls(Args, {"unknown": None}) == {"unknown": None}  # for validation to name it
     assert Args.model_validate(without_nulls(Args, {"query": "q", "limit": None, "items": None})).limit == 10
+
+
+def test_is_strict_tells_a_strict_schema_from_an_open_one() -> None:
+    assert is_strict(strict_schema(Args.model_json_schema()))
+    assert not is_strict(Args.model_json_schema())
+    assert not is_strict({"type": "object", "properties": {}})  # the ToolSpec default: open, not strict
+    assert not is_strict({"type": "object", "additionalProperties": {"type": "string"}})
+
+
+async def search_logs(service: str, limit: int = 20, *, level: Literal["info", "error"] | None = None) -> list[str]:
+    """Search a service's logs.
+
+    Newest first.
+    """
+    return [service, str(limit), str(level)]
+
+
+def test_a_tool_from_a_function_has_a_strict_schema_of_its_parameters() -> None:
+    spec = ToolSpec.from_function("search_logs", search_logs)
+    assert spec.description == "Search a service's logs.\n\nNewest first."
+    assert spec.input_schema == {
+        "type": "object",
+        "properties": {
+            "service": {"type": "string"},
+            "limit": {"type": ["integer", "null"], "description": "Default 20."},
+            "level": {"anyOf": [{"enum": ["info", "error"], "type": "string"}, {"type": "null"}]},
+        },
+        "required": ["service", "limit", "level"],
+        "additionalProperties": False,
+    }
+    assert is_strict(spec.input_schema)
+
+
+async def untyped(query, limit: int = 3) -> None:  # type: ignore[no-untyped-def]
+    """No annotation on query."""
+
+
+async def free_form(filters: dict[str, object]) -> None:
+    """A free-form object."""
+
+
+async def anything(value: object) -> None:
+    """Any JSON value."""
+
+
+async def variadic(*names: str) -> None:
+    """Positional only."""
+
+
+@pytest.mark.parametrize(
+    ("fn", "says"),
+    [
+        (untyped, "parameter 'query' needs a type annotation"),
+        (free_form, "a free-form object"),
+        (anything, "a schema without a type"),
+        (variadic, "parameter 'names' cannot be passed by name"),
+    ],
+)
+def test_a_function_strict_mode_cannot_describe_is_an_error_naming_the_tool(fn: object, says: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        ToolSpec.from_function("t", fn)  # type: ignore[arg-type]
+    assert str(caught.value).startswith("tool 't': ") and says in str(caught.value)

@@ -6,14 +6,15 @@ one shape whatever the agent's language or transport.
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, create_model
 
 __all__ = [
     "AssistantStep",
@@ -32,6 +33,7 @@ __all__ = [
     "Toolset",
     "Trajectory",
     "UserStep",
+    "is_strict",
     "is_subset",
     "no_arguments",
     "step_adapter",
@@ -259,6 +261,31 @@ class ToolSpec(BaseModel):
     description: str
     input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}})
 
+    @classmethod
+    def from_function(cls, name: str, fn: Callable[..., Any]) -> ToolSpec:
+        """A tool from a Python function: its docstring as the description, its parameters as strict arguments.
+
+        A parameter with a default is optional: the schema lets it be null, and a caller should drop a null
+        for it before calling `fn` (null means not given).
+
+        Raises:
+            ValueError: a parameter without a type annotation, a `*args`/`**kwargs` or positional-only
+                parameter, or a type strict mode cannot express (`Any`, a free-form `dict`).
+        """
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(fn, eval_str=True).parameters.values():
+            if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+                raise ValueError(f"tool {name!r}: parameter {param.name!r} cannot be passed by name")
+            if param.annotation is param.empty:
+                raise ValueError(f"tool {name!r}: parameter {param.name!r} needs a type annotation for its schema")
+            fields[param.name] = (param.annotation, ... if param.default is param.empty else param.default)
+        model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+        try:
+            schema = strict_schema(model.model_json_schema())
+        except ValueError as exc:
+            raise ValueError(f"tool {name!r}: {exc}") from None
+        return cls(name=name, description=inspect.cleandoc(fn.__doc__ or name), input_schema=schema)
+
 
 def no_arguments() -> dict[str, JsonValue]:
     """A new strict schema for a tool that takes no arguments."""
@@ -316,6 +343,17 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, JsonValue]:
     return out
 
 
+def is_strict(schema: Mapping[str, Any]) -> bool:
+    """True when `schema` is already in strict form (`strict_schema` would not change it).
+
+    A connector may send `"strict": true` exactly for these: a user's open schema would be rejected.
+    """
+    try:
+        return strict_schema(schema) == schema
+    except ValueError:
+        return False
+
+
 def _strict(node: Mapping[str, Any], defs: Mapping[str, Any], refs: tuple[str, ...]) -> dict[str, JsonValue]:
     node, refs = _inline(node, defs, refs)
     node = _collapse_nullable(node, defs, refs)
@@ -339,6 +377,8 @@ def _strict(node: Mapping[str, Any], defs: Mapping[str, Any], refs: tuple[str, .
                 raise ValueError(f"{_where(refs)}a free-form object cannot be expressed in a strict tool schema")
         else:
             out[key] = value
+    if not {"type", "enum", "const", "anyOf"} & out.keys():
+        raise ValueError(f"{_where(refs)}a schema without a type (any JSON value) cannot be expressed strictly")
     if out.get("type") == "object" or "properties" in out:
         props: dict[str, Any] = out.setdefault("properties", {})
         given = set(node.get("required", ()))
