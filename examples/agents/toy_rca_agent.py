@@ -15,8 +15,11 @@ async def agent(task):
         return f"I was asked: {task.prompt!r}, but given no metrics to look at."
 
     # Relative growth from the first to the peak value, per metric.
+    names = await task.call_tool("list_metrics")
+    if not isinstance(names, list):  # a scenario pack's tools answer in their own shapes (docs/evidence.md)
+        return "toy agent: these are not the tools it knows (evals/rca_eval.py's), so it names no root cause."
     growth = {}
-    for name in await task.call_tool("list_metrics"):
+    for name in names:
         values = (await task.call_tool("query_metrics", metric_name=name))["values"]
         if values and values[0]:
             growth[name] = max(values) / values[0]
