@@ -364,7 +364,7 @@ class CmdAgent:
         transcript = Transcript(recorder)
         stdout = _Stdout(transcript.feed)
         stderr = _Tail(LOG_LIMIT_BYTES)
-        held_open = False
+        held_open = swept = False
         try:
             async with asyncio.TaskGroup() as tg:
                 tg.create_task(_feed(proc.stdin, payload))
@@ -377,15 +377,21 @@ class CmdAgent:
                 assert returncode is not None  # set by the child watcher before it notifies the protocol
                 # The command is done; whatever it left running goes too, which also closes the pipes those
                 # leftovers held, so the readers reach EOF once they have read what the pipes still hold.
-                _end(proc.pid, tag)
+                # In a thread: the sweep reads /proc (a few ms on a busy machine) and would stall the other runs.
+                await asyncio.to_thread(_end, proc.pid, tag)
+                swept = True
                 _, still_reading = await asyncio.wait(readers, timeout=DRAIN_GRACE_S)
                 for reader in still_reading:
                     held_open = True
                     reader.cancel()
         finally:
-            # When the run is cancelled this kills the command and everything it started; otherwise the group
-            # is already empty.
-            _end(proc.pid, tag)
+            # When the run is cancelled this kills the command and everything it started. Otherwise the group
+            # is already empty, and the sweep of /proc for tagged processes (a few ms each on a busy machine)
+            # already ran until it found none: a killed process forks no more.
+            if swept:
+                processes.kill_group(proc.pid)
+            else:
+                _end(proc.pid, tag)
             await _reap(proc, held_open=held_open)
             processes.unregister_group(proc.pid)
         stdout.finish()
