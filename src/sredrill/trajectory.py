@@ -248,12 +248,10 @@ class Trajectory(Sequence[Step]):
         return [s.model_dump(mode="json") for s in self._steps]
 
 
+# Every built-in tool's `input_schema` is strict (`strict_schema`), so it can be sent to an LLM with OpenAI's
+# `strict: true` as it is. (The docstring below is published in docs/agent-protocol.md's Task schema.)
 class ToolSpec(BaseModel):
-    """A tool an agent may call: its name, what it does, and a JSON Schema of its arguments.
-
-    Every built-in tool's `input_schema` is strict (see `strict_schema`), so it can be sent to an LLM
-    with OpenAI's `strict: true` as it is.
-    """
+    """A tool an agent may call: its name, what it does, and a JSON Schema of its arguments."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
