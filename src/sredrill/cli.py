@@ -1,7 +1,8 @@
 """The `sredrill` command line: parse, call one layer function, render (STYLE #21).
 
 stdout carries only the result; progress and errors go to stderr. Exit codes (DESIGN §8): 0 all passed,
-1 some failed, 2 usage or input error, 3 some errored (wins over 1), 4 internal error (a bug in sredrill).
+1 some failed, 2 usage or input error, 3 some errored (wins over 1), 4 internal error (a bug in sredrill),
+5 nothing selected (the filters or the eval files select no test: nothing ran, as pytest's 5).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import typer
 
 from sredrill import processes
 from sredrill.cli_scenarios import scenarios_app
-from sredrill.errors import ExitCode, InputError, StoreError
+from sredrill.errors import ExitCode, InputError, NothingSelected, StoreError
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -40,6 +41,15 @@ JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Tests run sid
 ReporterOpt = Annotated[str | None, typer.Option("--reporter", help="console, json, junit or html.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Same as --reporter json.")]
+ExitFirstOpt = Annotated[bool, typer.Option("--exitfirst", "-x", help="Stop at the first failure (--maxfail 1).")]
+MaxFailOpt = Annotated[int | None, typer.Option("--maxfail", help="Start no new test after N failed or errored ones.")]
+LastFailedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--last-failed", "--lf", help="Only the tests that failed or errored in the last run of this command."
+    ),
+]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Report more (each test, each check).")]
 
 
 def _fail(message: str) -> None:
@@ -94,6 +104,9 @@ def _guard(fn: Callable[[], int], *, interruptible: bool = False) -> None:
     try:
         with _interruptible() if interruptible else contextlib.nullcontext():
             code = fn()
+    except NothingSelected as exc:  # as pytest: not a usage error, and not a pass either
+        typer.echo(exc.render(), err=True)
+        raise typer.Exit(ExitCode.NOTHING_SELECTED) from None
     except InputError as exc:
         _fail(exc.render())
     except StoreError as exc:
@@ -111,6 +124,65 @@ def _guard(fn: Callable[[], int], *, interruptible: bool = False) -> None:
     finally:
         processes.kill_all()
     raise typer.Exit(code)
+
+
+def _maxfail(exitfirst: bool, maxfail: int | None) -> int | None:
+    if exitfirst and maxfail not in (None, 1):
+        raise InputError(f"-x is --maxfail 1, and --maxfail {maxfail} was given too", hint="give one of them")
+    return 1 if exitfirst else maxfail
+
+
+def _reporter(name: str, output: Path | None, *, verbose: bool) -> _StopNote:
+    import inspect
+
+    from sredrill.engine.reporters import make_reporter
+
+    extra: dict[str, Any] = {}
+    if verbose:
+        if "verbose" not in inspect.signature(make_reporter).parameters:
+            raise InputError("--verbose is not supported by this version's reporters")
+        extra["verbose"] = True
+    return _StopNote(make_reporter(name, output=output, stdout=sys.stdout, stderr=sys.stderr, **extra))
+
+
+class _StopNote:
+    """The chosen reporter, and the engine's `--maxfail` stop line on stderr after the report (unless the
+    reporter shows it itself: `on_run_stopped`)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.note: str | None = None
+
+    def on_run_start(self, run_id: str, total: int, *, title: str) -> None:
+        self.inner.on_run_start(run_id, total, title=title)
+
+    def on_test_start(self, test_id: str, name: str) -> None:
+        self.inner.on_test_start(test_id, name)
+
+    def on_test_end(self, result: Any) -> None:
+        self.inner.on_test_end(result)
+
+    def on_run_stopped(self, message: str) -> None:
+        shown = getattr(self.inner, "on_run_stopped", None)
+        if shown is not None:
+            shown(message)
+        else:
+            self.note = message
+
+    def on_run_end(self, report: Any) -> None:
+        self.inner.on_run_end(report)
+        if self.note is not None:
+            typer.echo(self.note, err=True)
+
+
+def _last_failed(store: Any, *, kind: str, agent: str | None, resume: str | None) -> Any:
+    from sredrill.engine.selection import last_failures
+
+    if resume:
+        raise InputError("--last-failed starts a new run; --resume continues one", hint="give one of them")
+    failures = last_failures(store, kind=kind, agent=agent)  # type: ignore[arg-type]
+    typer.echo(failures.note(), err=True)
+    return failures
 
 
 def _store(db: str | None, settings: Any = None):
@@ -144,23 +216,25 @@ def run_cmd(
     json_: JsonOpt = False,
     db: DbOpt = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible agent endpoint.")] = None,
+    exitfirst: ExitFirstOpt = False,
+    maxfail: MaxFailOpt = None,
+    last_failed: LastFailedOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Run scenario packs against an agent and print the scoreboard (the main job)."""
 
     def body() -> int:
         from sredrill.engine import RunOptions, load_settings, run_packs, run_sync
-        from sredrill.engine.reporters import make_reporter
+        from sredrill.engine.selection import LastFailures
         from sredrill.results import exit_code_for
 
-        if repeat < 1 or retries < 0:
-            raise InputError("--repeat must be ≥ 1 and --retries ≥ 0")
         flags = {"agent": agent, "jobs": jobs, "timeout": timeout, "db": db, "base_url": base_url,
                  "reporter": "json" if json_ else reporter}  # fmt: skip
         store = _store(db, load_settings(flags))
         packs, scenarios_, level, mode_, axis2_, blind, seed_ = (
             list(pack or []), list(scenario or []), difficulty, mode, axis2, not no_blind, seed
         )  # fmt: skip
-        resume_id = None
+        resume_id, failures = None, None
         if resume:
             # The stored run's own choices win, so the resumed part is graded exactly like the first part.
             resume_id = store.resolve_run(resume)
@@ -172,13 +246,21 @@ def run_cmd(
             mode_, axis2_ = config.get("mode"), bool(config.get("axis2"))
             blind, seed_ = bool(config.get("blind", True)), config.get("seed")
             flags["agent"] = record.agent
+            failures = LastFailures.from_config(config.get("last_failed"))
         settings = load_settings(flags)
-        options = RunOptions(jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout)
-        listener = make_reporter(settings.reporter, output=output, stdout=sys.stdout, stderr=sys.stderr)
+        options = RunOptions(
+            jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout,
+            maxfail=_maxfail(exitfirst, maxfail),
+        )  # fmt: skip
+        options.check()
+        if last_failed:
+            failures = _last_failed(store, kind="run", agent=settings.agent or "reference", resume=resume)
+        listener = _reporter(settings.reporter, output, verbose=verbose)
         report = run_sync(
             run_packs(
                 packs, settings=settings, options=options, listener=listener, store=store, mode=mode_,
                 axis2=axis2_, scenario_ids=scenarios_, difficulty=level, blind=blind, seed=seed_, resume=resume_id,
+                last_failed=failures,
             )
         )  # fmt: skip
         return exit_code_for(report.summary)
@@ -312,6 +394,10 @@ def test_cmd(
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible agent endpoint.")] = None,
     judge_base_url: Annotated[str | None, typer.Option("--judge-base-url")] = None,
     judge_model: Annotated[str | None, typer.Option("--judge-model")] = None,
+    exitfirst: ExitFirstOpt = False,
+    maxfail: MaxFailOpt = None,
+    last_failed: LastFailedOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Run SDK eval files against an agent."""
 
@@ -319,13 +405,11 @@ def test_cmd(
         from dataclasses import replace
 
         from sredrill.engine import RunOptions, load_settings, run_eval_files, run_sync
-        from sredrill.engine.reporters import make_reporter
+        from sredrill.engine.selection import LastFailures
         from sredrill.results import exit_code_for
 
         if insights not in ("rules", "llm"):
             raise InputError(f"--insights must be 'rules' or 'llm', got {insights!r}")
-        if repeat < 1 or retries < 0:
-            raise InputError("--repeat must be ≥ 1 and --retries ≥ 0")
         if repeat > 1 and retries:
             raise InputError("use --repeat or --retries, not both: repeats measure pass@k, retries forgive flakes")
         settings = load_settings(
@@ -344,8 +428,11 @@ def test_cmd(
         store = _store(db, settings)
         chosen, grep_, labels_ = list(paths or []), grep, list(label or [])
         options = RunOptions(
-            jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout, insights=insights
-        )
+            jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout, insights=insights,
+            maxfail=_maxfail(exitfirst, maxfail),
+        )  # fmt: skip
+        options.check()
+        failures = None
         if resume:
             resume_id = store.resolve_run(resume)
             record = store.get_run(resume_id)
@@ -355,11 +442,21 @@ def test_cmd(
             chosen = chosen or list(config.get("paths") or [])
             grep_ = grep_ or config.get("grep")
             labels_ = labels_ or list(config.get("labels") or [])
+            failures = LastFailures.from_config(config.get("last_failed"))
         else:
             resume_id = None
         if not chosen:
             raise InputError("no eval files given", hint="usage: sredrill test PATH… (files or folders)")
-        listener = make_reporter(settings.reporter, output=output, stdout=sys.stdout, stderr=sys.stderr)
+        if settings.agent is None:
+            # Before anything runs: every test that calls agent.run() would error with the same message.
+            raise InputError(
+                "no agent: pass --agent SPEC (or set agent in [tool.sredrill])",
+                hint="e.g. --agent py:examples.agents.echo_agent:agent, --agent 'cmd:python my_agent.py'; "
+                'or SREDRILL_AGENT, or agent = "…" in sredrill.toml',
+            )
+        if last_failed:
+            failures = _last_failed(store, kind="test", agent=settings.agent, resume=resume)
+        listener = _reporter(settings.reporter, output, verbose=verbose)
         report = run_sync(
             run_eval_files(
                 chosen,
@@ -370,6 +467,7 @@ def test_cmd(
                 grep=grep_,
                 labels=labels_,
                 resume=resume_id,
+                last_failed=failures,
             )
         )
         return exit_code_for(report.summary)

@@ -7,7 +7,8 @@
     │   ├── AgentSpecError    an `--agent SPEC` cannot be resolved
     │   ├── ActionError       an environment action is invalid
     │   ├── ConfigError       a configuration value is invalid
-    │   └── MissingExtra      an optional dependency is not installed
+    │   ├── MissingExtra      an optional dependency is not installed
+    │   └── NothingSelected   the filters selected no test, so nothing ran (CLI: exit 5, as pytest's)
     ├── AgentError            the agent crashed, hung, or replied with something unusable
     ├── JudgeError            a judge could not produce a verdict (server error, bad reply)
     ├── StateError            a call made in the wrong order (`agent.run()` twice, `step` before `reset`)
@@ -38,6 +39,7 @@ __all__ = [
     "InputError",
     "JudgeError",
     "MissingExtra",
+    "NothingSelected",
     "PackError",
     "SredrillError",
     "StateError",
@@ -136,6 +138,24 @@ class MissingExtra(InputError):
             f"{feature} needs the {extra!r} extra",
             hint=f"install it with: pip install 'sredrill[{extra}]'",
         )
+
+
+class NothingSelected(InputError):
+    """Raised when the filters of a run (`--scenario`, `--difficulty`, `--grep`, `--label`, `--last-failed`)
+    or its eval files select no test: nothing ran and no run is stored.
+
+    An `InputError` (the server answers 400), but the CLI exits 5 (`ExitCode.NOTHING_SELECTED`), as pytest
+    does when it collects nothing, so a CI job notices a filter that matches nothing.
+    """
+
+    def render(self) -> str:
+        """`no tests selected: <why>, nothing ran`, then the fix."""
+        lines = [f"no tests selected: {self.message}, nothing ran"]
+        if self.allowed:
+            lines.append(f"  allowed: {', '.join(self.allowed[:12])}" + (", …" if len(self.allowed) > 12 else ""))
+        if self.hint:
+            lines.append(f"  {self.hint}")
+        return "\n".join(lines)
 
 
 class AgentError(SredrillError):

@@ -103,6 +103,9 @@ async def _(test_info):
     expect(2).to_be(2)
 """
 
+# `sredrill test` needs an agent (a usage error without one); these tests never call it.
+NO_AGENT_CALLED = ("--agent", "cmd:true")
+
 EXPECTED = {
     "sys.exit(0) in the body": "SystemExit: 0 (sys.exit() in the test body)",
     "KeyboardInterrupt in the body": "KeyboardInterrupt (raised in the test body)",
@@ -124,7 +127,7 @@ def test_every_exit_is_an_errored_test_and_every_discovered_test_is_reported(pro
 
     listed = project.run("list", ".", "--json", db=False)
     discovered = {t["id"] for t in json.loads(listed.stdout)}
-    cli = project.run("test", ".", "--json")
+    cli = project.run("test", ".", *NO_AGENT_CALLED, "--json")
 
     assert cli.code == 3, cli.stderr  # some errored; not 0, not a crash
     report = cli.report()  # stdout is one JSON document: nothing printed by the tests broke it
@@ -148,7 +151,7 @@ def test_every_exit_is_an_errored_test_and_every_discovered_test_is_reported(pro
 
 def test_the_console_and_runs_show_name_the_exit_and_the_stored_run_is_whole(project: Project) -> None:
     project.write("exits_eval.py", EXITS)
-    cli = project.run("test", "exits_eval.py")
+    cli = project.run("test", "exits_eval.py", *NO_AGENT_CALLED)
     assert cli.code == 3, cli.stderr
     failures = cli.stdout.split("failures (")[1]
     assert "SystemExit: 0 (sys.exit() in the test body)" in failures

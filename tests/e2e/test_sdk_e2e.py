@@ -422,24 +422,33 @@ def test_a_malformed_eval_file_is_named_and_the_others_still_run(project: Projec
     assert "must be `async def`" in sync[0]["failure_reason"]
 
 
-def test_no_agent_configured_is_errored_with_the_fix(project: Project) -> None:
+def test_no_agent_configured_is_a_usage_error_before_anything_runs(project: Project) -> None:
     project.write(
         "noagent_eval.py",
         """
+        from pathlib import Path
         from sredrill import test
 
         @test("needs an agent", prompt="p")
         async def _(agent):
+            Path("ran").write_text("the body ran")
             await agent.run()
         """,
     )
     cli = project.run("test", "noagent_eval.py", "--json")
-    assert cli.code == 3
-    assert "no agent: pass --agent SPEC" in cli.result("needs an agent")["failure_reason"]
+    assert cli.code == 2, cli.stderr
+    assert cli.stderr.startswith("error: no agent: pass --agent SPEC (or set agent in [tool.sredrill])")
+    assert cli.stdout == "" and "Traceback" not in cli.stderr
+    assert not (project.root / "ran").exists()
+    assert "no run is stored yet" in project.run("runs", "show", "latest").stderr
+    # An agent set in the project's configuration is enough.
+    project.write("sredrill.toml", 'agent = "py:agents:echo"\n')
+    project.write("agents.py", "async def echo(task):\n    return 'echo'\n")
+    assert project.run("test", "noagent_eval.py", "--json").code == 0
 
 
 def test_usage_errors_exit_2_without_traceback(project: Project) -> None:
-    cli = project.run("test", "does-not-exist.py")
+    cli = project.run("test", "does-not-exist.py", "--agent", "cmd:true")
     assert cli.code == 2
     assert cli.stderr.startswith("error:") and "Traceback" not in cli.stderr
     assert "does-not-exist.py" in cli.stderr

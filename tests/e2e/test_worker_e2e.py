@@ -423,7 +423,9 @@ def test_a_memory_blow_up_under_the_worker_cap_is_errored_and_the_run_goes_on(pr
             expect(1).to_equal(1)
         """,
     )
-    cli = project.run("test", "hog_eval.py", "--json", env={"SREDRILL_WORKER_MEMORY_MB": "2048"})
+    cli = project.run(
+        "test", "hog_eval.py", "--agent", "cmd:true", "--json", env={"SREDRILL_WORKER_MEMORY_MB": "2048"}
+    )  # the tests call no agent
     assert cli.code == 3, cli.stderr
     assert cli.result("hog")["status"] == "errored"
     assert cli.result("hog")["failure_reason"].startswith("MemoryError")
@@ -433,6 +435,6 @@ def test_a_memory_blow_up_under_the_worker_cap_is_errored_and_the_run_goes_on(pr
 @pytest.mark.parametrize("value", ["abc", "-5", "0", "1.5"])
 def test_a_bad_worker_memory_cap_is_a_usage_error_naming_the_variable(project: Project, value: str) -> None:
     project.write("ok_eval.py", "from sredrill import test\n\n@test('t', prompt='p')\nasync def _():\n    pass\n")
-    cli = project.run("test", "ok_eval.py", env={"SREDRILL_WORKER_MEMORY_MB": value})
+    cli = project.run("test", "ok_eval.py", "--agent", "cmd:true", env={"SREDRILL_WORKER_MEMORY_MB": value})
     assert cli.code == 2, cli.stdout + cli.stderr
     assert "SREDRILL_WORKER_MEMORY_MB" in cli.stderr and "Traceback" not in cli.stderr

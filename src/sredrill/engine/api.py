@@ -8,13 +8,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sredrill.errors import InputError
+from sredrill.errors import InputError, NothingSelected
 from sredrill.results import ResultKind, RunReport, TestResult, TestStatus
 from sredrill.sdk import JudgeConfig, Runtime, TestDef
 
 from .config import Settings
 from .execute import RunListener, RunOptions, execute, new_run_id
 from .loader import LoadedTests, load_eval_files, select_tests
+from .selection import LastFailures
 
 __all__ = [
     "BASELINE_AGENTS",
@@ -46,6 +47,12 @@ def plan_tests(paths: Sequence[str], *, grep: str | None = None, labels: Sequenc
         InputError: no test could be loaded at all (every path is wrong), or `--grep` is invalid.
     """
     loaded = load_eval_files(paths)
+    if not loaded.tests and loaded.errors and all(e in loaded.empty_folders for e in loaded.errors):
+        # As pytest: a folder with no test files selects nothing (exit 5); a wrong path stays a usage error.
+        raise NothingSelected(
+            "no eval files in " + ", ".join(e.path or "?" for e in loaded.errors),
+            hint="eval files are named *_eval.py or eval_*.py",
+        )
     if not loaded.tests and loaded.errors:
         first = loaded.errors[0]
         raise InputError(
@@ -58,6 +65,28 @@ def plan_tests(paths: Sequence[str], *, grep: str | None = None, labels: Sequenc
 def list_tests(paths: Sequence[str], *, grep: str | None = None, labels: Sequence[str] = ()) -> TestPlan:
     """Discover tests without running anything (seed 001 §3.5: metadata is discovery only)."""
     return plan_tests(paths, grep=grep, labels=labels)
+
+
+def _nothing_selected(
+    what: str, filters: Sequence[str], last_failed: LastFailures | None, *, empty: str
+) -> NothingSelected:
+    """Why nothing was selected: the `--last-failed` tests are gone, the filters match nothing, or `empty`.
+
+    Args:
+        what: what the filters choose among, singular ("test of evals/", "scenario or incident episode of …").
+        filters: the filters given, as typed (`--grep 'x'`).
+        empty: the reason when no filter was given.
+    """
+    given = ", ".join(filters)
+    if last_failed is not None and last_failed.ids:
+        return NothingSelected(
+            f"none of the {len(last_failed.ids)} test(s) that failed or errored in run {last_failed.run_id} is a "
+            f"selected {what}" + (f" ({given})" if given else "") + "; they were renamed, removed or filtered out",
+            hint="drop --last-failed to run every selected test",
+        )
+    if given:
+        return NothingSelected(f"no {what} matches {given}", hint="loosen the filters, or check their spelling")
+    return NothingSelected(empty)
 
 
 def _load_error_results(plan: TestPlan) -> list[TestResult]:
@@ -85,12 +114,20 @@ async def run_eval_files(
     grep: str | None = None,
     labels: Sequence[str] = (),
     resume: str | None = None,
+    last_failed: LastFailures | None = None,
 ) -> RunReport:
     """Load, select and run eval files; every result is stored as it completes.
 
     Args:
         resume: the id of an interrupted run; its finished results are kept and only the rest run.
+        last_failed: `--last-failed`: only the tests it selects (`selection.last_failures`); files that fail
+            to load are reported whatever it says.
+
+    Raises:
+        NothingSelected: no test is selected (the files register none, or the filters match none): nothing
+            runs and no run is stored.
     """
+    options.check()
     previous: list[TestResult] = []
     if resume is not None:
         if store is None:
@@ -106,8 +143,21 @@ async def run_eval_files(
         run_id = new_run_id()
         started_at = datetime.now(UTC)
     plan = plan_tests(paths, grep=grep, labels=labels)
-    tests = [t for t in plan.tests if t.id not in {r.id for r in previous}]
-    preset = [r for r in _load_error_results(plan) if r.id not in {p.id for p in previous}]
+    selected = plan.tests
+    if last_failed is not None and last_failed.ids:
+        selected = [t for t in selected if last_failed.selects(t.id, t.file)]
+    errors = _load_error_results(plan)
+    if not selected and not errors:
+        filters = ([f"--grep {grep!r}"] if grep else []) + [f"--label {label!r}" for label in labels]
+        where = ", ".join(str(p) for p in paths)
+        raise _nothing_selected(
+            f"test of {where} ({len(plan.loaded.tests)} loaded)",
+            filters,
+            last_failed,
+            empty=f"{where} register(s) no tests (decorate async functions with @test(...))",
+        )
+    tests = [t for t in selected if t.id not in {r.id for r in previous}]
+    preset = [r for r in errors if r.id not in {p.id for p in previous}]
 
     # The tests' own code (bodies, hooks, fixtures, a `py:` agent) runs in body workers, never here
     # (DESIGN §11.3); the first starts now, so a bad --agent is a usage error before the run begins.
@@ -163,6 +213,8 @@ async def run_eval_files(
                     "retries": options.retries,
                     "repeat": options.repeat,
                     "timeout": options.timeout_s,
+                    "maxfail": options.maxfail,
+                    "last_failed": last_failed.config() if last_failed is not None else None,
                 },
             )
         return await execute(
@@ -186,12 +238,13 @@ def _difficulties(text: str | Sequence[int] | None) -> list[int]:
     if text is None or text == "":
         return []
     if not isinstance(text, str):
-        return [int(d) for d in text]
-    try:
-        levels = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise InputError(f"--difficulty {text!r} must be a comma list of levels 1-4, e.g. 1,2") from None
-    bad = [d for d in levels if d not in (1, 2, 3, 4)]
+        levels = list(text)
+    else:
+        try:
+            levels = [int(part) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise InputError(f"--difficulty {text!r} must be a comma list of levels 1-4, e.g. 1,2") from None
+    bad = [d for d in levels if d not in (1, 2, 3, 4) or isinstance(d, bool)]
     if bad:
         raise InputError(f"--difficulty: {bad} not in 1-4", allowed=["1", "2", "3", "4"])
     return levels
@@ -211,47 +264,60 @@ async def run_packs(
     blind: bool = True,
     seed: int | None = None,
     resume: str | None = None,
+    last_failed: LastFailures | None = None,
 ) -> RunReport:
     """What `sredrill run` does: scenario packs against one agent, graded, stored, reported.
 
     Args:
         packs: built-in pack names or paths; empty = every built-in pack.
         mode: the evidence backend (`full`, `selective`, `temporal`); `axis2` runs full and selective.
-        scenario_ids: folder names or `pack/folder`; empty = all.
-        difficulty: levels to keep (`"1,2"`).
+        scenario_ids: RCA scenarios (folder or `pack/folder`) and incident tasks (`easy_cpu_spike`,
+            `incidents/easy_cpu_spike`, one episode `easy_cpu_spike#seed2`); empty = all. A kind none of the
+            ids names does not run.
+        difficulty: levels to keep (`"1,2"`): RCA scenarios' 1-4, incident tasks' own 1-3.
         blind: False serves the raw alert (`--no-blind`): only for debugging a pack.
         seed: for seeded agents (`random`).
         resume: the id of an interrupted run to continue.
+        last_failed: `--last-failed`: only the tests it selects (`selection.last_failures`).
+
+    Raises:
+        InputError: an unknown pack, scenario id, mode or difficulty (before anything runs).
+        NothingSelected: the filters select no scenario and no episode: nothing runs, no run is stored.
     """
     from sredrill.scenarios import builtin_pack_names, load_pack
 
     from .incident_suite import INCIDENTS_PACK, decorate_incident, incident_tests
     from .rca import axes_for, decorate_rca, pack_error_results, rca_tests
+    from .selection import select_scenario_ids
 
+    options.check()
     names = list(dict.fromkeys(packs)) or [*builtin_pack_names(), INCIDENTS_PACK]
     loaded = [load_pack(n) for n in names if n != INCIDENTS_PACK]
     axes = axes_for(mode, axis2)
-    for sid in scenario_ids:  # an unknown id is a usage error before anything runs
-        owner, _, folder = sid.rpartition("/")
-        candidates = [p for p in loaded if p.name == owner] if owner else loaded
-        if not candidates:
-            raise InputError(
-                f"--scenario {sid!r}: no pack {owner!r} in this run", allowed=[p.name for p in loaded] or None
-            )
-        if not any(folder in p.folders for p in candidates):
-            candidates[0].scenario(sid)  # raises, with "did you mean"
+    # An unknown id is a usage error before anything runs; each kind runs only what the ids name.
+    chosen = select_scenario_ids(scenario_ids, packs=loaded, with_incidents=INCIDENTS_PACK in names)
     levels = _difficulties(difficulty)
-    tests = rca_tests(
-        loaded,
-        axes,
-        blind=blind,
-        scenario_ids=scenario_ids,
-        difficulties=levels,
-        timeout_s=options.timeout_s or 120.0,
-    )
-    if INCIDENTS_PACK in names:
-        tests += incident_tests(timeout_s=options.timeout_s or 120.0)
-    preset = pack_error_results(loaded, axes, scenario_ids=scenario_ids)
+    timeout_s = options.timeout_s or 120.0
+    tests: list[TestDef] = []
+    preset: list[TestResult] = []
+    if chosen.runs_rca:
+        tests += rca_tests(
+            loaded, axes, blind=blind, scenario_ids=chosen.rca_ids, difficulties=levels, timeout_s=timeout_s
+        )
+        preset += pack_error_results(loaded, axes, scenario_ids=chosen.rca_ids)
+    if INCIDENTS_PACK in names and chosen.runs_incidents:
+        tests += incident_tests(episodes=chosen.episodes, difficulties=levels, timeout_s=timeout_s)
+    if last_failed is not None and last_failed.ids:
+        tests = [t for t in tests if last_failed.selects(t.id, None)]  # load errors are reported regardless
+    if not tests and not preset:
+        filters = [f"--scenario {sid}" for sid in scenario_ids]
+        filters += [f"--difficulty {','.join(map(str, levels))}"] if levels else []
+        raise _nothing_selected(
+            "scenario or incident episode of " + ", ".join(names),
+            filters,
+            last_failed,
+            empty=f"{', '.join(names)} hold(s) no scenario or incident episode",
+        )
     previous: list[TestResult] = []
     if resume is not None:
         if store is None or store.get_run(resume) is None:
@@ -291,6 +357,8 @@ async def run_packs(
                 "repeat": options.repeat,
                 "retries": options.retries,
                 "timeout": options.timeout_s,
+                "maxfail": options.maxfail,
+                "last_failed": last_failed.config() if last_failed is not None else None,
             },
         )
     title = f"sredrill run · {', '.join(names)} · {agent_spec} · {mode_label}"
@@ -364,6 +432,9 @@ def run(
     repeat: int = 1,
     db: str | None = None,
     listener: RunListener | None = None,
+    scenarios: Sequence[str] = (),
+    difficulty: str | Sequence[int] | None = None,
+    maxfail: int | None = None,
 ) -> RunReport:
     """What `sredrill run` does, from Python: run packs against an agent and return the RunReport.
 
@@ -374,6 +445,13 @@ def run(
         jobs: scenarios run side by side.
         repeat: runs per scenario (pass@k, pass^k).
         db: a SQLite store to keep the run in; None keeps nothing.
+        scenarios: only these RCA scenarios and incident tasks (as `--scenario`).
+        difficulty: only these levels (as `--difficulty`: `"1,2"` or `[1, 2]`).
+        maxfail: stop starting scenarios after this many failed or errored ones (as `--maxfail`).
+
+    Raises:
+        InputError: a bad pack, scenario, option or agent spec.
+        NothingSelected: the filters select nothing.
 
     Examples:
         >>> report = sredrill.run(["rds_postgres"], agent="reference", axis2=True)
@@ -388,11 +466,13 @@ def run(
         run_packs(
             packs,
             settings=Settings(agent=agent),
-            options=RunOptions(jobs=jobs, repeat=repeat),
+            options=RunOptions(jobs=jobs, repeat=repeat, maxfail=maxfail),
             listener=listener or _Silent(),
             store=store,
             mode=mode,
             axis2=axis2,
+            scenario_ids=scenarios,
+            difficulty=difficulty,
         )
     )
 

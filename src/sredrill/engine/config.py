@@ -5,15 +5,16 @@ Precedence is CLI > environment > file (DESIGN §7); the CLI passes its flags an
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from sredrill.errors import ConfigError, did_you_mean
+from sredrill.errors import ConfigError, InputError, did_you_mean
 
-__all__ = ["Settings", "load_settings"]
+__all__ = ["Settings", "check_timeout", "load_settings"]
 
 DEFAULT_DB = ".sredrill/sredrill.db"
 
@@ -74,10 +75,30 @@ def _file_values(root: Path) -> tuple[dict[str, Any], str | None]:
     return {}, None
 
 
+def check_timeout(value: float | None, name: str) -> None:
+    """A timeout is None (each test's own) or a positive, finite number of seconds.
+
+    Zero is refused rather than read as "no timeout" (pytest-timeout's reading): a test without a deadline
+    can hang a run forever, and an agent that must answer in 0 s is a typo.
+
+    Raises:
+        InputError: naming `name` (the flag or variable) and the value.
+    """
+    if value is None:
+        return
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if not ok:
+        raise InputError(
+            f"{name} must be a positive, finite number of seconds, got {value!r}",
+            hint="e.g. --timeout 300; leave it out to keep each test's own timeout (120 s by default)",
+        )
+
+
 def load_settings(flags: dict[str, Any], *, root: Path | None = None) -> Settings:
     """Merge file, environment and flags (None = not given) into Settings."""
     values, source = _file_values(root or Path.cwd())
     merged: dict[str, Any] = {}
+    origin: dict[str, str] = {}  # where each value came from, for the error that names it
     for key, value in values.items():
         key = key.replace("-", "_")
         if key not in _FILE_KEYS:
@@ -86,13 +107,20 @@ def load_settings(flags: dict[str, Any], *, root: Path | None = None) -> Setting
                 f"unknown setting {key!r}" + (f"; {hint}" if hint else ""), path=source, allowed=_FILE_KEYS
             )
         merged[key] = _coerce(key, value, source or "")
+        origin[key] = f"{key} in {source}"
     for key, var in _ENV.items():
         if os.environ.get(var):
             merged[key] = _coerce(key, os.environ[var], f"${var}")
+            origin[key] = f"${var}"
     for key, value in flags.items():
         if value is not None:
             merged[key] = value
+            origin[key] = "--" + key.replace("_", "-")
     settings = replace(Settings(), **merged)
-    if settings.jobs < 1:
-        raise ConfigError(f"jobs must be at least 1, got {settings.jobs}")
+    if isinstance(settings.jobs, bool) or not isinstance(settings.jobs, int) or settings.jobs < 1:
+        raise ConfigError(f"{origin.get('jobs', 'jobs')} must be at least 1, got {settings.jobs!r}")
+    try:
+        check_timeout(settings.timeout, origin.get("timeout", "timeout"))
+    except InputError as exc:
+        raise ConfigError(exc.message, hint=exc.hint) from None
     return settings

@@ -1,5 +1,5 @@
 """Executing a run: tests side by side (`--jobs`), attempts (`--retries`, `--repeat`), each result stored
-the moment it completes, reporters told as it happens.
+the moment it completes, reporters told as it happens; `--maxfail N` stops starting tests after N failures.
 
 Where an attempt runs is the `Executor`'s business: in this process (`InProcess`: the generated suites, whose
 bodies hold scenarios and answer keys) or in body workers (`body_workers.BodyWorkers`: eval files, DESIGN
@@ -20,13 +20,14 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from sredrill.agents import ToolHost, needs_tool_server
-from sredrill.errors import AgentError, StoreError
+from sredrill.errors import AgentError, InputError, StoreError
 from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
 from sredrill.sdk import Runtime, TestContext, TestDef
 from sredrill.store.writer import ResultWriter
 from sredrill.traces import Span, SpanCollector, export_endpoint, export_spans
 from sredrill.workers import describe_exception
 
+from .config import check_timeout
 from .insights import LLM_SYSTEM, insights_for_run, insights_for_test, llm_prompt, parse_llm_insights
 from .runner import AttemptOutcome, HookState, run_test
 
@@ -51,15 +52,47 @@ def new_run_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
+    """How a run executes its tests (the CLI's `--jobs`, `--retries`, `--repeat`, `--timeout`, `--maxfail`)."""
+
     jobs: int = 1
     retries: int = 0
     repeat: int = 1
     timeout_s: float | None = None
+    """Seconds per test attempt, over each test's own; None keeps each test's own."""
     insights: Literal["rules", "llm"] = "rules"
+    maxfail: int | None = None
+    """After this many failed or errored tests no new test starts (those running finish); None = never stop.
+    A test retried into a pass is not a failure."""
+
+    def check(self) -> None:
+        """Raises InputError naming the flag and the value when an option makes no sense."""
+        if not _is_count(self.jobs, 1):
+            raise InputError(f"--jobs must be a whole number ≥ 1, got {self.jobs!r}")
+        if not _is_count(self.retries, 0):
+            raise InputError(f"--retries must be a whole number ≥ 0, got {self.retries!r}")
+        if not _is_count(self.repeat, 1):
+            raise InputError(f"--repeat must be a whole number ≥ 1, got {self.repeat!r}")
+        if self.maxfail is not None and not _is_count(self.maxfail, 1):
+            raise InputError(
+                f"--maxfail must be a whole number ≥ 1, got {self.maxfail!r}",
+                hint="-x stops at the first failure; leave --maxfail out to run every test",
+            )
+        check_timeout(self.timeout_s, "--timeout")
+        if self.insights not in ("rules", "llm"):
+            raise InputError(f"--insights must be 'rules' or 'llm', got {self.insights!r}")
+
+
+def _is_count(value: object, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 class RunListener(Protocol):
-    """What reporters (and the server's live progress) hear during a run."""
+    """What reporters (and the server's live progress) hear during a run.
+
+    A listener may also have `on_run_stopped(message: str) -> None`: `--maxfail` stopped the run early, and
+    the message says so ("stopped after 1 failure (--maxfail 1): 12 test(s) not run"); it comes before
+    `on_run_end`. It is optional, so every listener written before it still works.
+    """
 
     def on_run_start(self, run_id: str, total: int, *, title: str) -> None: ...
     def on_test_start(self, test_id: str, name: str) -> None: ...
@@ -245,6 +278,7 @@ async def execute(
         decorate: the generated suites' hook to add their fields to each result (in-process only).
         executor: where attempts run; None runs them in this process (`InProcess`).
     """
+    options.check()
     run_id = runtime.run_id
     # An agent outside this process gets its tools over HTTP: one server per run, started by the first agent
     # run that has tools, stopped below when the run ends.
@@ -289,8 +323,34 @@ async def execute(
                 break
         return _combine(outcomes, repeat=options.repeat)
 
+    # --maxfail: once reached, tests not yet started are left out (not run, not reported); running ones finish.
+    started: set[str] = set()
+    left_out: set[str] = set()
+    failures = 0
+
+    async def count_failure(result: TestResult) -> ScopeEnd:
+        """Count a finished result; on reaching --maxfail leave out every test not started, and return what
+        the `after_all` hooks of the scopes they leave with no test to run said (added to this result)."""
+        nonlocal failures
+        if options.maxfail is None or result.status not in (TestStatus.FAILED, TestStatus.ERRORED):
+            return ScopeEnd()
+        failures += 1
+        if failures != options.maxfail:
+            return ScopeEnd()
+        dropped = [t for t in tests if t.id not in started]
+        left_out.update(t.id for t in dropped)
+        ends = [await runner.finished(t) for t in dropped] if started else []
+        return ScopeEnd(
+            errors=[e for end in ends for e in end.errors],
+            stdout="".join(end.stdout for end in ends),
+            stderr="".join(end.stderr for end in ends),
+        )
+
     async def one(test: TestDef) -> None:
         async with sem:
+            if test.id in left_out:
+                return
+            started.add(test.id)
             listener.on_test_start(test.id, test.name)
             start = time.perf_counter()
             try:
@@ -308,11 +368,13 @@ async def execute(
                     raise
                 end = ScopeEnd(errors=[f"after_all hook failed: {describe_exception(exc)}"])
             outcome.result = _with_scope_end(outcome.result, end)
+            outcome.result = _with_scope_end(outcome.result, await count_failure(outcome.result))
             await finish(outcome)
 
     try:
         for result in preset:
             await finish(AttemptOutcome(result=result, steps=None))
+            await count_failure(result)
         async with asyncio.TaskGroup() as group:
             for test in tests:
                 group.create_task(one(test))
@@ -355,6 +417,14 @@ async def execute(
             await asyncio.to_thread(store.finish_run, run_id, report)
         except StoreError as exc:
             store_error = exc
+    if left_out:
+        plural = "" if options.maxfail == 1 else "s"
+        stopped = getattr(listener, "on_run_stopped", None)
+        if stopped is not None:
+            stopped(
+                f"stopped after {options.maxfail} failure{plural} (--maxfail {options.maxfail}): "
+                f"{len(left_out)} test(s) not run"
+            )
     listener.on_run_end(report)
     if store_error is not None:
         raise store_error  # after the report: the CLI prints it, then this error, and exits 3

@@ -17,10 +17,20 @@ from typing import Any
 
 from sredrill.env import TaskInfo, TaskKind, list_tasks, make
 from sredrill.env.toolset import EnvToolset
+from sredrill.errors import InputError, did_you_mean
 from sredrill.results import ResultKind, Signal, SignalKind, SignalRole, TestResult
 from sredrill.sdk import Scope, TestContext, TestDef, current_context
 
-__all__ = ["INCIDENTS_PACK", "INCIDENT_PROMPT", "SEEDS", "decorate_incident", "incident_tests"]
+__all__ = [
+    "INCIDENTS_PACK",
+    "INCIDENT_PROMPT",
+    "SEEDS",
+    "Episode",
+    "decorate_incident",
+    "incident_episode",
+    "incident_task_ids",
+    "incident_tests",
+]
 
 INCIDENTS_PACK = "incidents"
 SEEDS = (0, 1, 2, 3, 4)
@@ -75,12 +85,82 @@ def _body(task: TaskInfo, seed: int) -> Callable[..., Any]:
     return body
 
 
-def incident_tests(*, seeds: Sequence[int] = SEEDS, timeout_s: float = 120.0) -> list[TestDef]:
-    """One TestDef per (incident task, seed), ids `incidents/<task>#seed<N>`."""
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """What one `--scenario ID` names in the incidents pack: a task, and one seed of it or all (None)."""
+
+    task_id: str
+    seed: int | None = None
+
+
+def _incident_tasks() -> list[TaskInfo]:
+    return [t for t in list_tasks() if t.kind == TaskKind.INCIDENT]
+
+
+def incident_task_ids() -> list[str]:
+    """The incident tasks' names (`easy_cpu_spike`, …), as `--scenario` takes them."""
+    return [t.task_id for t in _incident_tasks()]
+
+
+def incident_episode(scenario_id: str) -> Episode | None:
+    """The episodes `--scenario ID` names: `TASK`, `incidents/TASK`, or one seed, `TASK#seedN`.
+
+    Returns:
+        None when ID names no incident task (it may be an RCA scenario).
+
+    Raises:
+        InputError: ID is `incidents/…` with an unknown task, or names a seed the pack does not play.
+    """
+    owner, _, rest = scenario_id.rpartition("/")
+    if owner not in ("", INCIDENTS_PACK):
+        return None
+    task_id, hashed, seed_text = rest.partition("#")
+    known = incident_task_ids()
+    if task_id not in known:
+        if owner == INCIDENTS_PACK:
+            hint = did_you_mean(task_id, known)
+            raise InputError(
+                f"--scenario {scenario_id!r}: no incident task {task_id!r}" + (f"; {hint}" if hint else ""),
+                allowed=known,
+            )
+        return None
+    if not hashed:
+        return Episode(task_id)
+    seeds = [f"seed{n}" for n in SEEDS]
+    if seed_text not in seeds:
+        raise InputError(
+            f"--scenario {scenario_id!r}: the incidents pack plays {task_id} with seeds {SEEDS[0]}-{SEEDS[-1]}",
+            allowed=[f"{task_id}#{s}" for s in seeds],
+        )
+    return Episode(task_id, int(seed_text.removeprefix("seed")))
+
+
+def incident_tests(
+    *,
+    episodes: Sequence[Episode] = (),
+    difficulties: Sequence[int] = (),
+    seeds: Sequence[int] = SEEDS,
+    timeout_s: float = 120.0,
+) -> list[TestDef]:
+    """One TestDef per (incident task, seed), ids `incidents/<task>#seed<N>`.
+
+    Args:
+        episodes: only these (`--scenario`); empty = every task and seed.
+        difficulties: only tasks of these difficulties (1 easy … 3 hard); empty = all.
+    """
     scope = Scope(name=INCIDENTS_PACK)
     tests = []
-    for task in (t for t in list_tasks() if t.kind == TaskKind.INCIDENT):
-        for seed in seeds:
+    for task in _incident_tasks():
+        if difficulties and task.difficulty not in difficulties:
+            continue
+        if episodes:
+            named = {e.seed for e in episodes if e.task_id == task.task_id}
+            if not named:
+                continue
+            task_seeds = list(seeds) if None in named else [n for n in seeds if n in named]
+        else:
+            task_seeds = list(seeds)
+        for seed in task_seeds:
             name = f"{INCIDENTS_PACK}/{task.task_id}#seed{seed}"
             tests.append(
                 TestDef(

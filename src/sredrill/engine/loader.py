@@ -32,12 +32,21 @@ class LoadedTests:
     errors: list[EvalFileError] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    empty_folders: list[EvalFileError] = field(default_factory=list)
+    """The errors of `errors` that are a named folder with no eval file in it (nothing selected, as pytest)."""
 
 
 def discover_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[EvalFileError]]:
     """Files named on the command line, and eval files (`*_eval.py`, `eval_*.py`) inside named folders."""
+    files, errors, _ = _discover(paths)
+    return files, errors
+
+
+def _discover(paths: Sequence[str | Path]) -> tuple[list[Path], list[EvalFileError], list[EvalFileError]]:
+    """`discover_files`, and which of its errors are folders with no eval file."""
     files: list[Path] = []
     errors: list[EvalFileError] = []
+    empty: list[EvalFileError] = []
     for raw in paths:
         path = Path(raw)
         if path.is_file():
@@ -50,18 +59,18 @@ def discover_files(paths: Sequence[str | Path]) -> tuple[list[Path], list[EvalFi
                 if not (_SKIP_DIRS & set(p.relative_to(path).parts))
             )
             if not found:
-                errors.append(
-                    EvalFileError(
-                        "no eval files in this folder",
-                        path=display_path(path),
-                        hint=f"eval files are named {' or '.join(EVAL_PATTERNS)}",
-                    )
+                error = EvalFileError(
+                    "no eval files in this folder",
+                    path=display_path(path),
+                    hint=f"eval files are named {' or '.join(EVAL_PATTERNS)}",
                 )
+                errors.append(error)
+                empty.append(error)
             files.extend(found)
         else:
             errors.append(EvalFileError("no such file or folder", path=str(raw), hint="check the path"))
     unique = list(dict.fromkeys(p.resolve() for p in files))
-    return unique, errors
+    return unique, errors, empty
 
 
 def _import(path: Path, display: str) -> Any:
@@ -108,8 +117,8 @@ def load_eval_files(paths: Sequence[str | Path]) -> LoadedTests:
     A file that fails to import (syntax error, exception, `sys.exit()` or any BaseException, invalid
     registration) adds one EvalFileError naming the file and line; the other files still load.
     """
-    files, errors = discover_files(paths)
-    loaded = LoadedTests(errors=errors)
+    files, errors, empty = _discover(paths)
+    loaded = LoadedTests(errors=errors, empty_folders=empty)
     cwd = str(Path.cwd())
     if cwd not in sys.path:
         sys.path.insert(0, cwd)  # so `py:examples.agents...` and helpers next to the project import

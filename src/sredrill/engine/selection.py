@@ -1,0 +1,144 @@
+"""Selecting what a run runs: `--scenario` over RCA scenarios and incident tasks, `--last-failed`, and the
+"nothing selected" outcome (exit 5, as pytest's)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sredrill.errors import InputError, did_you_mean
+from sredrill.results import ResultKind, TestStatus
+from sredrill.scenarios import Pack
+
+from .incident_suite import INCIDENTS_PACK, Episode, incident_episode, incident_task_ids
+
+__all__ = ["LastFailures", "ScenarioSelection", "last_failures", "select_scenario_ids"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioSelection:
+    """`--scenario` split by kind: RCA ids (folder or pack/folder) and incident episodes.
+
+    Without `--scenario` both kinds run whole; with it, a kind none of the ids names does not run at all.
+    """
+
+    rca_ids: list[str] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
+    given: bool = False
+
+    @property
+    def runs_rca(self) -> bool:
+        return not self.given or bool(self.rca_ids)
+
+    @property
+    def runs_incidents(self) -> bool:
+        return not self.given or bool(self.episodes)
+
+
+def _rca_names(packs: Sequence[Pack]) -> list[str]:
+    return [name for p in packs for folder in p.folders for name in (folder, f"{p.name}/{folder}")]
+
+
+def select_scenario_ids(
+    scenario_ids: Sequence[str], *, packs: Sequence[Pack], with_incidents: bool
+) -> ScenarioSelection:
+    """Sort each `--scenario ID` into the RCA scenarios of `packs` or the incidents pack's tasks.
+
+    Raises:
+        InputError: an ID names nothing in the run's packs (with a "did you mean" over both kinds), or names
+            a kind whose pack is not in the run.
+    """
+    selection = ScenarioSelection(given=bool(scenario_ids))
+    pack_names = [p.name for p in packs] + ([INCIDENTS_PACK] if with_incidents else [])
+    for sid in scenario_ids:
+        episode = incident_episode(sid)
+        if episode is not None:
+            if not with_incidents:
+                raise InputError(
+                    f"--scenario {sid!r} is an incident task, and the incidents pack is not in this run",
+                    hint="add --pack incidents (or leave out --pack to run every built-in pack)",
+                )
+            selection.episodes.append(episode)
+            continue
+        owner, _, folder = sid.rpartition("/")
+        if owner and owner not in {p.name for p in packs}:
+            raise InputError(
+                f"--scenario {sid!r}: no pack {owner!r} in this run",
+                allowed=pack_names or None,
+                hint="name a pack of the run, or add it with --pack",
+            )
+        if any(folder in p.folders for p in packs if not owner or p.name == owner):
+            selection.rca_ids.append(sid)
+            continue
+        names = _rca_names(packs) + (incident_task_ids() if with_incidents else [])
+        guess = did_you_mean(sid, names)
+        kinds = "scenario or incident task" if with_incidents else "scenario"
+        raise InputError(
+            f"--scenario {sid!r}: no {kinds} of {', '.join(pack_names) or 'the run'} has this id"
+            + (f"; {guess}" if guess else ""),
+            allowed=[n for n in names if "/" not in n],
+            hint="list RCA scenarios with: sredrill scenarios list; incident tasks are named as above",
+        )
+    return selection
+
+
+@dataclass(frozen=True, slots=True)
+class LastFailures:
+    """What `--last-failed` re-runs: the tests that failed or errored in the latest run of the same command."""
+
+    run_id: str | None
+    """The run looked at; None when the store has no earlier run of this command and agent."""
+    ids: frozenset[str] = frozenset()
+    """Ids of its failed and errored tests; empty = run everything (nothing to narrow to)."""
+    files: frozenset[str] = frozenset()
+    """Eval files that failed to load there: every test they register now is re-run (as pytest re-runs a
+    module whose collection failed)."""
+
+    def selects(self, test_id: str, file: str | None) -> bool:
+        """True when the test failed, errored, or comes from a file that failed to load, in that run."""
+        return test_id in self.ids or (file is not None and file in self.files)
+
+    def note(self) -> str:
+        """One line for stderr saying what `--last-failed` does this time (pytest's `run-last-failure:`)."""
+        if self.run_id is None:
+            return "last-failed: no earlier run of this command and agent in the store; running every selected test"
+        if not self.ids:
+            return f"last-failed: run {self.run_id} had no failures; running every selected test (not deselecting)"
+        return f"last-failed: re-running the {len(self.ids)} test(s) that failed or errored in run {self.run_id}"
+
+    def config(self) -> dict[str, Any] | None:
+        """How the run's stored config records the selection (so `--resume` keeps it), or None."""
+        if not self.ids:
+            return None
+        return {"run": self.run_id, "ids": sorted(self.ids), "files": sorted(self.files)}
+
+    @classmethod
+    def from_config(cls, value: Any) -> LastFailures | None:
+        """The selection a stored run's config recorded (see `config`), or None."""
+        if not isinstance(value, dict) or not isinstance(value.get("ids"), list):
+            return None
+        files = value.get("files") if isinstance(value.get("files"), list) else []
+        return cls(
+            run_id=value.get("run"), ids=frozenset(str(i) for i in value["ids"]), files=frozenset(map(str, files))
+        )
+
+
+def last_failures(store: Any, *, kind: Literal["run", "test"], agent: str | None) -> LastFailures:
+    """The failed and errored tests of the newest stored run of `kind` (`sredrill run` or `sredrill test`)
+    with the same agent spec: runs of another agent (the baselines' runs, a different build) fail different
+    tests, so they are not the "last" run here.
+
+    Args:
+        store: the `--db` store.
+        kind: the command (`run` or `test`) as the engine names it in the store.
+        agent: the agent spec of the new run.
+    """
+    for record in store.list_runs(limit=1000):
+        if record.kind != kind or record.agent != agent:
+            continue
+        failing = [r for r in store.results(record.run_id) if r.status in (TestStatus.FAILED, TestStatus.ERRORED)]
+        # A file that failed to load is one result named by its path (no `file::test` id).
+        files = {r.file for r in failing if r.kind == ResultKind.TEST and r.file and "::" not in r.id}
+        return LastFailures(run_id=record.run_id, ids=frozenset(r.id for r in failing), files=frozenset(files))
+    return LastFailures(run_id=None)
