@@ -325,6 +325,18 @@ async def test_rca_episode_actions_read_null_as_not_given(rds: Pack) -> None:
     assert done["done"] is True  # type: ignore[index]
 
 
+def test_the_env_servers_mcp_tool_call_reads_null_as_not_given(rds: Pack) -> None:
+    catalog = TraceCatalog(TaskCatalog([rds]))
+    rca_id = next(i for i in catalog.ids() if i.startswith("rca-"))
+    all_four = {"start": None, "end": None, "category": None, "dimension": None}
+    results = []
+    for arguments in ({"target": "events", "args": all_four}, {"target": "events", "args": None}):
+        env = catalog.make(rca_id, seed=0)
+        env.reset_result()
+        results.append(env.step(catalog.tool_action(rca_id, "inspect_logs", arguments)).model_dump(mode="json"))
+    assert results[0] == results[1] and results[0]["observation"]["inspection"]["evidence"] is not None
+
+
 async def test_trace_query_reads_null_as_not_given() -> None:
     from sredrill.traces import RunTraces, Span, SpanCollector, SpanSource, TraceQueryTools
 
