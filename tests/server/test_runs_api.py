@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -95,8 +96,11 @@ def test_a_pack_run_streams_its_progress_and_is_stored(client: httpx.Client) -> 
     finished = [e for k, e in events if k == "test_finished"]
     assert {f["status"] for f in finished} == {"failed"}
     assert any(s["role"] == "gate" and s["passed"] is False for s in finished[0]["signals"])
+    assert [f["done"]["total"] for f in finished] == [1, 2]  # the counts so far, with every result
     assert events[-1][1]["status"] == "finished"
-    assert events[-1][1]["summary"]["axis2"]["total"] == 1
+    summary = events[-1][1]["summary"]
+    assert summary["total"] == 2 and summary["rca"]["axis2"]["total"] == 1
+    assert summary["rca"]["gap"]["overall"] is not None
 
     body = client.get(f"/api/runs/{run_id}").json()
     assert body["status"] == "finished"
@@ -106,6 +110,10 @@ def test_a_pack_run_streams_its_progress_and_is_stored(client: httpx.Client) -> 
     ]
     listed = client.get("/api/runs").json()["runs"]
     assert listed[0]["run_id"] == run_id and listed[0]["counts"]["failed"] == 2
+    # The list's counts are the summary's top level: every result once (both axes), with what they count.
+    assert listed[0]["counts"]["total"] == body["report"]["summary"]["total"] == 2
+    assert listed[0]["counts"]["counts"] == body["report"]["summary"]["counts"]
+    assert listed[0]["pass_rate"] == listed[0]["counts"]["pass_rate"] == body["report"]["summary"]["pass_rate"]
 
     one = client.get(f"/api/runs/{run_id}/results/rds_postgres/001-replication-lag%231").json()
     assert one["result"]["status"] == "failed"
@@ -125,6 +133,9 @@ def test_a_run_made_outside_the_server_is_listed_and_compared(client: httpx.Clie
     cmp = client.get("/api/compare", params={"a": first["run_id"], "b": second}).json()
     assert cmp["broke"] and not cmp["fixed"]
     assert cmp["pass_rate_a"] > cmp["pass_rate_b"]
+    rates = {r["key"]: r for r in cmp["rates"]}
+    assert rates["all"]["pass_rate_a"] == cmp["pass_rate_a"] and "each counted once" in cmp["counts"]
+    assert rates["rca.axis1"]["counts"] == "RCA scenarios on Axis 1 (full evidence)"
     page = client.get("/ui/compare", params={"a": first["run_id"], "b": second})
     assert page.status_code == 200 and "broke" in page.text
 
@@ -161,7 +172,7 @@ def test_a_cancelled_run_keeps_every_finished_result(client: httpx.Client, db: P
         (b'{"difficulty": [9]}', 422, "less than or equal to 4"),
         (b'{"mode": "fast"}', 422, "'full', 'selective' or 'temporal'"),
         (b'{"packs": ["nope"]}', 400, "is not served here"),
-        (b'{"packs": ["rds_postgres"], "scenarios": ["zzz"]}', 400, "no scenario 'zzz'"),
+        (b'{"packs": ["rds_postgres"], "scenarios": ["zzz"]}', 400, "'zzz': no scenario"),
         (b'{"agent": "nosuch:thing"}', 400, "nosuch"),
         (b'{"evals": ["../secret_eval.py"]}', 403, "outside the eval folder"),
         (b'{"evals": ["/etc/passwd"]}', 403, "outside the eval folder"),
@@ -249,7 +260,12 @@ def test_ui_pages_render(client: httpx.Client) -> None:
     run_id = start(client, packs=["rds_postgres"], agent="keyword", scenarios=["001-replication-lag"])
     events_of(client, run_id)
     page = client.get(f"/ui/runs/{run_id}").text
-    assert "Pass rate by difficulty" in page and "evidence_queried" in page
+    assert "RCA scenarios · pass rate by difficulty" in page and "evidence_queried" in page
+    # The runs list and the run page show one pass rate, over the same results, with the same words.
+    rate = re.search(r'id="pass-rate">([^<]*)<', page)
+    row = re.search(rf'data-run-id="{run_id}">.*?class="num pass-rate">([^<]*)<', client.get("/ui").text)
+    assert rate is not None and row is not None and rate.group(1) == row.group(1) == "0.0%"
+    assert "every result of the run, each counted once" in page
     test = client.get(f"/ui/runs/{run_id}/tests/rds_postgres%2F001-replication-lag%231").text
     assert 'id="signals"' in test and 'id="trajectory"' in test and 'class="alert"' in test
     assert "http://" not in test.replace(client.base_url.host, "")  # no network asset

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -24,7 +25,7 @@ from sredrill.engine.reporters.base import (
     traceback_tail,
     write_output,
 )
-from sredrill.engine.reporters.tables import scoreboard
+from sredrill.engine.reporters.tables import progress_words, scoreboard
 from sredrill.results import Counts, Insights, RunReport, TestResult, TestStatus
 from sredrill.text import scrub
 
@@ -67,10 +68,19 @@ class ConsoleReporter:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._counts = Counts()
+        self._title: str | None = None
+        self._total = 0
+        self._t0 = 0.0
 
     def on_run_start(self, run_id: str, total: int, *, title: str) -> None:
-        """Start the progress bar: results done of those to run, in the words of the scoreboard's totals line."""
+        """Start the progress bar: results done of those to run, in the words of the scoreboard's totals line.
+
+        When stderr is not a terminal (CI, a pipe), no bar: one plain line at the end, never cut to a width.
+        """
         self._counts = Counts()
+        self._title, self._total, self._t0 = title, total, time.perf_counter()
+        if not self._err.is_terminal:
+            return
         self._progress = Progress(
             TextColumn("{task.description}", markup=False),
             BarColumn(),
@@ -107,6 +117,11 @@ class ConsoleReporter:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+        elif self._title is not None:
+            c = self._counts
+            words = progress_words(self._total, c.passed, c.failed, c.errored)
+            elapsed = time.perf_counter() - self._t0
+            self._err.print(f"{_safe(self._title)} · {c.total}/{words} · {elapsed:.1f} s", soft_wrap=True)
         if self._output is None:
             out = Console(
                 file=self._stdout,

@@ -147,7 +147,7 @@ def runs_table(records: Sequence[Any]) -> list[RenderableType]:
         table.add_row(
             r.run_id, r.kind, r.agent or "—", f"{r.started_at:%Y-%m-%d %H:%M:%S}",
             *(str(x) for x in (c.total, c.passed, c.failed, c.errored)), percent(c.pass_rate),
-            section_rates(r.summary), "finished" if r.finished else "unfinished",
+            section_rates(r.summary), "finished" if r.finished else "interrupted",
         )  # fmt: skip
     note = Text("results and pass rate: every result of the run, each counted once; by kind: each section's own")
     return [table, note]
