@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -321,3 +322,62 @@ def test_a_newer_schema_is_refused(db: Path) -> None:
     conn.close()
     with pytest.raises(InputError, match="newer"):
         Store(db)
+
+
+def _rca(test_id: str, status: TestStatus, axis: int, difficulty: int) -> TestResult:
+    return result(
+        test_id, status, kind="rca", axis=axis, difficulty=difficulty, mode="full" if axis == 1 else "selective"
+    )
+
+
+def test_list_counts_are_the_summarys_top_level_and_compare_names_each_rate(db: Path) -> None:
+    a = [_rca("p/0#1", TestStatus.PASSED, 1, 1), _rca("p/0#2", TestStatus.FAILED, 2, 1),
+         result("incidents/e#seed0", TestStatus.PASSED, kind="incident", difficulty=1)]  # fmt: skip
+    b = [_rca("p/0#1", TestStatus.PASSED, 1, 1), result("incidents/e#seed0", TestStatus.FAILED, kind="incident")]
+    with Store(db) as store:
+        for run_id, results, minute in (("run-a", a, 0), ("run-b", b, 1)):
+            begin(store, run_id, started_at=T0 + timedelta(minutes=minute))
+            for r in results:
+                store.write_result(run_id, r, None)
+            store.finish_run(run_id, report_of(run_id, results))
+        records = {r.run_id: r for r in store.list_runs()}
+        diff = store.compare("run-a", "run-b")
+    for run_id, results in (("run-a", a), ("run-b", b)):
+        record, summary = records[run_id], summarize(results)
+        assert record.summary == summary
+        assert (record.counts.total, record.counts.passed, record.counts.failed) == (
+            summary.total, summary.passed, summary.failed,
+        )  # fmt: skip
+        assert record.counts.pass_rate == summary.pass_rate
+    assert (diff.pass_rate_a, diff.pass_rate_b) == (pytest.approx(2 / 3), 0.5)
+    assert diff.counts == "every result of each run, each counted once"
+    rates = {r.key: r for r in diff.rates}
+    assert list(rates) == ["all", "rca.axis1", "rca.axis2", "incident"]
+    assert (rates["rca.axis2"].pass_rate_a, rates["rca.axis2"].pass_rate_b) == (0.0, None)  # B ran no Axis 2
+    assert rates["incident"].counts == "incident episodes (task × seed)"
+    assert (rates["incident"].pass_rate_a, rates["incident"].pass_rate_b) == (1.0, 0.0)
+
+
+def test_a_report_stored_by_an_older_sredrill_is_summarized_again(db: Path) -> None:
+    results = [_rca("p/0#1", TestStatus.PASSED, 1, 1), _rca("p/0#2", TestStatus.FAILED, 2, 1)]
+    with Store(db) as store:
+        begin(store, "old")
+        for r in results:
+            store.write_result("old", r, None)
+        store.finish_run("old", report_of("old", results))
+    # What schema 1 stored: Axis 1 counts at the top, `axis2` and `gap` beside them.
+    v1 = {"schema_version": "1", "run_id": "old", "agent": "reference", "mode": "axis2",
+          "started_at": T0.isoformat(), "duration_ms": 5.0, "insights": None,
+          "summary": {"total": 1, "passed": 1, "failed": 0, "errored": 0, "pass_rate": 1.0,
+                      "by_difficulty": {"1": {"total": 1, "passed": 1, "failed": 0, "errored": 0}},
+                      "axis2": {"total": 1, "passed": 0, "failed": 1, "errored": 0, "pass_rate": 0.0,
+                                "by_difficulty": {}}, "gap": {"overall": 100.0, "by_difficulty": {}},
+                      "pass_at_k": None, "pass_hat_k": None, "flaky": 0}}  # fmt: skip
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET report = ? WHERE run_id = 'old'", (json.dumps(v1),))
+    with Store(db) as store:
+        report = store.report("old")
+        record = store.get_run("old")
+    assert report is not None and report.schema_version == "2" and report.mode == "axis2"
+    assert report.summary == summarize(results) and report.summary.total == 2
+    assert record is not None and record.summary is None and record.counts.total == 2
