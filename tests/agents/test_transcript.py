@@ -114,3 +114,71 @@ def test_reported_tool_steps_are_unverified() -> None:
         {"kind": "tool_call", "name": "q", "call_id": "c1"}, {"kind": "tool_result", "call_id": "c1", "result": 1}
     )
     assert [s.verified for s in recorder.steps] == [False, False]  # type: ignore[union-attr]
+
+
+# -- a rejected answer line is said, not silently dropped -------------------------------------------------------
+
+
+def test_a_rejected_diagnosis_line_is_named_with_its_line_and_reason() -> None:
+    transcript, _ = feed(
+        {"kind": "thinking", "content": "cpu"},
+        "plain text",
+        {"kind": "diagnosis", "root_cause": "a runaway query", "foo": 1},
+    )
+    reply = transcript.reply("")
+    assert reply.diagnosis is None
+    assert reply.rejected_answer == (
+        "the agent's diagnosis line 3 was rejected: foo: Extra inputs are not permitted (unknown key 'foo'; "
+        "a diagnosis line has: kind, root_cause, category, failure_modes, causal_chain, claims, ruled_out, "
+        "report); see the agent log"
+    )
+    assert reply.rejected_answer in reply.notes
+    assert "[sredrill] stdout line 3: invalid step, kept as text: foo: Extra inputs" in reply.log
+
+
+def test_a_nested_diagnosis_keeps_its_location_and_a_wrong_type_says_so() -> None:
+    transcript, _ = feed({"kind": "diagnosis", "diagnosis": {"root_cause": "x", "category": "cpu"}})
+    rejected = transcript.reply("").rejected_answer
+    assert rejected is not None
+    assert rejected.startswith("the agent's diagnosis line 1 was rejected: diagnosis.category: Input should be")
+    transcript, _ = feed({"kind": "diagnosis", "root_cause": "x", "claims": [{"text": "t", "bogus": 1}]})
+    rejected = transcript.reply("").rejected_answer
+    assert rejected is not None and "claims.0.bogus: Extra inputs are not permitted (unknown key 'bogus')" in rejected
+
+
+def test_a_later_valid_diagnosis_answers_and_nothing_is_rejected() -> None:
+    transcript, _ = feed(
+        {"kind": "diagnosis", "root_cause": "x", "foo": 1}, {"kind": "diagnosis", "root_cause": "a runaway query"}
+    )
+    reply = transcript.reply("")
+    assert reply.diagnosis is not None and reply.rejected_answer is None
+    assert not any("rejected" in n for n in reply.notes)
+    assert "stdout line 1: invalid step" in reply.log  # the warning stays in the log
+
+
+def test_a_rejected_response_line_is_named_unless_a_valid_one_follows() -> None:
+    transcript, _ = feed({"kind": "response", "contents": "done"})
+    rejected = transcript.reply("").rejected_answer
+    assert rejected is not None and rejected.startswith("the agent's response line 1 was rejected: content: Field")
+    transcript, _ = feed({"kind": "response", "contents": "done"}, {"kind": "response", "content": "done"})
+    assert transcript.reply("").rejected_answer is None
+
+
+def test_an_unknown_key_on_another_step_lists_that_steps_keys_and_rejects_no_answer() -> None:
+    transcript, _ = feed({"kind": "thinking", "content": "x", "mood": "calm"})
+    (warning,) = transcript.warnings
+    assert warning.endswith(
+        "mood: Extra inputs are not permitted (unknown key 'mood'; a thinking line has: kind, content)"
+    )
+    assert transcript.reply("").rejected_answer is None
+
+
+def test_the_log_is_capped_to_its_tail() -> None:
+    from sredrill.agents.reply import cap_log
+
+    assert cap_log("short") == "short"
+    text = "é" * 50_000 + "the crash"
+    capped = cap_log(text, limit_bytes=1000)
+    head, tail = capped.split("\n", 1)
+    assert head.startswith("[sredrill] the log's first ") and tail.endswith("the crash")
+    assert len(tail.encode()) <= 1000

@@ -565,6 +565,28 @@ def test_a_missing_diagnosis_fails_every_diagnosis_gate_without_crashing(axis2: 
     assert g.reasoning is not None and g.reasoning["ruling_out_ok"] is False
 
 
+def test_a_rejected_answer_line_is_the_reason_in_place_of_nothing_usable(axis2: Pack) -> None:
+    why = "the agent's diagnosis line 3 was rejected: foo: Extra inputs are not permitted; see the agent log"
+    g = grade_diagnosis(
+        only(axis2),
+        None,
+        trajectory(*GOOD_TRAJECTORY),
+        axis=2,
+        returned_metrics=set(),
+        vocabulary=axis2.vocabulary,
+        no_diagnosis=why,
+    )
+    assert g.failure_reason == f"root_cause_present: no diagnosis: {why}"
+    assert g.checks["category"].detail == g.checks["ruling_out"].detail == f"no diagnosis: {why}"
+    assert "nothing usable" not in str(g.failure_reason)
+    # With a diagnosis the reason has no use: the checks grade the diagnosis.
+    g = grade_diagnosis(
+        only(axis2), good(), trajectory(*GOOD_TRAJECTORY), axis=1, returned_metrics=set(),
+        vocabulary=axis2.vocabulary, no_diagnosis=why,
+    )  # fmt: skip
+    assert all(why not in c.detail for c in g.checks.values())
+
+
 def test_a_missing_diagnosis_and_an_empty_trajectory(pack: Pack) -> None:
     g = grade(pack, None, Trajectory())
     assert g.checks["evidence_queried"].detail == (

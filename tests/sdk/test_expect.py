@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
 
 from sredrill.errors import ExpectationFailed, StateError
-from sredrill.results import Verdict
+from sredrill.results import Signal, SignalKind, SignalRole, Verdict
 from sredrill.sdk import RunResult, Runtime, TestContext, expect
 from sredrill.sdk.context import enter_context, exit_context
 from sredrill.sdk.registry import Scope, TestDef
@@ -124,3 +127,140 @@ def test_long_values_are_truncated_in_messages(ctx: TestContext) -> None:
     with pytest.raises(ExpectationFailed) as info:
         expect("x" * 5000).to_contain("y")
     assert len(str(info.value)) < 400
+
+
+# -- where a signal was recorded --------------------------------------------------------------------------------
+
+
+def test_each_signal_says_where_it_was_recorded_and_a_failure_shows_the_source(ctx: TestContext) -> None:
+    line = sys._getframe().f_lineno
+    expect(1).to_be(1)
+    expect.soft([1]).to_contain(2)
+    passed, failed = ctx.signals
+    path = os.path.relpath(__file__)
+    assert passed.where == f"{path}:{line + 1}"  # a pass: the place only, no source read
+    assert failed.where == f"{path}:{line + 2}: expect.soft([1]).to_contain(2)"
+
+
+def test_where_is_the_users_call_even_through_a_helper_of_sredrill(ctx: TestContext) -> None:
+    with pytest.raises(ExpectationFailed):
+        expect(RESULT).to_have_called_tool("nope")
+    assert ctx.signals[-1].where is not None and ctx.signals[-1].where.startswith(os.path.relpath(__file__))
+
+
+# -- to_equal on nested data ----------------------------------------------------------------------------------
+
+
+def test_to_equal_on_nested_data_shows_a_diff(ctx: TestContext) -> None:
+    actual = {"service": "payments", "checks": [{"name": "db", "ok": False}, {"name": "cache", "ok": True}]}
+    expected = {"service": "payments", "checks": [{"name": "db", "ok": True}, {"name": "cache", "ok": True}]}
+    with pytest.raises(ExpectationFailed) as info:
+        expect(actual).to_equal(expected)
+    message = str(info.value)
+    assert message.startswith("expected {")
+    assert "--- expected\n+++ actual\n" in message
+    assert '-      "ok": true\n+      "ok": false' in message
+    signal = ctx.signals[-1]
+    assert (signal.expected, signal.actual) == (expected, actual)  # kept as values, as before
+
+
+def test_a_long_diff_is_cut(ctx: TestContext) -> None:
+    with pytest.raises(ExpectationFailed) as info:
+        expect([i * 2 for i in range(200)]).to_equal(list(range(200)))
+    lines = str(info.value).splitlines()
+    assert lines[-1].endswith("more diff lines") and len(lines) <= 43
+
+
+def test_to_equal_on_scalars_and_unserializable_values_has_no_diff_and_never_crashes(ctx: TestContext) -> None:
+    with pytest.raises(ExpectationFailed) as info:
+        expect(3).to_equal(4)
+    assert "---" not in str(info.value)
+
+    class Unprintable:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    with pytest.raises(ExpectationFailed) as info:
+        expect([Unprintable()]).to_equal([1])
+    assert "list object (its repr failed)" in str(info.value)
+    cycle: list[object] = []
+    cycle.append(cycle)
+    with pytest.raises(ExpectationFailed, match=r"^expected '\[\[\.\.\.\]\]' to equal \[1\]"):
+        expect(cycle).to_equal([1])
+    with pytest.raises(ExpectationFailed) as info:
+        expect({1, 2}).to_equal({1, 3})
+    assert "-{1, 3}\n+{1, 2}" in str(info.value)
+
+
+def test_a_negated_to_equal_has_no_diff(ctx: TestContext) -> None:
+    with pytest.raises(ExpectationFailed) as info:
+        expect({"a": 1}).not_.to_equal({"a": 1})
+    assert "---" not in str(info.value)
+
+
+# -- to_diagnose ----------------------------------------------------------------------------------------------
+
+
+class FakeScenario:
+    """A gradable: grading returns the checks it was built with, and remembers what it graded."""
+
+    def __init__(self, *checks: tuple[str, str, bool, str]) -> None:
+        self.checks = checks
+        self.graded: list[RunResult] = []
+
+    def grade(self, result: RunResult) -> list[Signal]:
+        self.graded.append(result)
+        return [
+            Signal(kind=SignalKind.CHECK, name=name, role=SignalRole(role), passed=passed, message=message)
+            for name, role, passed, message in self.checks
+        ]
+
+
+def test_to_diagnose_records_every_check_and_passes_when_every_gate_passed(ctx: TestContext) -> None:
+    scenario = FakeScenario(("root_cause", "gate", True, ""), ("ruling_out", "observe", False, "not ruled out: x"))
+    expect(RESULT).to_diagnose(scenario)
+    assert scenario.graded == [RESULT]
+    assert [(s.name, s.role, s.passed) for s in ctx.signals] == [
+        ("root_cause", SignalRole.GATE, True),
+        ("ruling_out", SignalRole.OBSERVE, False),
+    ]
+    assert all(s.kind == SignalKind.CHECK and s.where for s in ctx.signals)
+
+
+def test_to_diagnose_fails_naming_each_failed_gate(ctx: TestContext) -> None:
+    scenario = FakeScenario(
+        ("root_cause", "gate", False, "no diagnosis"),
+        ("category", "gate", False, "expected resource_exhaustion, got healthy"),
+        ("evidence", "gate", True, ""),
+        ("ruling_out", "observe", False, "not ruled out: x"),
+    )
+    with pytest.raises(ExpectationFailed) as info:
+        expect(RESULT, "payments").to_diagnose(scenario)
+    assert str(info.value) == (
+        "payments: expected the diagnosis to pass the scenario's grading; failed: root_cause: no diagnosis; "
+        "category: expected resource_exhaustion, got healthy"
+    )
+    assert len(ctx.signals) == 4  # recorded before raising
+    assert ctx.signals[0].where is not None and "to_diagnose(scenario)" in ctx.signals[0].where
+
+
+def test_soft_to_diagnose_records_the_failed_gates_and_goes_on(ctx: TestContext) -> None:
+    expect.soft(RESULT).to_diagnose(FakeScenario(("root_cause", "gate", False, "no diagnosis")))
+    (signal,) = ctx.signals
+    assert (signal.passed, signal.soft, signal.role) == (False, True, SignalRole.GATE)
+
+
+def test_to_diagnose_rejects_a_negation_a_non_result_and_a_bad_grade(ctx: TestContext) -> None:
+    scenario = FakeScenario(("root_cause", "gate", True, ""))
+    with pytest.raises(TypeError, match=r"not_\.to_diagnose\(scenario\) has no meaning: a grade cannot be negated"):
+        expect(RESULT).not_.to_diagnose(scenario)
+    with pytest.raises(TypeError, match=r"to_diagnose needs the RunResult of agent\.run\(\), got str"):
+        expect("text").to_diagnose(scenario)
+
+    class Broken:
+        def grade(self, result: RunResult) -> object:
+            return {"root_cause": True}
+
+    with pytest.raises(TypeError, match=r"Broken.grade\(\) must return a list of Signals, got dict"):
+        expect(RESULT).to_diagnose(Broken())  # type: ignore[arg-type]
+    assert ctx.signals == []

@@ -140,15 +140,16 @@ def _first_error(exc: ValidationError, kind: str, *, inline: bool) -> str:
     loc = err["loc"][1:]  # loc[0] is the union tag
     if inline and loc[:1] == ("diagnosis",):
         loc = loc[1:]
-    if err["type"] == "extra_forbidden" and loc:
-        where, key = _path(loc[:-1]), loc[-1]
-        if where:
-            return f"{where}: unknown key {key!r}"
-        fields = Diagnosis.model_fields if kind == "diagnosis" else _LINE_MODELS[kind].model_fields
-        known = [name for name in fields if name != "kind"]
-        return f"unknown key {key!r} (a {kind} line has: kind, {', '.join(known)})"
     where = _path(loc)
-    return f"{where}: {err['msg']}" if where else err["msg"]
+    text = f"{where}: {err['msg']}" if where else err["msg"]
+    if err["type"] == "extra_forbidden" and loc:
+        key = loc[-1]
+        if len(loc) > 1:
+            return f"{text} (unknown key {key!r})"
+        fields = Diagnosis.model_fields if kind == "diagnosis" else _LINE_MODELS[kind].model_fields
+        known = ", ".join(name for name in fields if name != "kind")
+        return f"{text} (unknown key {key!r}; a {kind} line has: kind, {known})"
+    return text
 
 
 @dataclasses.dataclass(slots=True)

@@ -45,11 +45,13 @@ from sredrill.workers import (
 from .execute import ScopeEnd, errored_outcome
 from .runner import TEARDOWN_TIMEOUT_S, AttemptOutcome, HookState, run_test
 
-__all__ = ["GRACE_S", "BodyHandler", "BodyInit", "BodyWorkers"]
+__all__ = ["GRACE_S", "LOST_WHERE", "BodyHandler", "BodyInit", "BodyWorkers"]
 
 GRACE_S: Final = 2.0
 """Past the test's timeout, how long its worker may take to report the timeout itself before it is killed."""
 HANDLER: Final = "sredrill.engine.body_workers:BodyHandler"
+LOST_WHERE: Final = "the test (its worker was killed, so where it stopped is unknown)"
+"""`error_where` of a test whose body worker had to be killed or died: its own progress went with it."""
 
 
 class _Wire(BaseModel):
@@ -338,16 +340,20 @@ class BodyWorkers:
                     f"timed out after {limit:g}s: the test did not stop (blocking code such as a busy loop or "
                     "time.sleep()), so its worker was killed; a new worker runs the next test"
                 )
-                return self._lost(test, reason, capture, start)
+                return self._lost(test, reason, capture, start, error_type="timeout")
             except WorkerDied as exc:
                 reason = (
                     f"the test's {exc} during the test (os._exit(), a crash or running out of memory); "
                     "a new worker runs the next test"
                 )
-                return self._lost(test, reason, capture, start)
+                return self._lost(test, reason, capture, start, error_type=type(exc).__name__)
             except (InputError, RemoteError) as exc:  # a replacement worker could not start, or lost the test
                 reason = exc.message if isinstance(exc, RemoteError) else str(exc)
-                return errored_outcome(test, reason, duration_ms=(time.perf_counter() - start) * 1000)
+                outcome = errored_outcome(test, reason, duration_ms=(time.perf_counter() - start) * 1000)
+                error_type = exc.type_name if isinstance(exc, RemoteError) else type(exc).__name__
+                update = {"error_type": error_type, "error_where": "a body worker"}
+                outcome.result = outcome.result.model_copy(update=update)
+                return outcome
         outcome = _Outcome.model_validate(reply)
         chain = test.scope.chain()
         for depth in outcome.started:
@@ -359,7 +365,7 @@ class BodyWorkers:
         self._all_spans.extend(span for _, span in outcome.spans)
         return AttemptOutcome(result=outcome.result, steps=outcome.steps, tools_offered=outcome.tools_offered)
 
-    def _lost(self, test: TestDef, reason: str, capture: str, start: float) -> AttemptOutcome:
+    def _lost(self, test: TestDef, reason: str, capture: str, start: float, *, error_type: str) -> AttemptOutcome:
         """The attempt's worker is gone: the test is errored, with what it printed before."""
         outcome = errored_outcome(test, reason, duration_ms=(time.perf_counter() - start) * 1000)
         out = read_capture(capture)
@@ -368,6 +374,9 @@ class BodyWorkers:
                 "stdout": out.stdout or None,
                 "stderr": out.stderr or None,
                 "notes": _notes_for(out.truncated),
+                "error_type": error_type,
+                # Where it blocked or crashed died with the worker: only that it was this test is known.
+                "error_where": LOST_WHERE,
             }
         )
         return outcome

@@ -119,8 +119,12 @@ def _shown(value: Any) -> Any:
         return f"Trajectory({len(value)} steps)"
     try:
         text = json.dumps(value, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except Exception:  # a cycle, or a user's __str__ that raises: show its repr (or its type), never crash
+        try:
+            text = repr(value)
+        except Exception:
+            text = f"<{type(value).__name__} object (its repr failed)>"
+        return text if len(text) <= _MAX_SHOWN else text[:_MAX_SHOWN] + "…"
     if len(text) > _MAX_SHOWN:
         return text[:_MAX_SHOWN] + "…"
     return value if isinstance(value, str | int | float | bool | type(None)) else json.loads(text)
