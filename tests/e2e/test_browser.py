@@ -120,7 +120,7 @@ def test_start_a_run_watch_it_live_and_open_a_failed_test(page: Any, server: Ser
     page.wait_for_url("**/ui/runs/*")
 
     # Live: the progress counts up over the Server-Sent Events, before the run ends.
-    page.wait_for_function("document.querySelector('#progress-text').textContent.includes(' / 36 done')")
+    page.wait_for_function("document.querySelector('#progress-text').textContent.includes(' / 36 results')")
     assert page.text_content("#run-status") in ("running", "starting")
     page.wait_for_function("document.querySelectorAll('#tests tbody tr').length > 0")
     # The end: the page reloads in its final form (bars, gap, every row).

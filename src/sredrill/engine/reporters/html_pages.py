@@ -400,8 +400,8 @@ def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]]
         gates = failed_gates(result)
         shown = shown_reason(result, gates)
         where = f'<p class="muted">{_e(error_header(result).lower())}</p>' if result.error_where else ""
-        text = f'<p class="failure" id="failure">{_e(shown)}</p>' if shown else ""
-        reason = f"{where}{text}{_gate_list(gates)}"
+        text = f"<p>{_e(shown)}</p>" if shown else ""
+        reason = f'<div class="failure" id="failure">{where}{text}{_gate_list(gates)}</div>'
     expected = ""
     if result.expected is not None or result.actual is not None:
         expected = (
