@@ -188,3 +188,21 @@ def test_an_rca_result_keeps_the_agents_log_and_says_its_diagnosis_was_rejected(
     assert r["agent_log"].startswith("agent: reading the alert\nagent: done\n[sredrill] stdout line 2:")
     assert any(n.startswith("the agent's diagnosis line 2 was rejected: confidence:") for n in r["notes"])
     assert r["traceback"] is None  # no frame of the user's: the message says it all
+
+
+def test_a_test_whose_worker_had_to_be_killed_says_timeout_and_that_where_is_unknown(project: Project) -> None:
+    project.write(
+        "block_eval.py",
+        """
+        import time
+        from sredrill import test
+
+        @test("blocks", prompt="p", timeout=1)
+        async def _(test_info):
+            time.sleep(60)
+        """,
+    )
+    r = project.run("test", "block_eval.py", "--agent", "cmd:true", "--json").result("blocks")
+    assert (r["status"], r["error_type"]) == ("errored", "timeout")
+    assert r["error_where"] == "the test (its worker was killed, so where it stopped is unknown)"
+    assert r["failure_reason"].startswith("timed out after 1s: the test did not stop")

@@ -272,7 +272,8 @@ class Expectation:
         """The RunResult's diagnosis passes the scenario's grading (`scenario.grade(result)`).
 
         Every check the grading returns is recorded on the test (gate checks decide its status, observe
-        checks are reported); unless soft, a failed gate check stops the body, naming each one that failed.
+        checks are reported); unless soft, a failed gate check stops the body, naming each one that failed
+        (their details are on their signals).
 
         Raises:
             TypeError: the subject is not a RunResult, the expectation is negated (a grade has no opposite),
@@ -300,8 +301,9 @@ class Expectation:
                 signal.model_copy(update={"soft": self._soft, "where": _where(caller, source=signal.passed is False)})
             )
         if failed and not self._soft:
-            named = "; ".join(f"{s.name}: {s.message}" if s.message else s.name for s in failed)
-            message = f"expected the diagnosis to pass the scenario's grading; failed: {named}"
+            # Names only: each failed check's detail is its own signal, shown once (issue 11 point 2).
+            named = ", ".join(s.name for s in failed)
+            message = f"expected the diagnosis to pass the scenario's grading; failed gate checks: {named}"
             raise ExpectationFailed(f"{self._message}: {message}" if self._message else message)
 
 
