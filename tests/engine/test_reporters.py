@@ -273,10 +273,16 @@ def test_where_traceback_and_where_an_error_happened_are_shown() -> None:
         failure_reason="ValueError: boom", error_type="ValueError", error_where="the agent (agent.run())",
         traceback=f"Traceback (most recent call last):\n{frames}\nValueError: boom",
     )  # fmt: skip
+    asserted = TestResult(
+        id="evals/x_eval.py::a", name="a", file="evals/x_eval.py", status=TestStatus.FAILED, duration_ms=1.0,
+        signals=[Signal(kind=SignalKind.EXPECT, name="assert", role=SignalRole.GATE, passed=False,
+                        message="assert x == 4\nwhere x = 3")],
+    )  # fmt: skip
     reporter, out, _ = console()
-    drive(reporter, report_of([failed, errored]))
+    drive(reporter, report_of([failed, errored, asserted]))
     stdout = out.getvalue()
     assert "  - expect to_contain: expected 'a' to contain 'b'\n      at evals/x_eval.py:12: " in stdout
+    assert "  - expect assert: assert x == 4\n    where x = 3\n" in stdout  # the values stay under their gate
     assert "reason:" not in stdout
     assert "evals/x_eval.py::e  ERRORED in the agent (agent.run())" in stdout
     assert "error: ValueError: boom" in stdout

@@ -186,7 +186,10 @@ def _print_failure(out: Console, result: TestResult) -> None:
         label = "error" if result.status == TestStatus.ERRORED else "reason"
         out.print(f"  {label}: {_safe(reason)}", soft_wrap=True)
     for gate in gates:
-        out.print(f"  - {_safe(gate.text)}", soft_wrap=True)
+        first, *more = gate.text.split("\n")  # a message on several lines (an assert's values) stays under its gate
+        out.print(f"  - {_safe(first)}", soft_wrap=True)
+        for line in more:
+            out.print(f"    {_safe(line)}", soft_wrap=True)
         if gate.where:
             out.print(Text(f"      at {_safe(gate.where)}", style="dim"), soft_wrap=True)
     tb = traceback_tail(result)
