@@ -206,3 +206,35 @@ def test_a_test_whose_worker_had_to_be_killed_says_timeout_and_that_where_is_unk
     assert (r["status"], r["error_type"]) == ("errored", "timeout")
     assert r["error_where"] == "the test (its worker was killed, so where it stopped is unknown)"
     assert r["failure_reason"].startswith("timed out after 1s: the test did not stop")
+
+
+def test_an_rca_py_agent_in_its_worker_brings_back_its_traceback_and_what_it_printed(project: Project) -> None:
+    # `sredrill run` holds answer keys, so a `py:` agent runs in an agent worker: its frames cross the pipe.
+    project.write(
+        "noisy.py",
+        """
+        import sys
+
+        def read_alert(task):
+            raise OSError("the alert file is gone")
+
+        async def agent(task):
+            print("agent: starting", file=sys.stderr)
+            read_alert(task)
+        """,
+    )
+    cli = project.run("run", "--pack", "rds_postgres", "--scenario", "001-replication-lag", "--agent", "py:noisy:agent",
+                      "--json")  # fmt: skip
+    assert cli.code == 3, cli.stderr
+    (r,) = cli.report()["results"]
+    assert (r["status"], r["error_type"], r["error_where"]) == ("errored", "AgentError", "the agent (agent.run())")
+    assert r["agent_log"] == "agent: starting\n"
+    assert r["traceback"] == (
+        "noisy.py:9 in agent\n"
+        "    read_alert(task)\n"
+        "noisy.py:5 in read_alert\n"
+        '    raise OSError("the alert file is gone")\n'
+        "OSError: the alert file is gone"
+        "\n\nThe above exception was the direct cause of the following:\n\n"
+        "AgentError: agent raised OSError: the alert file is gone"
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from typing import Final
+from typing import Final, TypeVar
 
 from pydantic import ValidationError
 
@@ -42,6 +42,7 @@ OUTPUT_LIMIT_BYTES: Final = 1 << 20
 LOG_LIMIT_BYTES: Final = 64 << 10
 """A test result keeps the agent's log up to this many UTF-8 bytes: the tail, after a line saying so."""
 _LOG_ATTR: Final = "__sredrill_agent_log__"
+_E = TypeVar("_E", bound=BaseException)
 
 
 def validation_lines(exc: ValidationError) -> str:
@@ -88,10 +89,11 @@ def cap_log(text: str, limit_bytes: int = LOG_LIMIT_BYTES) -> str:
     return head + data[cut:].decode("utf-8")
 
 
-def with_agent_log(error: AgentError, log: str) -> AgentError:
+def with_agent_log(error: _E, log: str) -> _E:
     """Attach what the agent logged before it failed (its stderr, sredrill's warnings) to its error; returns it.
 
-    The engine reads it back (`agent_log_of`) into the test result's `agent_log`.
+    Any exception leaving a connector may carry it: an `AgentError`, or the `CancelledError` of a run stopped by
+    its timeout. The engine reads it back (`agent_log_of`) into the test result's `agent_log`.
     """
     setattr(error, _LOG_ATTR, log)
     return error

@@ -227,9 +227,10 @@ class AgentFixture:
         try:
             reply = await runtime.agent.run(task, recorder)
             error = None
-        except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            ctx.agent_log = agent_log_of(exc)  # what a failed agent logged, for the test result
+        except BaseException as exc:
+            if isinstance(exc, Exception):
+                error = f"{type(exc).__name__}: {exc}"
+            ctx.agent_log = agent_log_of(exc)  # what a failed or stopped agent logged, for the test result
             raise
         finally:
             if host is not None and access is not None:
