@@ -1,6 +1,7 @@
 """Harness overhead: the marginal cost of one more test, sredrill against Inspect AI, in the same run.
 
     python benchmarks/harness_overhead.py            # sredrill and inspect-ai (installed in its own venv)
+    python benchmarks/harness_overhead.py --quick    # 3 rounds
     python benchmarks/harness_overhead.py --skip-peer
 
 Marginal cost per test = (t(1000) − t(100)) / 900, wall time of a whole CLI process each, so start-up cancels
@@ -9,6 +10,11 @@ moves far less than wall time. sredrill: `sredrill test` on generated eval files
 (one expect per test, results stored in SQLite, JSON report). Inspect AI (pinned, `mockllm/model`, one
 generate + `includes()` scorer per sample, display none) runs in `benchmarks/.venv-inspect`, created on first
 use. Also times `sredrill --help`.
+
+The harnesses alternate round by round (sredrill --jobs 1, sredrill --jobs 16, inspect-ai, then again), each
+round measuring every harness at both sizes, so a change in the (shared) machine's load hits them alike; each
+round gives its own ratios, and the script prints them with their median, min and max. Goals (issue 12):
+sredrill ≤ 0.2 ms per test and ≥ 20× below Inspect AI.
 Prints a table; nothing here is asserted (speed is measured, never tested).
 """
 
@@ -75,8 +81,8 @@ if logs[0].status != "success" or len(logs[0].samples or []) != n:
 """
 
 
-CPU: dict[str, list[float]] = {}
-"""CPU seconds of each timed command (its process and the children it waited for), by command label."""
+CPU_S: dict[str, float] = {}
+"""CPU seconds of the last timed command (its process and the children it waited for), by label."""
 
 
 def _cpu() -> float:
@@ -90,30 +96,10 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, *, label
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if label is not None:
-        CPU.setdefault(label, []).append(_cpu() - cpu)
+        CPU_S[label] = _cpu() - cpu
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return elapsed
-
-
-def sredrill_times(work: Path, jobs: int, reps: int) -> dict[int, float]:
-    (work / "noop_agent.py").write_text(AGENT)
-    out = {}
-    for n in SIZES:
-        (work / f"n{n}_eval.py").write_text(textwrap.dedent(EVAL.format(n=n)))
-        runs = []
-        for rep in range(reps):
-            db = work / f"bench-{n}-{jobs}-{rep}.db"
-            cmd = [sys.executable, "-m", "sredrill", "test", f"n{n}_eval.py", "--agent", "py:noop_agent:agent",
-                   "--jobs", str(jobs), "--db", str(db), "--json"]  # fmt: skip
-            runs.append(timed(cmd, work, label=f"sredrill-{jobs}-{n}"))
-        out[n] = statistics.median(runs)
-    return out
-
-
-def marginal_cpu_ms(jobs: int) -> float:
-    lo, hi = (statistics.median(CPU[f"sredrill-{jobs}-{n}"]) for n in SIZES)
-    return (hi - lo) / (SIZES[1] - SIZES[0]) * 1000
 
 
 def ensure_peer() -> Path:
@@ -128,52 +114,88 @@ def ensure_peer() -> Path:
     return python
 
 
-def inspect_times(work: Path, reps: int) -> dict[int, float]:
-    python = ensure_peer()
-    script = work / "inspect_noop.py"
-    script.write_text(INSPECT_TASK)
-    env = {**os.environ, "INSPECT_LOG_LEVEL": "error", "INSPECT_DISPLAY": "none"}
-    out = {}
+def prepare(work: Path, peer: bool) -> None:
+    (work / "noop_agent.py").write_text(AGENT)
     for n in SIZES:
-        out[n] = statistics.median(
-            timed([str(python), str(script), str(n), str(work / f"logs-{n}-{r}")], work, env) for r in range(reps)
-        )
-    return out
+        (work / f"n{n}_eval.py").write_text(textwrap.dedent(EVAL.format(n=n)))
+    if peer:
+        (work / "inspect_noop.py").write_text(INSPECT_TASK)
 
 
-def marginal_ms(times: dict[int, float]) -> float:
-    lo, hi = SIZES
-    return (times[hi] - times[lo]) / (hi - lo) * 1000
+def sredrill_run(work: Path, jobs: int, n: int, tag: str) -> tuple[float, float]:
+    """(wall s, CPU s) of one `sredrill test` over n no-op tests."""
+    cmd = [sys.executable, "-m", "sredrill", "test", f"n{n}_eval.py", "--agent", "py:noop_agent:agent",
+           "--jobs", str(jobs), "--db", str(work / f"bench-{tag}.db"), "--json"]  # fmt: skip
+    wall = timed(cmd, work, label="run")
+    return wall, CPU_S["run"]
+
+
+def inspect_run(work: Path, python: Path, n: int, tag: str) -> tuple[float, float]:
+    env = {**os.environ, "INSPECT_LOG_LEVEL": "error", "INSPECT_DISPLAY": "none"}
+    wall = timed(
+        [str(python), str(work / "inspect_noop.py"), str(n), str(work / f"logs-{tag}")], work, env, label="run"
+    )
+    return wall, CPU_S["run"]
+
+
+def marginal_ms(lo: float, hi: float) -> float:
+    return (hi - lo) / (SIZES[1] - SIZES[0]) * 1000
+
+
+def spread(values: list[float], unit: str = "") -> str:
+    return f"median {statistics.median(values):.2f}{unit} (min {min(values):.2f}, max {max(values):.2f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skip-peer", action="store_true", help="measure sredrill only")
-    parser.add_argument("--reps", type=int, default=3, help="runs per size (median)")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (the median is reported)")
+    parser.add_argument("--quick", action="store_true", help="3 rounds")
     args = parser.parse_args()
+    rounds = 3 if args.quick else args.rounds
 
-    helps = []
-    for _ in range(5):
-        helps.append(timed([sys.executable, "-m", "sredrill", "--help"], ROOT))
-    rows = []
+    helps = [timed([sys.executable, "-m", "sredrill", "--help"], ROOT) for _ in range(5)]
+    harnesses = ["sredrill test --jobs 1", "sredrill test --jobs 16"]
+    peer_name = f"inspect-ai {INSPECT_VERSION} (mockllm)"
+    python = None if args.skip_peer else ensure_peer()
+    if python is not None:
+        harnesses.append(peer_name)
+    # harness -> per round: (t(100), t(1000), marginal wall ms, marginal CPU ms)
+    rows: dict[str, list[tuple[float, float, float, float]]] = {h: [] for h in harnesses}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for jobs in (1, 16):
-            t = sredrill_times(work, jobs, args.reps)
-            rows.append((f"sredrill test --jobs {jobs}", t, marginal_ms(t)))
-        if not args.skip_peer:
-            t = inspect_times(work, args.reps)
-            rows.append((f"inspect-ai {INSPECT_VERSION} (mockllm)", t, marginal_ms(t)))
+        prepare(work, python is not None)
+        for r in range(rounds):
+            for name in harnesses:  # A B C, A B C, …: every round sees the same machine load for all three
+                runs = []
+                for n in SIZES:
+                    tag = f"{r}-{name.split()[-1]}-{n}"
+                    if name == peer_name:
+                        assert python is not None
+                        runs.append(inspect_run(work, python, n, tag))
+                    else:
+                        runs.append(sredrill_run(work, int(name.rsplit(" ", 1)[1]), n, tag))
+                (lo_wall, lo_cpu), (hi_wall, hi_cpu) = runs
+                rows[name].append((lo_wall, hi_wall, marginal_ms(lo_wall, hi_wall), marginal_ms(lo_cpu, hi_cpu)))
+            shown = ", ".join(f"{name} {rows[name][-1][2]:.2f} ms" for name in harnesses)
+            print(f"round {r + 1}: {shown}; load {os.getloadavg()[0]:.1f}", flush=True)
 
-    print(f"sredrill --help: median {statistics.median(helps) * 1000:.0f} ms over 5 runs")
+    print(f"\nsredrill --help: median {statistics.median(helps) * 1000:.0f} ms over 5 runs")
+    print(f"marginal cost per test, {rounds} alternating rounds (median of rounds; t(n) in s, the median too)")
     print(f"{'harness':38} {'t(100) s':>9} {'t(1000) s':>10} {'ms/test':>8} {'cpu ms/test':>12}")
-    for name, t, ms in rows:
-        cpu = f"{marginal_cpu_ms(int(name.rsplit(' ', 1)[1])):12.2f}" if name.startswith("sredrill") else ""
-        print(f"{name:38} {t[100]:9.2f} {t[1000]:10.2f} {ms:8.2f} {cpu}")
-    if not args.skip_peer:
-        peer = rows[-1][2]
-        for name, _, ms in rows[:-1]:
-            print(f"{name}: {peer / ms:.1f}x lower marginal cost than inspect-ai")
+    for name in harnesses:
+        lo, hi, ms, cpu = (statistics.median(column) for column in zip(*rows[name], strict=True))
+        print(f"{name:38} {lo:9.2f} {hi:10.2f} {ms:8.2f} {cpu:12.2f}")
+    for name in harnesses:
+        walls = [row[2] for row in rows[name]]
+        print(f"{name}: ms per test {spread(walls)}; rounds: {', '.join(f'{v:.2f}' for v in walls)}")
+    if python is not None:
+        for name in harnesses[:-1]:
+            ratios = [peer[2] / ours[2] for ours, peer in zip(rows[name], rows[peer_name], strict=True)]
+            cpu = [peer[3] / ours[3] for ours, peer in zip(rows[name], rows[peer_name], strict=True)]
+            print(f"{name}: inspect-ai ÷ sredrill per round {', '.join(f'{v:.1f}' for v in ratios)}; "
+                  f"{spread(ratios, 'x')} lower (goal ≥ 20x); by CPU time {spread(cpu, 'x')}")  # fmt: skip
+    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """MCP tool-call round trips per second against HTTP in the same run, and OTLP ingest spans per second.
 
     python benchmarks/mcp_and_otlp.py
+    python benchmarks/mcp_and_otlp.py --quick      # 100 calls, 10 exports, 3 rounds
     python benchmarks/mcp_and_otlp.py --calls 500 --batch 100 --exports 50
 
 One `ToolHost` (the engine's tool server: uvicorn on a loopback port, with its MCP endpoint and OTLP
@@ -10,8 +11,9 @@ receiver) serves one agent run whose tool returns a small fixed JSON object. In 
 - MCP: the official `mcp` client (`streamable_http_client` + `ClientSession`, initialized once),
   `call_tool("get_alert")` in a loop. Both record the call on the run's trajectory, like any agent's.
 
-Each figure is the median of 5 rounds of N sequential calls after a warm-up; a round measures both in turn,
-so a change in the (shared) machine's load hits them alike. Then OTLP ingest: one export of `--batch` spans
+Each figure is the median of 5 rounds of N sequential calls after a warm-up; a round measures both in turn
+(HTTP, MCP, HTTP, MCP, …), so a change in the (shared) machine's load hits them alike, and the MCP ÷ HTTP
+ratio of each round is printed with their median, min and max. Then OTLP ingest: one export of `--batch` spans
 of the run's trace, protobuf (as the OpenTelemetry SDK's exporter sends it) and OTLP JSON, POSTed
 `--exports` times to `/v1/traces`; and `parse_otlp` alone, in process. Figures are spans per second.
 
@@ -33,7 +35,6 @@ from sredrill.agents import ToolHost
 from sredrill.traces import SpanCollector, parse_otlp
 from sredrill.trajectory import Recorder, ToolSpec
 
-ROUNDS = 5
 WARMUP = 50
 
 
@@ -93,7 +94,12 @@ async def main() -> None:
     parser.add_argument("--calls", type=int, default=300, help="sequential tool calls per round and transport")
     parser.add_argument("--batch", type=int, default=100, help="spans per OTLP export")
     parser.add_argument("--exports", type=int, default=40, help="OTLP exports per round and encoding")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (the median is reported)")
+    parser.add_argument("--quick", action="store_true", help="100 calls, 10 exports, 3 rounds")
     args = parser.parse_args()
+    if args.quick:
+        args.calls, args.exports, args.rounds = 100, 10, 3
+    rounds = args.rounds
 
     import httpx2
     from mcp import ClientSession
@@ -124,7 +130,7 @@ async def main() -> None:
             for call in (via_http, via_mcp):
                 await timed(WARMUP, call)
             rates: dict[str, list[float]] = {"HTTP tools": [], "MCP tools": []}
-            for _ in range(ROUNDS):
+            for _ in range(rounds):
                 rates["HTTP tools"].append(args.calls / await timed(args.calls, via_http))
                 rates["MCP tools"].append(args.calls / await timed(args.calls, via_mcp))
 
@@ -137,7 +143,7 @@ async def main() -> None:
                 return reply
 
             ingest: dict[str, list[float]] = {"OTLP protobuf POST": [], "OTLP JSON POST": [], "parse_otlp protobuf": []}
-            for _ in range(ROUNDS):
+            for _ in range(rounds):
                 spent = await timed(args.exports, lambda: export(protobuf, "application/x-protobuf"))
                 ingest["OTLP protobuf POST"].append(args.exports * args.batch / spent)
                 spent = await timed(args.exports, lambda: export(as_json, "application/json"))
@@ -149,13 +155,15 @@ async def main() -> None:
     finally:
         await host.aclose()
 
-    print(f"tool calls: {args.calls} sequential per round, median of {ROUNDS} rounds")
+    print(f"tool calls: {args.calls} sequential per round, median of {rounds} rounds")
     print(f"{'transport':<22}{'calls/s':>10}{'ms/call':>10}")
     for name, values in rates.items():
         rate = statistics.median(values)
         print(f"{name:<22}{rate:>10.0f}{1000 / rate:>10.2f}")
-    print(f"MCP / HTTP: {statistics.median(rates['MCP tools']) / statistics.median(rates['HTTP tools']):.2f}")
-    print(f"\nOTLP ingest: {args.exports} exports of {args.batch} spans per round, median of {ROUNDS} rounds")
+    per_round = [m / h for m, h in zip(rates["MCP tools"], rates["HTTP tools"], strict=True)]
+    print(f"MCP / HTTP per round: {', '.join(f'{v:.2f}' for v in per_round)}; median {statistics.median(per_round):.2f}"
+          f" (min {min(per_round):.2f}, max {max(per_round):.2f})")  # fmt: skip
+    print(f"\nOTLP ingest: {args.exports} exports of {args.batch} spans per round, median of {rounds} rounds")
     print(f"{'path':<22}{'spans/s':>10}")
     for name, values in ingest.items():
         print(f"{name:<22}{statistics.median(values):>10.0f}")
