@@ -15,7 +15,7 @@ from sredrill.sdk import JudgeConfig, Runtime, TestDef
 from .config import Settings
 from .execute import RunListener, RunOptions, execute, new_run_id
 from .loader import LoadedTests, load_eval_files, select_tests
-from .selection import LastFailures
+from .selection import LastFailures, nothing_selected, parse_difficulties
 
 __all__ = [
     "BASELINE_AGENTS",
@@ -65,28 +65,6 @@ def plan_tests(paths: Sequence[str], *, grep: str | None = None, labels: Sequenc
 def list_tests(paths: Sequence[str], *, grep: str | None = None, labels: Sequence[str] = ()) -> TestPlan:
     """Discover tests without running anything (seed 001 §3.5: metadata is discovery only)."""
     return plan_tests(paths, grep=grep, labels=labels)
-
-
-def _nothing_selected(
-    what: str, filters: Sequence[str], last_failed: LastFailures | None, *, empty: str
-) -> NothingSelected:
-    """Why nothing was selected: the `--last-failed` tests are gone, the filters match nothing, or `empty`.
-
-    Args:
-        what: what the filters choose among, singular ("test of evals/", "scenario or incident episode of …").
-        filters: the filters given, as typed (`--grep 'x'`).
-        empty: the reason when no filter was given.
-    """
-    given = ", ".join(filters)
-    if last_failed is not None and last_failed.ids:
-        return NothingSelected(
-            f"none of the {len(last_failed.ids)} test(s) that failed or errored in run {last_failed.run_id} is a "
-            f"selected {what}" + (f" ({given})" if given else "") + "; they were renamed, removed or filtered out",
-            hint="drop --last-failed to run every selected test",
-        )
-    if given:
-        return NothingSelected(f"no {what} matches {given}", hint="loosen the filters, or check their spelling")
-    return NothingSelected(empty)
 
 
 def _load_error_results(plan: TestPlan) -> list[TestResult]:
@@ -150,7 +128,7 @@ async def run_eval_files(
     if not selected and not errors:
         filters = ([f"--grep {grep!r}"] if grep else []) + [f"--label {label!r}" for label in labels]
         where = ", ".join(str(p) for p in paths)
-        raise _nothing_selected(
+        raise nothing_selected(
             f"test of {where} ({len(plan.loaded.tests)} loaded)",
             filters,
             last_failed,
@@ -234,22 +212,6 @@ async def run_eval_files(
         await workers.aclose()
 
 
-def _difficulties(text: str | Sequence[int] | None) -> list[int]:
-    if text is None or text == "":
-        return []
-    if not isinstance(text, str):
-        levels = list(text)
-    else:
-        try:
-            levels = [int(part) for part in text.split(",") if part.strip()]
-        except ValueError:
-            raise InputError(f"--difficulty {text!r} must be a comma list of levels 1-4, e.g. 1,2") from None
-    bad = [d for d in levels if d not in (1, 2, 3, 4) or isinstance(d, bool)]
-    if bad:
-        raise InputError(f"--difficulty: {bad} not in 1-4", allowed=["1", "2", "3", "4"])
-    return levels
-
-
 async def run_packs(
     packs: Sequence[str],
     *,
@@ -296,7 +258,7 @@ async def run_packs(
     axes = axes_for(mode, axis2)
     # An unknown id is a usage error before anything runs; each kind runs only what the ids name.
     chosen = select_scenario_ids(scenario_ids, packs=loaded, with_incidents=INCIDENTS_PACK in names)
-    levels = _difficulties(difficulty)
+    levels = parse_difficulties(difficulty)
     timeout_s = options.timeout_s or 120.0
     tests: list[TestDef] = []
     preset: list[TestResult] = []
@@ -312,7 +274,7 @@ async def run_packs(
     if not tests and not preset:
         filters = [f"--scenario {sid}" for sid in scenario_ids]
         filters += [f"--difficulty {','.join(map(str, levels))}"] if levels else []
-        raise _nothing_selected(
+        raise nothing_selected(
             "scenario or incident episode of " + ", ".join(names),
             filters,
             last_failed,

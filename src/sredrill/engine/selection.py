@@ -7,13 +7,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sredrill.errors import InputError, did_you_mean
+from sredrill.errors import InputError, NothingSelected, did_you_mean
 from sredrill.results import ResultKind, TestStatus
 from sredrill.scenarios import Pack
 
 from .incident_suite import INCIDENTS_PACK, Episode, incident_episode, incident_task_ids
 
-__all__ = ["LastFailures", "ScenarioSelection", "last_failures", "select_scenario_ids"]
+__all__ = [
+    "LastFailures",
+    "ScenarioSelection",
+    "last_failures",
+    "nothing_selected",
+    "parse_difficulties",
+    "select_scenario_ids",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,3 +149,46 @@ def last_failures(store: Any, *, kind: Literal["run", "test"], agent: str | None
         files = {r.file for r in failing if r.kind == ResultKind.TEST and r.file and "::" not in r.id}
         return LastFailures(run_id=record.run_id, ids=frozenset(r.id for r in failing), files=frozenset(files))
     return LastFailures(run_id=None)
+
+
+def parse_difficulties(text: str | Sequence[int] | None) -> list[int]:
+    """`--difficulty 1,2` (or a list of levels) as levels 1-4; empty = no filter.
+
+    Raises:
+        InputError: not a comma list of levels, or a level outside 1-4.
+    """
+    if text is None or text == "":
+        return []
+    if not isinstance(text, str):
+        levels = list(text)
+    else:
+        try:
+            levels = [int(part) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise InputError(f"--difficulty {text!r} must be a comma list of levels 1-4, e.g. 1,2") from None
+    bad = [d for d in levels if d not in (1, 2, 3, 4) or isinstance(d, bool)]
+    if bad:
+        raise InputError(f"--difficulty: {bad} not in 1-4", allowed=["1", "2", "3", "4"])
+    return levels
+
+
+def nothing_selected(
+    what: str, filters: Sequence[str], last_failed: LastFailures | None, *, empty: str
+) -> NothingSelected:
+    """Why nothing was selected: the `--last-failed` tests are gone, the filters match nothing, or `empty`.
+
+    Args:
+        what: what the filters choose among, singular ("test of evals/", "scenario or incident episode of …").
+        filters: the filters given, as typed (`--grep 'x'`).
+        empty: the reason when no filter was given.
+    """
+    given = ", ".join(filters)
+    if last_failed is not None and last_failed.ids:
+        return NothingSelected(
+            f"none of the {len(last_failed.ids)} test(s) that failed or errored in run {last_failed.run_id} is a "
+            f"selected {what}" + (f" ({given})" if given else "") + "; they were renamed, removed or filtered out",
+            hint="drop --last-failed to run every selected test",
+        )
+    if given:
+        return NothingSelected(f"no {what} matches {given}", hint="loosen the filters, or check their spelling")
+    return NothingSelected(empty)
