@@ -6,6 +6,7 @@ engine's `run_eval_files`, plus the formatter on exceptions raised by code compi
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -134,7 +135,7 @@ def test_an_exception_group_lists_its_members(tmp_path: Path) -> None:
         """,
     )
     text = format_traceback(exc) or ""
-    assert "two failed (2 sub-exceptions)" in text
+    assert "ExceptionGroup: two failed (2 sub-exceptions)\n" in text
     assert "  [1]\n    ValueError: one" in text and "  [2]\n    KeyError: 'two'" in text
 
 
@@ -142,7 +143,7 @@ def test_a_deep_recursion_keeps_head_and_tail_and_says_what_it_left_out(tmp_path
     exc = raised(tmp_path, "def main(n=0):\n    return main(n + 1)\n")
     assert isinstance(exc, RecursionError)
     text = format_traceback(exc) or ""
-    assert "frames left out (a deep recursion)" in text
+    assert re.match(r"… \d+ frames left out of the middle \(a deep recursion\) …\n", text)
     assert text.count("usermod.py:2 in main") == 50  # 10 head frames and 40 tail frames
     assert len(text) < TRACEBACK_LIMIT_CHARS
 

@@ -87,14 +87,11 @@ def _has_user_frames(trace: ExceptionTrace) -> bool:
 
 
 def _frames_text(trace: ExceptionTrace) -> list[str]:
-    lines = []
-    kept = _kept(trace.frames)
-    for i, frame in enumerate(kept):
+    lines = [f"… {trace.omitted} frames left out of the middle (a deep recursion) …"] if trace.omitted else []
+    for frame in _kept(trace.frames):
         lines.append(f"{shown_path(frame.path)}:{frame.line} in {frame.function}")
         if frame.source:
             lines.append(f"    {_clip(frame.source)}")
-        if trace.omitted and i == len(kept) // 2 - 1:
-            lines.append(f"… {trace.omitted} frames left out (a deep recursion) …")
     return lines
 
 
@@ -110,8 +107,7 @@ def _lines(trace: ExceptionTrace, final: str | None) -> list[str]:
         lines += [*_lines(trace.context, None), "", "During handling of the above exception, another occurred:", ""]
     lines += _frames_text(trace)
     lines.append(final if final is not None else _headline(trace))
-    if trace.exceptions:
-        lines[-1] += f" ({len(trace.exceptions)} sub-exception{'s' if len(trace.exceptions) > 1 else ''})"
+    if trace.exceptions:  # its message already says how many (`… (2 sub-exceptions)`)
         for n, member in enumerate(trace.exceptions, 1):
             lines.append(f"  [{n}]")
             lines += [f"    {line}" if line else "" for line in _lines(member, None)]
