@@ -168,6 +168,7 @@ async def test_the_request_carries_the_generic_prompt_the_task_and_the_tools(ope
             "name": "get_alert",
             "description": "returns a fixed get_alert",
             "parameters": {"type": "object", "properties": {}},
+            "strict": False,  # an open schema (the test's own tool): strict mode would reject it
         },
     }
 
@@ -306,6 +307,9 @@ async def test_a_whole_rca_scenario_ends_with_a_submission_the_toolset_kept(open
     reply = await _agent(openai_stub).run(task, recorder)
     assert tools.submitted == reply.diagnosis
     assert [e.tool for e in tools.audit] == ["get_performance_insights", "submit_diagnosis"]
+    # The RCA tools' schemas meet strict function calling, so they are sent with strict: true.
+    sent = openai_stub.bodies[0]["tools"]
+    assert sent and all(t["function"]["strict"] is True for t in sent)
 
 
 @pytest.mark.parametrize(

@@ -143,7 +143,7 @@ def test_a_hung_agent_times_out_as_errored(project: Project) -> None:
     cli = project.run("test", "hang_eval.py", "--agent", "py:agents:hang", "--json")
     r = cli.result("hangs")
     assert cli.code == 3 and r["status"] == "errored"
-    assert r["failure_reason"] == "timed out after 1s"
+    assert r["failure_reason"] == "timed out after 1s in the agent (agent.run())"
 
 
 def test_a_second_agent_run_is_an_error(project: Project) -> None:

@@ -160,8 +160,10 @@ class InProcess:
         return None
 
 
-def errored_outcome(test: TestDef, reason: str, *, duration_ms: float) -> AttemptOutcome:
-    """The result of a test whose run ended without one: `errored`, with why."""
+def errored_outcome(
+    test: TestDef, reason: str, *, duration_ms: float, error_type: str | None = None, error_where: str | None = None
+) -> AttemptOutcome:
+    """The result of a test whose run ended without one: `errored`, with why (and its kind and place)."""
     result = TestResult(
         id=test.id,
         name=test.name,
@@ -170,6 +172,8 @@ def errored_outcome(test: TestDef, reason: str, *, duration_ms: float) -> Attemp
         content_hash=test.content_hash,
         status=TestStatus.ERRORED,
         failure_reason=reason,
+        error_type=error_type,
+        error_where=error_where,
         prompt=test.prompt,
         difficulty=test.difficulty,
         duration_ms=round(duration_ms, 3),
@@ -183,6 +187,8 @@ def _with_scope_end(result: TestResult, end: ScopeEnd) -> TestResult:
         # The test's own failure stays first; the scope's teardown errors are added to it (as pytest keeps both).
         own = [result.failure_reason] if result.failure_reason else []
         update.update(status=TestStatus.ERRORED, failure_reason="; ".join([*own, *end.errors]))
+        if result.error_type is None:  # the test's own error, when it had one, stays its kind and place
+            update.update(error_type="SredrillError", error_where="an after_all hook")
     if end.stdout:
         update["stdout"] = (result.stdout or "") + end.stdout
     if end.stderr:
@@ -360,7 +366,10 @@ async def execute(
                     raise
                 log.debug("test %s ended with %r", test.id, exc, exc_info=True)
                 reason = f"the test's run ended with {describe_exception(exc)}"
-                outcome = errored_outcome(test, reason, duration_ms=(time.perf_counter() - start) * 1000)
+                elapsed = (time.perf_counter() - start) * 1000
+                outcome = errored_outcome(
+                    test, reason, duration_ms=elapsed, error_type=type(exc).__name__, error_where="the engine"
+                )
             try:
                 end = await runner.finished(test)
             except BaseException as exc:  # after_all hooks: the same boundary

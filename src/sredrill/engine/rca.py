@@ -1,7 +1,8 @@
 """The RCA suite: every scenario of a pack as a generated SDK test, run by the same `run_test`.
 
-A generated test builds the scenario's toolset for its backend, runs the agent once, and grades the diagnosis;
-each grading check becomes a `check` signal, so statuses come from the one engine rule (DESIGN §5, §7).
+A generated test is a `ScenarioCase`, what `sredrill.scenario(ID)` gives an SDK test: it builds the scenario's
+toolset for its backend, runs the agent once, and grades the diagnosis; each grading check becomes a `check`
+signal, so statuses come from the one engine rule (DESIGN §5, §7).
 """
 
 from __future__ import annotations
@@ -12,20 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from sredrill.errors import InputError
-from sredrill.evidence import BackendMode, RcaToolset
-from sredrill.grading import Grade, grade_diagnosis
+from sredrill.evidence import BackendMode
+from sredrill.grading import Grade
 from sredrill.results import ResultKind, TestResult, TestStatus
 from sredrill.scenarios import Pack, Scenario
-from sredrill.sdk import Scope, TestContext, TestDef, current_context
+from sredrill.sdk import RCA_PROMPT, ScenarioCase, Scope, TestContext, TestDef, current_context
 
 __all__ = ["RCA_PROMPT", "Axis", "axes_for", "decorate_rca", "pack_error_results", "rca_tests", "select_scenarios"]
 
-# What every agent is asked; nothing in it names a scenario, its folder or its failure mode (blind mode).
-RCA_PROMPT = (
-    "An alert fired on a production PostgreSQL database (Amazon RDS). Investigate it with the tools you have: "
-    "the alert, CloudWatch metrics, RDS events and Performance Insights. Find the root cause, rule out the "
-    "alternatives the evidence contradicts, cite the evidence for each claim, and submit a diagnosis."
-)
 DEFAULT_TIMEOUT_S = 120.0
 
 
@@ -87,21 +82,15 @@ class _Graded:
 
 
 def _body(pack: Pack, scenario: Scenario, axis: Axis, blind: bool) -> Callable[..., Any]:
+    # The same case an SDK test gets from `scenario(ID)`: one way to serve and grade a scenario.
+    case = ScenarioCase(pack, scenario, mode=axis.mode, axis=axis.number, blind=blind)
+
     async def body(agent: Any) -> None:
         ctx = current_context()
-        toolset = RcaToolset(scenario, axis.mode, blind=blind, vocabulary=pack.vocabulary)
-        ctx.extra["alert"] = toolset.alert
+        tools = case.tools  # also hands the agent's Task the blinded alert
         ctx.extra["graded"] = _Graded(scenario, axis, None)
-        result = await agent.run(RCA_PROMPT, tools=toolset)
-        grade = grade_diagnosis(
-            scenario,
-            result.diagnosis or toolset.submitted,
-            result.trajectory,
-            axis=axis.number,
-            returned_metrics=toolset.returned_metrics(),
-            vocabulary=pack.vocabulary,
-            loops=result.loops,
-        )
+        result = await agent.run(case.prompt, tools=tools)
+        grade = case.grade_diagnosis(result)
         ctx.extra["graded"] = _Graded(scenario, axis, grade)
         for signal in grade.signals:
             ctx.record(signal)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 import uuid
@@ -111,16 +112,28 @@ class FunctionTools:
         self._functions = dict(functions)
 
     def specs(self) -> list[ToolSpec]:
-        return [ToolSpec(name=n, description=(f.__doc__ or n).strip()) for n, f in self._functions.items()]
+        """A strict schema from each function's typed parameters; an open one when they are untyped."""
+        return [_function_spec(n, f) for n, f in self._functions.items()]
 
     async def call(self, name: str, args: dict[str, Any]) -> JsonValue:
         fn = self._functions.get(name)
         if fn is None:
             raise ToolError("unknown_tool", f"no tool {name!r}; tools: {', '.join(self._functions)}")
         try:
+            # Strict function calling sends null for an optional parameter left out: null means "not given".
+            params = inspect.signature(fn).parameters
+            optional = {k for k, p in params.items() if p.default is not p.empty}
+            args = {k: v for k, v in args.items() if not (v is None and k in optional)}
             return await fn(**args)
         except TypeError as exc:
             raise ToolError("bad_arguments", f"{name}: {exc}") from exc
+
+
+def _function_spec(name: str, fn: Callable[..., Any]) -> ToolSpec:
+    try:
+        return ToolSpec.from_function(name, fn)
+    except Exception:  # untyped or unexpressible parameters (or unresolvable annotations): an open schema
+        return ToolSpec(name=name, description=inspect.cleandoc(fn.__doc__ or name))
 
 
 def _context(items: Sequence[Any] | None) -> list[ContextItem]:

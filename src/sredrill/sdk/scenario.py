@@ -35,7 +35,7 @@ from sredrill.sdk.result import RunResult
 __all__ = ["RCA_PROMPT", "ScenarioCase", "scenario"]
 
 # What every agent is asked; nothing in it names a scenario, its folder or its failure mode (blind mode).
-# The RCA suite (`sredrill run`) asks the same; engine/rca.py keeps its own copy until it imports this one.
+# The RCA suite (`sredrill run`) asks the same: its bodies are ScenarioCases too.
 RCA_PROMPT: Final = (
     "An alert fired on a production PostgreSQL database (Amazon RDS). Investigate it with the tools you have: "
     "the alert, CloudWatch metrics, RDS events and Performance Insights. Find the root cause, rule out the "
@@ -144,6 +144,7 @@ class ScenarioCase:
             returned_metrics=toolset.returned_metrics(),
             vocabulary=self.pack.vocabulary,
             loops=result.loops,
+            no_diagnosis=result.rejected_answer,
         )
 
     def grade(self, result: RunResult) -> list[Signal]:

@@ -35,7 +35,7 @@ from typing import ClassVar, Final
 
 from sredrill import processes
 from sredrill.agents.protocol import AgentReply, Task
-from sredrill.agents.reply import OUTPUT_LIMIT_BYTES, truncated_note
+from sredrill.agents.reply import OUTPUT_LIMIT_BYTES, truncated_note, with_agent_log
 from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.agents.transcript import Transcript
 from sredrill.errors import AgentError, AgentSpecError
@@ -384,6 +384,9 @@ class CmdAgent:
                 for reader in still_reading:
                     held_open = True
                     reader.cancel()
+        except asyncio.CancelledError as exc:  # a timeout: what the agent logged so far explains where it was
+            with_agent_log(exc, transcript.log(stderr.text()))
+            raise
         finally:
             # When the run is cancelled this kills the command and everything it started. Otherwise the group
             # is already empty, and the sweep of /proc for tagged processes (a few ms each on a busy machine)
@@ -396,7 +399,8 @@ class CmdAgent:
             processes.unregister_group(proc.pid)
         stdout.finish()
         if returncode != 0:
-            raise AgentError(_exit_message(command, returncode, stderr.text()))
+            error = AgentError(_exit_message(command, returncode, stderr.text()))
+            raise with_agent_log(error, transcript.log(stderr.text()))
         notes = stdout.notes()
         if held_open:
             notes.append(

@@ -41,6 +41,7 @@ from sredrill.trajectory import (
     ToolCallStep,
     ToolError,
     ToolResultStep,
+    is_strict,
 )
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_MAX_TURNS", "NUDGE", "SUBMIT_TOOL", "SYSTEM_PROMPT", "OpenAIAgent", "connect"]
@@ -80,7 +81,13 @@ def _tool_definitions(task: Task) -> list[dict[str, Any]]:
     return [
         {
             "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+                # Strict mode only for a schema that meets its rules: an open schema would be rejected.
+                "strict": is_strict(t.input_schema),
+            },
         }
         for t in task.tools
     ]
