@@ -282,7 +282,6 @@ def baselines_cmd(
         import json
 
         from rich.console import Console
-        from rich.table import Table
 
         from sredrill.engine import RunOptions, load_settings, run_baselines, run_sync
 
@@ -293,24 +292,14 @@ def baselines_cmd(
                 store=_store(db, settings), seed=seed,
             )
         )  # fmt: skip
-        levels = sorted({d for r in reports for d in r.summary.by_difficulty}, key=int)
+        from sredrill.engine.reporters.tables import baselines_rows, baselines_table
+
         if json_:
-            rows = [
-                {"agent": r.agent, "run_id": r.run_id, "pass_rate": r.summary.pass_rate,
-                 "by_difficulty": {d: c.pass_rate for d, c in r.summary.by_difficulty.items()},
-                 "passed": r.summary.passed, "total": r.summary.total}
-                for r in reports
-            ]  # fmt: skip
-            typer.echo(json.dumps(rows, indent=2))
+            typer.echo(json.dumps(baselines_rows(reports), indent=2))
             return ExitCode.OK
-        pct = lambda x: "n/a" if x is None else f"{x:.0%}"  # noqa: E731
-        table = Table("agent", "passed", "pass rate", *(f"difficulty {d}" for d in levels), "run")
-        for r in reports:
-            by = r.summary.by_difficulty
-            cells = [f"{by[d].passed}/{by[d].total} ({pct(by[d].pass_rate)})" if d in by else "—" for d in levels]
-            table.add_row(r.agent or "?", f"{r.summary.passed}/{r.summary.total}", pct(r.summary.pass_rate), *cells,
-                          r.run_id)  # fmt: skip
-        Console(width=200, highlight=False).print(table)
+        console = Console(width=200, highlight=False)
+        for part in baselines_table(reports):
+            console.print(part)
         return ExitCode.OK
 
     _guard(body)
@@ -517,18 +506,12 @@ def runs_list(db: DbOpt = None, limit: Annotated[int, typer.Option("--limit")] =
 
     def body() -> int:
         from rich.console import Console
-        from rich.table import Table
 
-        table = Table("run", "kind", "agent", "started", "passed", "failed", "errored", "pass rate", "status")
-        for r in _store(db).list_runs(limit):
-            s = r.summary
-            rate = "—" if not s or s.pass_rate is None else f"{s.pass_rate:.0%}"
-            table.add_row(
-                r.run_id, r.kind, r.agent or "—", f"{r.started_at:%Y-%m-%d %H:%M:%S}",
-                *(str(x) for x in (r.counts.passed, r.counts.failed, r.counts.errored)),
-                rate, "finished" if r.finished else "interrupted",
-            )  # fmt: skip
-        Console(width=160).print(table)
+        from sredrill.engine.reporters.tables import runs_table
+
+        console = Console(width=200)
+        for part in runs_table(_store(db).list_runs(limit)):
+            console.print(part, soft_wrap=False)
         return ExitCode.OK
 
     _guard(body)
@@ -570,12 +553,10 @@ def runs_compare(
     def body() -> int:
         store = _store(db)
         cmp = store.compare(store.resolve_run(a), store.resolve_run(b))
-        for label, ids in (("fixed", cmp.fixed), ("broke", cmp.broke), ("added", cmp.added), ("removed", cmp.removed)):
-            for test_id in ids:
-                typer.echo(f"{label:8} {test_id}")
-        rate = lambda x: "—" if x is None else f"{x:.0%}"  # noqa: E731
-        typer.echo(f"pass rate {rate(cmp.pass_rate_a)} → {rate(cmp.pass_rate_b)}; "
-                   f"{len(cmp.fixed)} fixed, {len(cmp.broke)} broke")  # fmt: skip
+        from sredrill.engine.reporters.tables import compare_lines
+
+        for line in compare_lines(cmp):
+            typer.echo(line)
         return ExitCode.OK
 
     _guard(body)

@@ -417,7 +417,7 @@ def run(
 
     Examples:
         >>> report = sredrill.run(["rds_postgres"], agent="reference", axis2=True)
-        >>> report.summary.gap.overall
+        >>> report.summary.rca.gap.overall
     """
     store = None
     if db is not None:
