@@ -259,6 +259,30 @@ def test_each_failed_check_prints_once() -> None:
     assert "FAILED  p" not in stdout  # the pack's name is in the id already
 
 
+def test_checks_that_failed_for_one_reason_share_one_line() -> None:
+    nothing = "no diagnosis: the agent's diagnosis line 2 was rejected"
+    checks = {"root_cause_present": nothing, "category": nothing, "evidence_queried": "never queried: metrics"}
+    result = TestResult(
+        id="p/001-lag#1",
+        name="001-lag#1",
+        kind=ResultKind.RCA,
+        status=TestStatus.FAILED,
+        failure_reason=f"root_cause_present: {nothing}",
+        signals=[
+            Signal(kind=SignalKind.CHECK, name=k, role=SignalRole.GATE, passed=False, message=v)
+            for k, v in checks.items()
+        ],
+        checks={k: Check(passed=False, role=SignalRole.GATE, detail=v) for k, v in checks.items()},
+        duration_ms=1.0,
+    )
+    reporter, out, _ = console()
+    drive(reporter, report_of([result]))
+    stdout = out.getvalue()
+    assert f"  - checks root_cause_present, category: {nothing}\n" in stdout
+    assert "  - check evidence_queried: never queried: metrics\n" in stdout
+    assert stdout.count(nothing) == 1  # not again as the reason
+
+
 def test_where_traceback_and_where_an_error_happened_are_shown() -> None:
     frames = "\n".join(f"  evals/x_eval.py:{n} in helper" for n in range(1, 61))
     failed = TestResult(

@@ -148,23 +148,41 @@ def failed_gates(result: TestResult) -> list[FailedGate]:
     """Why a test did not pass, each failed gate once: its name and expected vs actual, and where it was recorded.
 
     A grading check is both a CHECK signal and an entry of `result.checks` (RCA results carry both): it is
-    listed once, from its signal.
+    listed once, from its signal. Checks that failed for the same reason (no diagnosis fails most of them)
+    share one line: `check root_cause_present, category: no diagnosis: …`.
     """
     gates: list[FailedGate] = []
+    checks: dict[str, list[str]] = {}  # message -> the ids of the checks that failed with it, in order
+    check_line: dict[str, int] = {}  # message -> index of its line in `gates`
+
+    def add_check(check_id: str, message: str) -> None:
+        if message in checks:
+            if check_id not in checks[message]:
+                checks[message].append(check_id)
+            return
+        checks[message] = [check_id]
+        check_line[message] = len(gates)
+        gates.append(FailedGate("", None))
+
     seen_checks: set[str] = set()
     for signal in result.signals:
         if signal.role != SignalRole.GATE or signal.passed is not False:
             continue
+        message = signal.message or _expected_actual(signal.expected, signal.actual)
         if signal.kind == SignalKind.CHECK:
             seen_checks.add(signal.name)
-        message = signal.message or _expected_actual(signal.expected, signal.actual)
+            add_check(signal.name, message)
+            continue
         if not message and signal.kind == SignalKind.JUDGE and signal.reasoning:
             message = f"judge: {signal.reasoning}"
         text = f"{signal.kind.value} {signal.name}: {message}" if message else f"{signal.kind.value} {signal.name}"
         gates.append(FailedGate(text, signal.where))
     for check_id, check in (result.checks or {}).items():
         if check.role == SignalRole.GATE and not check.passed and check_id not in seen_checks:
-            gates.append(FailedGate(f"check {check_id}: {check.detail}" if check.detail else f"check {check_id}", None))
+            add_check(check_id, check.detail)
+    for message, ids in checks.items():
+        label = f"check {ids[0]}" if len(ids) == 1 else f"checks {', '.join(ids)}"
+        gates[check_line[message]] = FailedGate(f"{label}: {message}" if message else label, None)
     return list(dict.fromkeys(gates))
 
 
@@ -179,8 +197,12 @@ def shown_reason(result: TestResult, gates: list[FailedGate]) -> str | None:
     reason = result.failure_reason
     if not reason:
         return None
-    if result.status == TestStatus.FAILED and any(reason in gate.text for gate in gates):
-        return None
+    if result.status != TestStatus.FAILED:
+        return reason
+    for gate in gates:
+        message = gate.text.partition(": ")[2]  # a grouped line names several checks before it
+        if reason in gate.text or (message and reason.endswith(message)):
+            return None
     return reason
 
 
