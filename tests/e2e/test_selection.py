@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -67,10 +68,15 @@ def test_an_incident_task_is_a_scenario_id_and_an_rca_id_runs_no_incident(projec
     cli = project.run("run", "--scenario", "easy_cpu_spike", "--json")
     assert cli.code == 0, cli.stderr
     assert ids(cli) == [f"incidents/easy_cpu_spike#seed{n}" for n in range(5)]
+    # The header says what ran: no evidence backend for episodes, and not the RCA pack that did not run.
+    assert json.loads(cli.stdout)["mode"] is None
+    assert "sredrill run · incidents · reference · 5/5 results" in project.run("run", "-s", "easy_cpu_spike").stderr
 
     cli = project.run("run", "--scenario", "001-replication-lag", "--json")
     assert cli.code == 0, cli.stderr
     assert ids(cli) == ["rds_postgres/001-replication-lag#1"]  # was 31 tests: every incident episode too
+    assert json.loads(cli.stdout)["mode"] == "full"
+    assert "sredrill run · rds_postgres · reference · full ·" in project.run("run", "-s", "001-replication-lag").stderr
 
     cli = project.run(
         "run", "--scenario", "incidents/medium_cascade#seed3", "--scenario", "rds_postgres/000-healthy", "--json"

@@ -298,7 +298,9 @@ async def run_packs(
     from sredrill.agents.spec import resolve_agent
 
     agent = resolve_agent(agent_spec, base_url=settings.base_url, api_key=settings.api_key, packs=loaded, seed=seed)
-    mode_label = "axis2" if axis2 else axes[0].mode.value
+    # The header says what ran: an incidents-only run has no evidence backend, and lists no RCA pack.
+    mode_label = ("axis2" if axis2 else axes[0].mode.value) if chosen.runs_rca and loaded else None
+    ran = [n for n in names if (chosen.runs_incidents if n == INCIDENTS_PACK else chosen.runs_rca)]
     runtime = Runtime(run_id=run_id, agent=agent, judge=JudgeConfig(skip=True), store=store)
     if store is not None and resume is None:
         store.begin_run(
@@ -323,7 +325,7 @@ async def run_packs(
                 "last_failed": last_failed.config() if last_failed is not None else None,
             },
         )
-    title = f"sredrill run · {', '.join(names)} · {agent_spec} · {mode_label}"
+    title = " · ".join(["sredrill run", ", ".join(ran or names), agent_spec, *([mode_label] if mode_label else [])])
     return await execute(
         tests,
         runtime,
