@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import httpx
 
 from sredrill.traces import Span, SpanSource, SpanStatus, export_endpoint, export_spans, otlp_json, parse_otlp
@@ -43,3 +46,10 @@ async def test_an_export_posts_json_with_the_headers_and_survives_a_refusal() ->
     assert await export_spans(SPANS, "http://c/v1/traces", environ=environ, transport=transport) is False
     assert seen[0].headers["api-key"] == "s ecret" and seen[0].headers["content-type"] == "application/json"
     assert len(parse_otlp(seen[0].content, "application/json")) == 2
+
+
+def test_a_worker_does_not_import_httpx_until_it_exports() -> None:
+    # Every body worker imports the engine and the SDK; httpx costs a quarter second or more to import.
+    code = "import sys, sredrill.engine.body_workers, sredrill.sdk; print('httpx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -12,13 +12,15 @@ import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote
 
-import httpx
 from pydantic import JsonValue
 
 from .spans import Span, SpanSource, SpanStatus
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["export_endpoint", "export_spans", "otlp_json"]
 
@@ -103,6 +105,8 @@ async def export_spans(
     """
     if not spans:
         return True
+    import httpx  # here: every worker imports this module, few export (httpx costs 0.25 s or more to import)
+
     headers = {**_headers(environ), "Content-Type": "application/json"}
     try:
         async with httpx.AsyncClient(timeout=_TIMEOUT_S, transport=transport) as client:
