@@ -175,7 +175,7 @@ def test_wire_models_forbid_unknown_keys_and_round_trip() -> None:
             model.model_validate({**data, "root_cause": "x"})
     assert isinstance(StepResult.model_validate(json.loads(reset.model_dump_json())).info, ResetInfo)
     assert set(Observation.model_fields) == {
-        "task_id", "step", "max_steps", "timestamp", "services", "alerts", "inspection"
+        "step", "max_steps", "timestamp", "services", "alerts", "inspection"
     }  # fmt: skip
     with pytest.raises(ValidationError):
         Action.model_validate({"action_type": "wait", "why": "because"})

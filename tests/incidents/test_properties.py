@@ -79,7 +79,8 @@ def test_nothing_an_agent_receives_names_the_cause(
     # Telemetry, statuses and alert names never use the words that would give the cause away.
     for result in (reset, *steps):
         observation = json.loads(result.observation.model_dump_json())
-        assert set(observation) == {"task_id", "step", "max_steps", "timestamp", "services", "alerts", "inspection"}
+        assert set(observation) == {"step", "max_steps", "timestamp", "services", "alerts", "inspection"}
+        assert task.task_id not in json.dumps(observation)  # the task's id names its fault
         del observation["inspection"]  # inspections are the evidence: they may show it
         text = json.dumps(observation).lower()
         assert not [term for term in task.cause.terms if term in text]

@@ -116,7 +116,7 @@ def test_two_concurrent_http_sessions_never_share_state(serve: ServerFactory) ->
                     seen = []
                     for _ in range(steps):
                         answer = http.post("/step", json=WAIT, headers=headers).json()
-                        assert answer["observation"]["task_id"] == task_id
+                        assert http.get("/state", headers=headers).json()["task_id"] == task_id
                         seen.append(answer["info"]["step"])
                     state = http.get("/state", headers=headers).json()
                     assert state["task_id"] == task_id and state["step_count"] == steps
@@ -140,10 +140,12 @@ def test_requests_without_the_header_use_the_latest_headerless_session(client: h
     first = client.post("/reset", json={"task_id": "hard_mixed"})
     second = client.post("/reset", json={"task_id": "medium_cascade"})
     assert first.headers["X-Session-Id"] != second.headers["X-Session-Id"]
-    assert client.post("/step", json=WAIT).json()["observation"]["task_id"] == "medium_cascade"
+    assert client.post("/step", json=WAIT).status_code == 200
+    assert client.get("/state").json()["task_id"] == "medium_cascade"
     # the first session is still there for whoever holds its id
-    old = client.post("/step", json=WAIT, headers={"X-Session-Id": first.headers["X-Session-Id"]})
-    assert old.json()["observation"]["task_id"] == "hard_mixed"
+    old = {"X-Session-Id": first.headers["X-Session-Id"]}
+    assert client.post("/step", json=WAIT, headers=old).status_code == 200
+    assert client.get("/state", headers=old).json()["task_id"] == "hard_mixed"
 
 
 def test_reset_with_the_header_restarts_that_session(client: httpx.Client) -> None:

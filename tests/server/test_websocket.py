@@ -103,7 +103,8 @@ def test_two_websocket_sessions_never_share_state(server: ServerThread) -> None:
                 trail = []
                 for _ in range(steps):
                     data = ask(ws, {"type": "step", "data": {"action_type": "wait"}})["data"]
-                    trail.append((data["observation"]["task_id"], data["info"]["step"]))
+                    state = ask(ws, {"type": "state"})["data"]
+                    trail.append((state["task_id"], data["info"]["step"]))
                 assert ask(ws, {"type": "state"})["data"]["step_count"] == steps
                 seen[task_id] = trail
         except BaseException as exc:  # surfaced by the main thread below

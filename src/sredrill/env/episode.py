@@ -78,7 +78,6 @@ class IncidentEpisode:
     def observation(self, inspection: InspectionResult | None = None) -> Observation:
         snap = self.sim.snapshot()
         return Observation(
-            task_id=self.task.task_id,
             step=snap.step,
             max_steps=self.task.max_steps,
             timestamp=(self._start + timedelta(minutes=snap.step)).isoformat().replace("+00:00", "Z"),

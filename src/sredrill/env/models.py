@@ -65,9 +65,8 @@ class Inspection(_Wire):
 
 
 class Observation(_Wire):
-    """What the agent sees after `reset` and after every `step`."""
+    """What the agent sees after `reset` and after every `step`: never the task's id (it would name the fault)."""
 
-    task_id: str
     step: int
     """Steps taken so far in this episode."""
     max_steps: int

@@ -208,7 +208,6 @@ class RcaEpisode:
 
     def observation(self, inspection: Inspection | None = None) -> Observation:
         return Observation(
-            task_id=self.task.task_id,
             step=self.steps,
             max_steps=self.task.max_steps,
             timestamp=(self._start + timedelta(minutes=self.steps)).astimezone(UTC).isoformat().replace("+00:00", "Z"),
