@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from sredrill.env import TaskKind, list_tasks
 
 from .conftest import Project
@@ -44,3 +47,40 @@ def test_baselines_on_the_incidents_pack(project: Project) -> None:
     assert rows["reference"]["pass_rate"] == 1.0
     for naive in ("majority", "keyword", "random"):
         assert rows[naive]["pass_rate"] < 0.5
+
+
+_SCORE_WORDS = re.compile(r"\b(reward|episode_reward|normalized_reward|grade|resolved)\b")
+
+
+def test_no_tool_result_an_agent_gets_in_the_incidents_pack_carries_a_reward(project: Project) -> None:
+    """The step reward locates the fault; `sredrill run` keeps it (and every score) from the agent."""
+    seen = project.root / "seen.jsonl"
+    project.write(
+        "prober.py",
+        f"""
+        import json
+
+        async def agent(task):
+            names = [t.name for t in task.tools]
+            with open({str(seen)!r}, "a") as out:
+                out.write(json.dumps(await task.call_tool("observe")) + "\\n")
+                for name, args in (("inspect_logs", {{"target": "api_workers"}}),
+                                   ("inspect_metrics", {{"target": "cpu"}}), ("wait", {{}}),
+                                   ("declare_healthy", {{}})):
+                    if name in names:
+                        out.write(json.dumps(await task.call_tool(name, **args)) + "\\n")
+            return "probed"
+        """,
+    )
+    cli = project.run(
+        "run", "--pack", "incidents", "--scenario", "easy_cpu_spike#seed0", "--scenario", "hard_mixed#seed1",
+        "--agent", "py:prober:agent", "--json",
+    )  # fmt: skip
+    assert cli.code in (0, 1), cli.stderr[-2000:]
+    results = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert len(results) == 2 * 5
+    for result in results:
+        # Whole words: "degraded" is a status, not a grade.
+        assert not _SCORE_WORDS.search(json.dumps(result)), result
+    # The run's results still hold the grade, read from the environment.
+    assert all(r["score"] is not None for r in cli.report()["results"])

@@ -5,6 +5,11 @@ through tools; each call is one `step`, recorded on the trajectory like any othe
 argument schemas are the actions' fields other than `action_type`, strict (`strict_schema`): every
 argument required, an optional one nullable, where null means not given. The environment server's MCP
 tools are these same tools (`action_tools`).
+
+A tool result is what an operator sees after acting: `{observation, done, step, message}` (`agent_view`).
+It carries no reward and no score: the step reward locates the fault (+1 for inspecting the faulty
+service), so showing it would let an agent grade its guesses (issue 21). The harness reads the score from
+the environment itself (`Env.score()`); the environment server, built for RL, still returns rewards.
 """
 
 from __future__ import annotations
@@ -23,10 +28,10 @@ from sredrill.incidents import ActionType, IncidentAction
 from sredrill.trajectory import ToolError, ToolSpec, no_arguments, strict_schema
 
 from .environment import Env
-from .models import TaskKind
+from .models import StepInfo, StepResult, TaskKind
 from .rca import RCA_ACTIONS, RcaAction
 
-__all__ = ["OBSERVE_TOOL", "EnvToolset", "action_tools"]
+__all__ = ["OBSERVE_TOOL", "EnvToolset", "action_tools", "agent_view"]
 
 OBSERVE_TOOL = "observe"
 """Reads the current observation without taking a step (the reset observation, before any action)."""
@@ -135,4 +140,24 @@ class EnvToolset:
         except StateError as exc:
             raise ToolError("episode_over", str(exc)) from exc
         self.done = result.done
-        return result.model_dump(mode="json")
+        return agent_view(result)
+
+
+_ENDED = "the episode is over"
+
+
+def agent_view(result: StepResult) -> dict[str, JsonValue]:
+    """A step as a tool result: the observation, whether the episode is over, the step count and a message.
+
+    No reward, no episode reward, no grade: nothing that scores the action. The last step's message is
+    replaced too, since a declaration's message says whether the incident was resolved.
+    """
+    info = result.info
+    step = info.step if isinstance(info, StepInfo) else 0
+    message = info.message if isinstance(info, StepInfo) else ""
+    return {
+        "observation": result.observation.model_dump(mode="json"),
+        "done": result.done,
+        "step": step,
+        "message": _ENDED if result.done else message,
+    }
