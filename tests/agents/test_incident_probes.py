@@ -1,0 +1,97 @@
+"""The shortcut probes (`sredrill.agents.incident_probes`): what they score, on every path they run on.
+
+On the classic tasks the probes show why families exist: a first-observation lookup fitted on training seeds
+resolves (nearly) every episode without one inspection. On the generated families every probe must stay at
+or below its goal (issue 21): these are real measurements over a sample of evaluation seeds, and they fail
+when the generator regresses or a probe breaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from sredrill.agents.incident_probes import (
+    PROBES,
+    ActionSpace,
+    AlwaysHealthy,
+    RewardProbe,
+    TryEverything,
+    first_bin,
+    play_env,
+    play_http,
+    trained_lookup,
+)
+from sredrill.env import make
+from sredrill.env.toolset import EnvToolset
+from sredrill.incidents import TASKS
+from sredrill.server import ServerThread, create_app
+
+CLASSIC_EVAL_SEEDS = range(100, 110)
+"""Classic seeds the lookup was not fitted on (it fits seeds 0-19)."""
+
+
+def test_the_action_space_reads_the_same_from_the_schema_and_from_the_tools() -> None:
+    for task_id in TASKS:
+        env = make(task_id, seed=0)
+        env.reset()
+        from_schema = ActionSpace.from_schema(env.info.action_schema)
+        from_tools = ActionSpace.from_tools(EnvToolset(env).specs())
+        assert dict(from_schema.kinds) == dict(from_tools.kinds)
+        assert from_schema.kinds["scale_workers"].value_range == (1, 64)
+        assert from_schema.kinds["restart_service"].targets == ("api_workers", "queue_service")
+        assert [a.action_type for a in from_schema.remediations()][:1] == ["restart_service"]
+
+
+def test_a_lookup_of_the_first_observation_resolves_the_classic_tasks() -> None:
+    # Why families exist (issue 21): six bins, six fixes, no inspection, every classic task resolved.
+    table = trained_lookup()
+    bins = {first_bin(make(t).reset(seed=s)) for t in TASKS for s in CLASSIC_EVAL_SEEDS}
+    assert bins <= set(table.rows)
+    played = [play_env(PROBES["lookup"], make(t), seed=s) for t in TASKS for s in CLASSIC_EVAL_SEEDS]
+    assert sum(p.resolved for p in played) >= 0.95 * len(played)
+    assert all(not a.action_type.startswith("inspect_") for p in played for a in p.actions)
+
+
+@pytest.mark.parametrize("seed", CLASSIC_EVAL_SEEDS[:3])
+def test_the_reward_probe_reads_no_observation_and_stops_at_the_first_fix(seed: int) -> None:
+    played = play_env(RewardProbe, make("hard_mixed"), seed=seed)
+    kinds = [a.action_type for a in played.actions]
+    assert played.resolved
+    assert kinds[-3:] == ["restart_database", "wait", "declare_healthy"]
+    assert not any(k.startswith("inspect_") for k in kinds)
+
+
+def test_the_probes_declare_healthy_within_the_budget() -> None:
+    for task_id in TASKS:
+        for factory in PROBES.values():
+            played = play_env(factory, make(task_id), seed=101)
+            assert played.actions[-1].action_type == "declare_healthy"
+            assert played.steps <= TASKS[task_id].max_steps
+
+
+def test_always_healthy_passes_only_the_false_alarm() -> None:
+    resolved = {t for t in TASKS if play_env(AlwaysHealthy, make(t), seed=100).resolved}
+    assert resolved == {"easy_latency_alert"}
+
+
+def test_try_everything_passes_after_harm() -> None:
+    played = play_env(TryEverything, make("easy_cpu_spike"), seed=100)
+    assert played.resolved
+    assert played.episode_reward < 16 - 2  # a harmful remediation's −2 is in there
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerThread]:
+    with ServerThread(create_app(packs=())) as running:
+        yield running
+
+
+@pytest.mark.parametrize("name", list(PROBES))
+def test_a_probe_plays_the_same_over_http_as_in_process(server: ServerThread, name: str) -> None:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        for task_id in ("hard_mixed", "medium_db_saturation"):
+            over_http = play_http(PROBES[name], client, {"task_id": task_id, "seed": 104})
+            assert over_http == play_env(PROBES[name], make(task_id), seed=104)
