@@ -194,6 +194,10 @@ def _store(db: str | None, settings: Any = None):
 PackOpt = Annotated[
     list[str] | None, typer.Option("--pack", "-p", help="Built-in pack name or pack folder; repeatable.")
 ]
+SeedsOpt = Annotated[
+    str | None,
+    typer.Option("--seeds", help="Seeds of the incidents pack's episodes: A-B, A, or A-B,C (default: its own)."),
+]
 
 
 @app.command("run")
@@ -209,6 +213,7 @@ def run_cmd(
     jobs: JobsOpt = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per scenario.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for seeded agents (random).")] = None,
+    seeds: SeedsOpt = None,
     no_blind: Annotated[bool, typer.Option("--no-blind", help="Show agents the raw alert (debugging).")] = False,
     resume: Annotated[str | None, typer.Option("--resume", help="Continue an interrupted run.")] = None,
     reporter: ReporterOpt = None,
@@ -234,6 +239,7 @@ def run_cmd(
         packs, scenarios_, level, mode_, axis2_, blind, seed_ = (
             list(pack or []), list(scenario or []), difficulty, mode, axis2, not no_blind, seed
         )  # fmt: skip
+        seeds_: str | list[int] | None = seeds
         resume_id, failures = None, None
         if resume:
             # The stored run's own choices win, so the resumed part is graded exactly like the first part.
@@ -245,6 +251,7 @@ def run_cmd(
             level = ",".join(str(d) for d in config.get("difficulty") or [])
             mode_, axis2_ = config.get("mode"), bool(config.get("axis2"))
             blind, seed_ = bool(config.get("blind", True)), config.get("seed")
+            seeds_ = config.get("seeds")
             flags["agent"] = record.agent
             failures = LastFailures.from_config(config.get("last_failed"))
         settings = load_settings(flags)
@@ -260,7 +267,7 @@ def run_cmd(
             run_packs(
                 packs, settings=settings, options=options, listener=listener, store=store, mode=mode_,
                 axis2=axis2_, scenario_ids=scenarios_, difficulty=level, blind=blind, seed=seed_, resume=resume_id,
-                last_failed=failures,
+                last_failed=failures, seeds=seeds_,
             )
         )  # fmt: skip
         return exit_code_for(report.summary)
@@ -273,6 +280,7 @@ def baselines_cmd(
     pack: PackOpt = None,
     db: DbOpt = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random baseline.")] = 0,
+    seeds: SeedsOpt = None,
     jobs: JobsOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -289,7 +297,7 @@ def baselines_cmd(
         reports = run_sync(
             run_baselines(
                 list(pack or []), settings=settings, options=RunOptions(jobs=settings.jobs),
-                store=_store(db, settings), seed=seed,
+                store=_store(db, settings), seed=seed, seeds=seeds,
             )
         )  # fmt: skip
         from sredrill.engine.reporters.tables import baselines_rows, baselines_table

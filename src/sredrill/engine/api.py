@@ -227,6 +227,7 @@ async def run_packs(
     seed: int | None = None,
     resume: str | None = None,
     last_failed: LastFailures | None = None,
+    seeds: str | Sequence[int] | None = None,
 ) -> RunReport:
     """What `sredrill run` does: scenario packs against one agent, graded, stored, reported.
 
@@ -241,23 +242,27 @@ async def run_packs(
         seed: for seeded agents (`random`).
         resume: the id of an interrupted run to continue.
         last_failed: `--last-failed`: only the tests it selects (`selection.last_failures`).
+        seeds: `--seeds` (`"A-B"`, `"A"`, `"A-B,C"` or a list): the seeds every task of the incidents pack
+            plays; None: its defaults (classic tasks 0-4, families the first evaluation seeds).
 
     Raises:
-        InputError: an unknown pack, scenario id, mode or difficulty (before anything runs).
+        InputError: an unknown pack, scenario id, mode, difficulty or seed (before anything runs).
         NothingSelected: the filters select no scenario and no episode: nothing runs, no run is stored.
     """
     from sredrill.scenarios import builtin_pack_names, load_pack
 
     from .incident_suite import INCIDENTS_PACK, decorate_incident, incident_tests
     from .rca import axes_for, decorate_rca, pack_error_results, rca_tests
-    from .selection import select_scenario_ids
+    from .selection import check_seeds_have_incidents, parse_seeds, select_scenario_ids
 
     options.check()
     names = list(dict.fromkeys(packs)) or [*builtin_pack_names(), INCIDENTS_PACK]
+    played_seeds = parse_seeds(seeds)
+    check_seeds_have_incidents(played_seeds, with_incidents=INCIDENTS_PACK in names)
     loaded = [load_pack(n) for n in names if n != INCIDENTS_PACK]
     axes = axes_for(mode, axis2)
     # An unknown id is a usage error before anything runs; each kind runs only what the ids name.
-    chosen = select_scenario_ids(scenario_ids, packs=loaded, with_incidents=INCIDENTS_PACK in names)
+    chosen = select_scenario_ids(scenario_ids, packs=loaded, with_incidents=INCIDENTS_PACK in names, seeds=played_seeds)
     levels = parse_difficulties(difficulty)
     timeout_s = options.timeout_s or 120.0
     tests: list[TestDef] = []
@@ -268,12 +273,13 @@ async def run_packs(
         )
         preset += pack_error_results(loaded, axes, scenario_ids=chosen.rca_ids)
     if INCIDENTS_PACK in names and chosen.runs_incidents:
-        tests += incident_tests(episodes=chosen.episodes, difficulties=levels, timeout_s=timeout_s)
+        tests += incident_tests(episodes=chosen.episodes, difficulties=levels, seeds=played_seeds, timeout_s=timeout_s)
     if last_failed is not None and last_failed.ids:
         tests = [t for t in tests if last_failed.selects(t.id, None)]  # load errors are reported regardless
     if not tests and not preset:
         filters = [f"--scenario {sid}" for sid in scenario_ids]
         filters += [f"--difficulty {','.join(map(str, levels))}"] if levels else []
+        filters += [f"--seeds {seeds}"] if isinstance(seeds, str) and played_seeds else []
         raise nothing_selected(
             "scenario or incident episode of " + ", ".join(names),
             filters,
@@ -317,6 +323,7 @@ async def run_packs(
                 "difficulty": levels,
                 "blind": blind,
                 "seed": seed,
+                "seeds": list(played_seeds) if played_seeds is not None else None,
                 "jobs": options.jobs,
                 "repeat": options.repeat,
                 "retries": options.retries,
@@ -364,10 +371,12 @@ async def run_baselines(
     store: Any | None,
     seed: int | None = 0,
     agents: Sequence[str] = BASELINE_AGENTS,
+    seeds: str | Sequence[int] | None = None,
 ) -> list[RunReport]:
     """Every naive baseline and the reference agent on the same packs (Axis 1, full backend), one run each.
 
     A benchmark that a constant guess or the alert title alone can pass is caught here (DESIGN §9).
+    `seeds` is `--seeds` for the incidents pack (see `run_packs`).
     """
     from dataclasses import replace
 
@@ -381,6 +390,7 @@ async def run_baselines(
                 listener=_Silent(),
                 store=store,
                 seed=seed,
+                seeds=seeds,
             )
         )
     return reports
@@ -399,6 +409,7 @@ def run(
     scenarios: Sequence[str] = (),
     difficulty: str | Sequence[int] | None = None,
     maxfail: int | None = None,
+    seeds: str | Sequence[int] | None = None,
 ) -> RunReport:
     """What `sredrill run` does, from Python: run packs against an agent and return the RunReport.
 
@@ -412,6 +423,7 @@ def run(
         scenarios: only these RCA scenarios and incident tasks (as `--scenario`).
         difficulty: only these levels (as `--difficulty`: `"1,2"` or `[1, 2]`).
         maxfail: stop starting scenarios after this many failed or errored ones (as `--maxfail`).
+        seeds: the incidents pack's seeds (as `--seeds`: `"100000-100009"` or a list of ints).
 
     Raises:
         InputError: a bad pack, scenario, option or agent spec.
@@ -437,6 +449,7 @@ def run(
             axis2=axis2,
             scenario_ids=scenarios,
             difficulty=difficulty,
+            seeds=seeds,
         )
     )
 

@@ -102,14 +102,17 @@ def incident_task_ids() -> list[str]:
     return [t.task_id for t in _incident_tasks()]
 
 
-def incident_episode(scenario_id: str) -> Episode | None:
+def incident_episode(scenario_id: str, *, seeds: Sequence[int] | None = None) -> Episode | None:
     """The episodes `--scenario ID` names: `TASK`, `incidents/TASK`, or one seed, `TASK#seedN`.
+
+    Args:
+        seeds: the run's `--seeds`; None: the pack's default seeds.
 
     Returns:
         None when ID names no incident task (it may be an RCA scenario).
 
     Raises:
-        InputError: ID is `incidents/…` with an unknown task, or names a seed the pack does not play.
+        InputError: ID is `incidents/…` with an unknown task, or names a seed the run does not play.
     """
     owner, _, rest = scenario_id.rpartition("/")
     if owner not in ("", INCIDENTS_PACK):
@@ -126,20 +129,37 @@ def incident_episode(scenario_id: str) -> Episode | None:
         return None
     if not hashed:
         return Episode(task_id)
-    seeds = [f"seed{n}" for n in SEEDS]
-    if seed_text not in seeds:
+    played = tuple(seeds) if seeds is not None else SEEDS
+    names = {f"seed{n}": n for n in played}
+    if seed_text not in names:
         raise InputError(
-            f"--scenario {scenario_id!r}: the incidents pack plays {task_id} with seeds {SEEDS[0]}-{SEEDS[-1]}",
-            allowed=[f"{task_id}#{s}" for s in seeds],
+            f"--scenario {scenario_id!r}: this run plays {task_id} with seeds {_spans(played)}",
+            allowed=[f"{task_id}#seed{n}" for n in played[:20]],
+            hint="choose the seeds with --seeds A-B (e.g. --seeds 0-9), then name one of them",
         )
-    return Episode(task_id, int(seed_text.removeprefix("seed")))
+    return Episode(task_id, names[seed_text])
+
+
+def _spans(seeds: Sequence[int]) -> str:
+    """Seeds as `--seeds` writes them: `0-4`, `0-2,7`."""
+    parts: list[str] = []
+    ordered = sorted(seeds)
+    start = prev = ordered[0]
+    for n in [*ordered[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ",".join(parts)
 
 
 def incident_tests(
     *,
     episodes: Sequence[Episode] = (),
     difficulties: Sequence[int] = (),
-    seeds: Sequence[int] = SEEDS,
+    seeds: Sequence[int] | None = None,
     timeout_s: float = 120.0,
 ) -> list[TestDef]:
     """One TestDef per (incident task, seed), ids `incidents/<task>#seed<N>`.
@@ -147,7 +167,10 @@ def incident_tests(
     Args:
         episodes: only these (`--scenario`); empty = every task and seed.
         difficulties: only tasks of these difficulties (1 easy … 3 hard); empty = all.
+        seeds: `--seeds`: the seeds every task plays; None = the pack's default seeds (`SEEDS`).
     """
+    if seeds is None:
+        seeds = SEEDS
     scope = Scope(name=INCIDENTS_PACK)
     tests = []
     for task in _incident_tasks():

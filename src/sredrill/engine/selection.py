@@ -1,8 +1,9 @@
-"""Selecting what a run runs: `--scenario` over RCA scenarios and incident tasks, `--last-failed`, and the
-"nothing selected" outcome (exit 5, as pytest's)."""
+"""Selecting what a run runs: `--scenario` over RCA scenarios and incident tasks, `--seeds` for the incidents
+pack, `--last-failed`, and the "nothing selected" outcome (exit 5, as pytest's)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -14,13 +15,20 @@ from sredrill.scenarios import Pack
 from .incident_suite import INCIDENTS_PACK, Episode, incident_episode, incident_task_ids
 
 __all__ = [
+    "MAX_SEEDS",
     "LastFailures",
     "ScenarioSelection",
+    "check_seeds_have_incidents",
     "last_failures",
     "nothing_selected",
     "parse_difficulties",
+    "parse_seeds",
     "select_scenario_ids",
 ]
+
+_DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also accepts "²", which int() refuses
+MAX_SEEDS = 10_000
+"""The most seeds one `--seeds` may name: each is an episode of every selected task."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +56,11 @@ def _rca_names(packs: Sequence[Pack]) -> list[str]:
 
 
 def select_scenario_ids(
-    scenario_ids: Sequence[str], *, packs: Sequence[Pack], with_incidents: bool
+    scenario_ids: Sequence[str], *, packs: Sequence[Pack], with_incidents: bool, seeds: Sequence[int] | None = None
 ) -> ScenarioSelection:
     """Sort each `--scenario ID` into the RCA scenarios of `packs` or the incidents pack's tasks.
+
+    `seeds` are the run's `--seeds` (None: the pack's defaults): an episode `TASK#seedN` must be one of them.
 
     Raises:
         InputError: an ID names nothing in the run's packs (with a "did you mean" over both kinds), or names
@@ -59,7 +69,7 @@ def select_scenario_ids(
     selection = ScenarioSelection(given=bool(scenario_ids))
     pack_names = [p.name for p in packs] + ([INCIDENTS_PACK] if with_incidents else [])
     for sid in scenario_ids:
-        episode = incident_episode(sid)
+        episode = incident_episode(sid, seeds=seeds)
         if episode is not None:
             if not with_incidents:
                 raise InputError(
@@ -170,6 +180,60 @@ def parse_difficulties(text: str | Sequence[int] | None) -> list[int]:
     if bad:
         raise InputError(f"--difficulty: {bad} not in 1-4", allowed=["1", "2", "3", "4"])
     return levels
+
+
+def parse_seeds(text: str | Sequence[int] | None) -> tuple[int, ...] | None:
+    """`--seeds A-B`, `A`, or a comma list of both (`0-4,100000-100009`) as the seeds, in order, each once.
+
+    Returns:
+        The seeds; None when none were given (each task keeps its default seeds).
+
+    Raises:
+        InputError: not a comma list of non-negative integers and inclusive ranges `A-B` with A ≤ B, or more
+            than `MAX_SEEDS` seeds in all.
+    """
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return None
+    if not isinstance(text, str):
+        seeds = list(text)
+        bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or s < 0]
+        if bad:
+            raise InputError(f"--seeds: {bad} are not non-negative integers")
+        return tuple(dict.fromkeys(seeds))
+    chosen: dict[int, None] = {}
+    for part in text.split(","):
+        first, dash, last = (piece.strip() for piece in part.partition("-"))
+        if not (_DIGITS.fullmatch(first) and (not dash or _DIGITS.fullmatch(last))):
+            raise InputError(
+                f"--seeds {text!r}: {part.strip()!r} is not a seed or a range of seeds",
+                hint="give non-negative integers and inclusive ranges, comma separated: --seeds 100000-100004,7",
+            )
+        lo, hi = int(first), int(last) if dash else int(first)
+        if hi < lo:
+            raise InputError(
+                f"--seeds {text!r}: the range {part.strip()!r} ends before it starts",
+                hint=f"write the lower seed first: --seeds {hi}-{lo}",
+            )
+        if hi - lo + 1 + len(chosen) > MAX_SEEDS:
+            raise InputError(
+                f"--seeds {text!r} names more than {MAX_SEEDS} seeds",
+                hint="each seed is one episode of every selected task: split the seeds over several runs",
+            )
+        chosen.update(dict.fromkeys(range(lo, hi + 1)))
+    return tuple(chosen)
+
+
+def check_seeds_have_incidents(seeds: Sequence[int] | None, *, with_incidents: bool) -> None:
+    """`--seeds` chooses incident episodes: without the incidents pack in the run it would change nothing.
+
+    Raises:
+        InputError: seeds were given and the run has no incidents pack.
+    """
+    if seeds is not None and not with_incidents:
+        raise InputError(
+            "--seeds chooses the episodes of the incidents pack, which is not in this run",
+            hint="add --pack incidents (or leave out --pack to run every built-in pack)",
+        )
 
 
 def nothing_selected(
