@@ -603,14 +603,16 @@ class Recorder:
         except Exception as exc:  # recorded, then re-raised: the trajectory shows the call failed
             self._failed(call_id, name, f"tool_failed: {type(exc).__name__}: {exc}", start)
             raise
-        self.add(
-            ToolResultStep(
-                call_id=call_id,
-                name=name,
-                result=result,
-                size_bytes=len(json.dumps(result, separators=(",", ":"))),
-                latency_ms=round((time.perf_counter() - start) * 1000, 3),
-                verified=True,
-            )
+        encoded = json.dumps(result, separators=(",", ":"))
+        # The trajectory keeps its own copy, so an agent that changes its result cannot change the record. Read
+        # back from JSON it is JSON by construction: validating it again node by node cost more than the call.
+        step = ToolResultStep.model_construct(
+            call_id=call_id,
+            name=name,
+            result=json.loads(encoded),
+            size_bytes=len(encoded),
+            latency_ms=round((time.perf_counter() - start) * 1000, 3),
+            verified=True,
         )
+        self.add(step)
         return result

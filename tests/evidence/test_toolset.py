@@ -451,3 +451,35 @@ async def test_every_call_lands_on_the_trajectory_through_the_recorder(tiny_pack
     assert [r.name for r in results] == ["query_metrics", "get_performance_insights"]
     assert results[0].size_bytes and results[0].error is None
     assert results[1].error is not None and results[1].error.startswith("bad_arguments: get_performance_insights")
+
+
+# -- prepared evidence, shared between toolsets ---------------------------------------------------------------
+
+
+async def test_toolsets_over_one_scenario_share_its_prepared_evidence(tiny_pack: Pack) -> None:
+    from sredrill.evidence import ScenarioEvidence
+
+    scenario = tiny_pack.scenario("001-cpu-hot-query")
+    evidence = ScenarioEvidence(scenario, tiny_pack.vocabulary)
+    full = RcaToolset(scenario, "full", evidence=evidence)
+    selective = RcaToolset(scenario, "selective", evidence=evidence)
+    assert full._index is selective._index is evidence.index  # built once, for both axes
+    # Shared, yet each run's answers are its own: what one agent does to a result never reaches another.
+    first = await full.call("query_metrics", {"metric_name": "CPUUtilization"})
+    first["series"][0]["timestamps"].clear()
+    again = await selective.call("query_metrics", {"metric_name": "CPUUtilization"})
+    assert len(again["series"][0]["timestamps"]) == N_POINTS
+    assert again["series"][0]["timestamps"][0] == "2024-05-01T10:00:00Z"  # oldest first, ISO with Z
+    # The same answers as a toolset that prepared its own evidence.
+    alone = toolset(tiny_pack, "full")
+    for name, args in (("get_alert", {}), ("get_events", {}), ("query_metrics", {"metric_name": "cpu"})):
+        assert await RcaToolset(scenario, "full", evidence=evidence).call(name, args) == await alone.call(name, args)
+
+
+def test_evidence_of_another_scenario_is_refused(tiny_pack: Pack) -> None:
+    from sredrill.evidence import ScenarioEvidence
+
+    scenarios = tiny_pack.scenarios
+    evidence = ScenarioEvidence(scenarios[0], tiny_pack.vocabulary)
+    with pytest.raises(ValueError, match="evidence given is"):
+        RcaToolset(scenarios[1], "full", evidence=evidence)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sredrill.errors import InputError
-from sredrill.evidence import BackendMode
+from sredrill.evidence import BackendMode, ScenarioEvidence
 from sredrill.grading import Grade
 from sredrill.results import ResultKind, TestResult, TestStatus
 from sredrill.scenarios import Pack, Scenario
@@ -81,9 +81,9 @@ class _Graded:
     grade: Grade | None
 
 
-def _body(pack: Pack, scenario: Scenario, axis: Axis, blind: bool) -> Callable[..., Any]:
+def _body(pack: Pack, scenario: Scenario, axis: Axis, blind: bool, evidence: ScenarioEvidence) -> Callable[..., Any]:
     # The same case an SDK test gets from `scenario(ID)`: one way to serve and grade a scenario.
-    case = ScenarioCase(pack, scenario, mode=axis.mode, axis=axis.number, blind=blind)
+    case = ScenarioCase(pack, scenario, mode=axis.mode, axis=axis.number, blind=blind, evidence=evidence)
 
     async def body(agent: Any) -> None:
         ctx = current_context()
@@ -112,9 +112,11 @@ def rca_tests(
     for pack in packs:
         scope = Scope(name=pack.name)
         scenarios = select_scenarios(pack, scenario_ids=scenario_ids, difficulties=difficulties)
+        # Prepared on first use, once per scenario: every axis serves the same evidence and alert.
+        evidence = [ScenarioEvidence(s, pack.vocabulary) for s in scenarios]
         for axis in axes:
-            for scenario in scenarios:
-                body = _body(pack, scenario, axis, blind)
+            for scenario, prepared in zip(scenarios, evidence, strict=True):
+                body = _body(pack, scenario, axis, blind, prepared)
                 name = f"{scenario.qualified_id}#{axis.number}"
                 digest = hashlib.sha256(f"{name}\0{axis.mode}\0{sorted(scenario.files.items())}".encode())
                 tests.append(

@@ -17,7 +17,7 @@ from __future__ import annotations
 from sredrill.evidence.audit import AuditEntry
 from sredrill.evidence.modes import BackendMode
 from sredrill.evidence.specs import EVIDENCE_SOURCES, TOOL_NAMES, TRAJECTORY_ACTIONS, sources_of, tool_specs
-from sredrill.evidence.toolset import RcaToolset
+from sredrill.evidence.toolset import RcaToolset, ScenarioEvidence
 
 # Plain `sorted()` order, as tests/test_public_api.py checks; ruff's isort-style order would put the
 # constants first.
@@ -26,6 +26,7 @@ __all__ = [  # noqa: RUF022
     "BackendMode",
     "EVIDENCE_SOURCES",
     "RcaToolset",
+    "ScenarioEvidence",
     "TOOL_NAMES",
     "TRAJECTORY_ACTIONS",
     "sources_of",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -37,10 +38,11 @@ DEFAULT_PERIOD_S = 60
 
 def iso(moment: datetime) -> str:
     """An aware datetime as ISO-8601 in UTC with a `Z` suffix (microseconds only when present)."""
-    # Fixture times are almost always UTC already; skipping the conversion halves the cost per point.
-    if moment.utcoffset():
-        moment = moment.astimezone(UTC)
-    return moment.replace(tzinfo=None).isoformat() + "Z"
+    # Fixture times are almost always UTC already: format once and swap the suffix, no conversion or copy.
+    text = moment.isoformat()
+    if text.endswith("+00:00"):
+        return text[:-6] + "Z"
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat() + "Z"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,24 +70,48 @@ class TimeFilter:
         )
 
 
-@dataclass(frozen=True, slots=True)
 class Points:
-    """Timed values in ascending time order, with their timestamps preformatted."""
+    """Timed values in ascending time order; their ISO timestamps are formatted on the first query.
 
-    times: tuple[datetime, ...]
-    iso_times: tuple[str, ...]
-    values: tuple[float, ...]
+    Most series of a scenario are never queried (an agent reads a few), and formatting every timestamp was
+    most of the cost of preparing a scenario, so it is paid per series queried, once.
+    """
+
+    __slots__ = ("_iso", "times", "values")
+
+    def __init__(self, times: tuple[datetime, ...], values: tuple[float, ...]) -> None:
+        self.times = times
+        self.values = values
+        self._iso: tuple[str, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"Points({len(self.times)} points)"
 
     @classmethod
     def build(cls, timestamps: Iterable[datetime], values: Iterable[float]) -> Points:
         # GetMetricData returns newest first by default; agents read oldest first. A non-finite value is not
         # a CloudWatch datapoint (and JSON has no NaN), so it is treated as a missing point.
-        pairs = sorted((t, v) for t, v in zip(timestamps, values, strict=True) if math.isfinite(v))
-        return cls(
-            times=tuple(t for t, _ in pairs),
-            iso_times=tuple(iso(t) for t, _ in pairs),
-            values=tuple(v for _, v in pairs),
-        )
+        times, vals = list(timestamps), list(values)
+        if len(times) != len(vals):
+            raise ValueError(f"{len(times)} timestamps but {len(vals)} values")
+        if not all(map(math.isfinite, vals)):
+            kept = [(t, v) for t, v in zip(times, vals, strict=True) if math.isfinite(v)]
+            times, vals = [t for t, _ in kept], [v for _, v in kept]
+        # A loaded series is already in one direction (its model checks it): reverse it, sort only otherwise.
+        if times and times[0] > times[-1]:
+            times.reverse()
+            vals.reverse()
+        if any(map(operator.ge, times, times[1:])):
+            pairs = sorted(zip(times, vals, strict=True))
+            times, vals = [t for t, _ in pairs], [v for _, v in pairs]
+        return cls(tuple(times), tuple(vals))
+
+    @property
+    def iso_times(self) -> tuple[str, ...]:
+        """Every timestamp as ISO-8601 UTC (`iso`), formatted once."""
+        if self._iso is None:
+            self._iso = tuple(map(iso, self.times))
+        return self._iso
 
     def select(self, window: TimeFilter) -> tuple[list[str], list[float]]:
         """Fresh lists of the admitted timestamps (ISO) and values."""

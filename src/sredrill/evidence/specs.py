@@ -112,8 +112,10 @@ def tool_specs() -> list[ToolSpec]:
     Returns:
         Fresh `ToolSpec`s (the schemas are new dicts on every call, so callers may keep or change them).
     """
+    # Built from our own models' schemas, validated once at import (`_SPECS`): constructing them validated
+    # every schema node again, which cost more than a whole agent run that calls no tool.
     return [
-        ToolSpec(name=name, description=_DESCRIPTIONS[name], input_schema=json.loads(_SCHEMAS[name]))
+        ToolSpec.model_construct(name=name, description=_DESCRIPTIONS[name], input_schema=json.loads(_SCHEMAS[name]))
         for name in TOOL_NAMES
     ]
 
@@ -126,6 +128,8 @@ def _schema(model: type[BaseModel]) -> dict[str, JsonValue]:
 
 # Generating a JSON Schema costs about a millisecond per model; done once at import, kept as immutable text.
 _SCHEMAS: Mapping[str, str] = MappingProxyType({name: json.dumps(_schema(m)) for name, m in TOOL_ARGUMENTS.items()})
+_SPECS = [ToolSpec(name=n, description=_DESCRIPTIONS[n], input_schema=json.loads(_SCHEMAS[n])) for n in TOOL_NAMES]
+"""Validated once: a schema that is not a valid `ToolSpec` fails at import, not in an agent's run."""
 
 
 def sources_of(tools: Iterable[str]) -> frozenset[str]:

@@ -44,7 +44,57 @@ from sredrill.evidence.specs import TOOL_ARGUMENTS, TOOL_NAMES, sources_of, tool
 from sredrill.scenarios import BlindAlert, Scenario, Vocabulary, blind_alert
 from sredrill.trajectory import ToolError, ToolSpec
 
-__all__ = ["RcaToolset"]
+__all__ = ["RcaToolset", "ScenarioEvidence"]
+
+
+class ScenarioEvidence:
+    """One scenario's evidence, prepared on first use and shared by every toolset over it.
+
+    `sredrill run --axis2` serves each scenario twice (one toolset per axis); the index of its evidence and its
+    blinded alert are the costly part of a toolset and do not depend on the backend, so both axes share them.
+    Nothing here changes after it is built: a toolset's per-run state stays on the toolset.
+    """
+
+    __slots__ = ("_alerts", "_index", "scenario", "vocabulary")
+
+    def __init__(self, scenario: Scenario, vocabulary: Vocabulary | None = None) -> None:
+        self.scenario = scenario
+        self.vocabulary = vocabulary or Vocabulary.builtin()
+        self._index: EvidenceIndex | None = None
+        self._alerts: dict[bool, str] = {}
+
+    def __repr__(self) -> str:
+        return f"ScenarioEvidence({self.scenario.qualified_id!r})"
+
+    @property
+    def index(self) -> EvidenceIndex:
+        """The scenario's evidence, sorted and sliceable (built once)."""
+        if self._index is None:
+            self._index = EvidenceIndex.build(self.scenario)
+        return self._index
+
+    def alert_json(self, blind: bool) -> str:
+        """What `get_alert` answers, as JSON: the `BlindAlert` when `blind`, else the raw alert (built once each)."""
+        text = self._alerts.get(blind)
+        if text is None:
+            text = self._alerts[blind] = json.dumps(self._alert_payload(blind))
+        return text
+
+    def _alert_payload(self, blind: bool) -> dict[str, JsonValue]:
+        scenario, started = self.scenario, self.index.started_at
+        alert: BlindAlert | None = blind_alert(scenario, self.vocabulary) if blind else None
+        if alert is not None:
+            title, state, labels, annotations = alert.title, alert.state, alert.labels, alert.annotations
+        else:
+            raw = scenario.alert
+            title, state, labels, annotations = raw.title, raw.state, raw.common_labels, raw.common_annotations
+        return {
+            "title": title,
+            "state": state,
+            "labels": dict(labels),
+            "annotations": dict(annotations),
+            "starts_at": iso(started) if started is not None else None,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +125,9 @@ class RcaToolset:
         *,
         blind: bool = True,
         vocabulary: Vocabulary | None = None,
+        evidence: ScenarioEvidence | None = None,
     ) -> None:
-        """Build the toolset; the scenario's evidence is prepared here, once, so calls stay cheap.
+        """Build the toolset; the scenario's evidence is prepared once (or shared), so calls stay cheap.
 
         Args:
             scenario: the scenario whose evidence the tools serve.
@@ -86,14 +137,20 @@ class RcaToolset:
             vocabulary: the scenario's pack vocabulary (`Pack.vocabulary`), whose failure-mode and category
                 names blind mode scrubs from the alert; default: the built-in vocabulary, which misses any
                 failure mode the pack's `pack.yml` adds, so pass it.
+            evidence: the scenario's prepared evidence, shared with other toolsets over the same scenario (its
+                vocabulary is the one blind mode uses); default: prepared here for this toolset alone.
 
         Raises:
-            ValueError: `mode` is not a backend mode.
+            ValueError: `mode` is not a backend mode, or `evidence` is another scenario's.
         """
         self.mode = BackendMode(mode)
         self.submitted: Diagnosis | None = None
-        self._index = EvidenceIndex.build(scenario)
-        self._alert_json = json.dumps(self._alert_payload(scenario, blind, vocabulary or Vocabulary.builtin()))
+        if evidence is None:
+            evidence = ScenarioEvidence(scenario, vocabulary)
+        elif evidence.scenario is not scenario:
+            raise ValueError(f"the evidence given is {evidence.scenario.qualified_id}'s, not {scenario.qualified_id}'s")
+        self._index = evidence.index
+        self._alert_json = evidence.alert_json(blind)
         self._audit: list[AuditEntry] = []
         self._clock: datetime | None = self._index.started_at if self.mode.has_clock else None
         self._handlers: Mapping[str, Callable[[Any], _Answer]] = MappingProxyType(
@@ -268,21 +325,3 @@ class RcaToolset:
     def _submit_diagnosis(self, diagnosis: Diagnosis) -> _Answer:
         self.submitted = diagnosis
         return _Answer({"accepted": True})
-
-    # -- helpers ----------------------------------------------------------------------------------------
-
-    def _alert_payload(self, scenario: Scenario, blind: bool, vocabulary: Vocabulary) -> dict[str, JsonValue]:
-        started = self._index.started_at
-        alert: BlindAlert | None = blind_alert(scenario, vocabulary) if blind else None
-        if alert is not None:
-            title, state, labels, annotations = alert.title, alert.state, alert.labels, alert.annotations
-        else:
-            raw = scenario.alert
-            title, state, labels, annotations = raw.title, raw.state, raw.common_labels, raw.common_annotations
-        return {
-            "title": title,
-            "state": state,
-            "labels": dict(labels),
-            "annotations": dict(annotations),
-            "starts_at": iso(started) if started is not None else None,
-        }

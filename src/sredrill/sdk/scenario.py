@@ -25,7 +25,7 @@ from typing import Any, Final
 from pydantic import JsonValue
 
 from sredrill.errors import PackError, StateError, did_you_mean
-from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.evidence import BackendMode, RcaToolset, ScenarioEvidence
 from sredrill.grading import Grade, grade_diagnosis
 from sredrill.results import Signal
 from sredrill.scenarios import Pack, Scenario, builtin_pack_names, load_pack
@@ -57,7 +57,9 @@ class ScenarioCase:
         prompt: what `sredrill run` asks the agent (`RCA_PROMPT`).
     """
 
-    __slots__ = ("_key", "_local", "axis", "blind", "difficulty", "id", "mode", "pack", "prompt", "scenario")
+    __slots__ = (
+        "_evidence", "_key", "_local", "axis", "blind", "difficulty", "id", "mode", "pack", "prompt", "scenario"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -67,8 +69,12 @@ class ScenarioCase:
         mode: BackendMode | str = BackendMode.FULL,
         axis: int = 1,
         blind: bool = True,
+        evidence: ScenarioEvidence | None = None,
     ) -> None:
         """A case over a loaded scenario; `scenario(ID)` finds and loads it for you.
+
+        `evidence` shares the scenario's prepared evidence between cases over the same scenario (the axes of
+        `sredrill run`); by default the case prepares its own on first use.
 
         Raises:
             PackError: `mode` is not a backend, or `axis` is not 1 or 2.
@@ -98,6 +104,7 @@ class ScenarioCase:
         self.prompt = RCA_PROMPT
         self._key = f"sredrill.scenario:{id(self)}"
         self._local: RcaToolset | None = None
+        self._evidence = evidence if evidence is not None else ScenarioEvidence(scenario, pack.vocabulary)
 
     def __repr__(self) -> str:
         return f"ScenarioCase({self.id!r}, mode={self.mode.value!r}, axis={self.axis})"
@@ -158,7 +165,7 @@ class ScenarioCase:
         return list(self.grade_diagnosis(result).signals)
 
     def _toolset(self) -> RcaToolset:
-        return RcaToolset(self.scenario, self.mode, blind=self.blind, vocabulary=self.pack.vocabulary)
+        return RcaToolset(self.scenario, self.mode, blind=self.blind, evidence=self._evidence)
 
     def _used_toolset(self) -> RcaToolset:
         ctx: TestContext | None = _current.get()
