@@ -57,7 +57,9 @@ def test_rewards_and_grades_stay_within_bounds(task: IncidentTask, seed: int, ac
     score = sim.score()
     assert 0.0 <= score.normalized_reward <= 1.0
     assert 0.0 <= score.grade < 1.0
-    assert (score.grade >= 0.6) == score.resolved
+    assert (score.grade > 0.0) == score.resolved
+    clean = sim.harmful == 0 and sim.irrelevant == 0
+    assert (score.grade >= 0.6) == (score.resolved and clean)  # grade v2: trial and error scores below 0.6
     if score.resolved:
         assert sim.declared == "declare_healthy"
 

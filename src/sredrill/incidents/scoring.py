@@ -1,8 +1,10 @@
-"""Rewards and the grade: the seed's reward table, its end-of-episode normalisation, and DESIGN §6's grade.
+"""Rewards and the grade: the seed's reward table, its end-of-episode normalisation, and grade v2.
 
 Step rewards are summed without clamping; only the episode total is normalised (by the task's maximum, the
-sum of its optimal path's rewards) and clamped to [0, 1]. The grade is outcome-based:
-`resolved · (0.6 + 0.4 · (1 − steps / max_steps))`, so giving up scores 0, not 0.32.
+sum of its optimal path's rewards) and clamped to [0, 1]. The grade is outcome-based (issue 21, grade v2):
+a clean resolution scores `0.6 + 0.4 · (1 − steps / max_steps)` (the seed's form); a resolution reached
+after harmful or useless remediations forfeits the efficiency part and loses a penalty per such action, so
+it always scores below a clean one; giving up scores 0, not 0.32.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ __all__ = [
     "DECLARED_UNRESOLVED",
     "DUPLICATE",
     "HARMFUL",
+    "HARM_PENALTY",
     "INSPECTION",
     "IRRELEVANT",
+    "IRRELEVANT_PENALTY",
     "NEUTRAL",
+    "RESOLVED_FLOOR",
     "RESOLVING",
     "EpisodeScore",
     "grade_episode",
@@ -44,20 +49,38 @@ DECLARED_UNRESOLVED = -5.0
 """`declare_healthy` while it is not."""
 
 
-def grade_episode(*, resolved: bool, steps: int, max_steps: int) -> float:
-    """DESIGN §6's grade: `resolved · (0.6 + 0.4 · (1 − steps / max_steps))`.
+HARM_PENALTY = 0.15
+"""Grade v2: taken off a resolution per harmful remediation."""
+IRRELEVANT_PENALTY = 0.05
+"""Grade v2: taken off a resolution per remediation that fixed nothing (a symptom fix included)."""
+RESOLVED_FLOOR = 0.1
+"""Grade v2: the least a resolution scores, however it was reached (giving up scores 0)."""
+
+
+def grade_episode(*, resolved: bool, steps: int, max_steps: int, harmful: int = 0, irrelevant: int = 0) -> float:
+    """Grade v2: `resolved · (0.6 + 0.4 · (1 − steps / max_steps))` for a clean resolution; otherwise
+    `resolved · max(0.1, 0.6 − 0.15 · harmful − 0.05 · irrelevant)`.
+
+    A clean resolution (no harmful and no useless remediation) keeps the seed's form, so its examples hold
+    (easy in 3 of 5 → 0.76, hard in 8 of 8 → 0.60) and it never scores below 0.6; trial and error forfeits
+    the efficiency part and scores at most 0.55, below every clean resolution.
 
     Args:
-        resolved: True when the agent declared the incident healthy while it was resolved.
+        resolved: True when the agent declared the incident healthy while it was resolved (the cause fixed,
+            the system recovered, nothing relapsing, nothing irreversible done).
         steps: actions taken, the declaration included.
         max_steps: the task's step limit.
+        harmful: remediations that made the incident worse.
+        irrelevant: remediations that fixed nothing (symptom fixes included).
 
     Returns:
-        0 when not resolved; otherwise from 0.6 (all steps used) up to just under 1.
+        0 when not resolved; otherwise from 0.1 up to just under 1.
     """
     if not resolved:
         return 0.0
-    return 0.6 + 0.4 * (1.0 - steps / max_steps)
+    if harmful == 0 and irrelevant == 0:
+        return 0.6 + 0.4 * (1.0 - steps / max_steps)
+    return max(RESOLVED_FLOOR, 0.6 - HARM_PENALTY * harmful - IRRELEVANT_PENALTY * irrelevant)
 
 
 def normalize_reward(total: float, max_reward: float) -> float:

@@ -198,6 +198,9 @@ class Simulator:
         self.done = False
         self.declared: ActionType | None = None
         self.resolved = False
+        # Grade v2 counts remediations that made things worse and ones that fixed nothing (mitigations too).
+        self.harmful = 0
+        self.irrelevant = 0
 
     # -- stepping ------------------------------------------------------------------------------------
 
@@ -280,11 +283,14 @@ class Simulator:
         for f, m, relief, note in self._mitigations.get(kind, ()):
             if f.is_active(t) and m.matches(key, params):
                 f.suppressed_until = effective + relief
+                self.irrelevant += 1
                 return scoring.IRRELEVANT, f"{message}; {note}", None
         for h in self._harms_by_type.get(kind, ()):
             if h.harm.match.matches(key, params) and (h.fault is None or h.fault.is_active(t)):
                 self._harm(h, effective)
+                self.harmful += 1
                 return scoring.HARMFUL, f"{message}; {h.harm.note}", None
+        self.irrelevant += 1
         return scoring.IRRELEVANT, message, None
 
     def _harm(self, h: _DrawnHarm, effective: int) -> None:
@@ -423,7 +429,13 @@ class Simulator:
             max_reward=max_reward,
             normalized_reward=normalize_reward(self.episode_reward, max_reward),
             resolved=self.resolved,
-            grade=grade_episode(resolved=self.resolved, steps=self.t, max_steps=self.task.max_steps),
+            grade=grade_episode(
+                resolved=self.resolved,
+                steps=self.t,
+                max_steps=self.task.max_steps,
+                harmful=self.harmful,
+                irrelevant=self.irrelevant,
+            ),
         )
 
 
