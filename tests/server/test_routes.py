@@ -202,7 +202,7 @@ def test_bad_reset_bodies_are_422_fastapi_style(client: httpx.Client, body: obje
     assert answer.status_code == 422
     error = answer.json()
     assert error["detail"][0]["type"] == kind and error["detail"][0]["loc"] == loc and error["detail"][0]["msg"]
-    assert error["allowed"] == ["seed", "task_id"]
+    assert error["allowed"] == ["reward_mode", "seed", "task_id"]
 
 
 def test_bad_step_bodies_are_422(client: httpx.Client) -> None:

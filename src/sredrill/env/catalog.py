@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from sredrill.env.environment import Env, task_info
-from sredrill.env.models import TaskInfo
+from sredrill.env.models import RewardMode, TaskInfo
 from sredrill.env.rca import RcaTask
 from sredrill.errors import InputError, did_you_mean
 from sredrill.incidents import TASKS, IncidentTask
@@ -74,31 +74,32 @@ class TaskCatalog:
         """Every task as `GET /tasks` lists it, incident tasks first."""
         return [task_info(t) for t in self._tasks.values()]
 
-    def make(self, task_id: str, *, seed: int | None = None) -> Env:
+    def make(self, task_id: str, *, seed: int | None = None, reward_mode: RewardMode | str = RewardMode.DENSE) -> Env:
         """A new environment for one task (see `sredrill.env.make`)."""
-        return Env(self.task(task_id), seed=seed)
+        return Env(self.task(task_id), seed=seed, reward_mode=reward_mode)
 
 
-def make(task_id: str, *, seed: int | None = None) -> Env:
+def make(task_id: str, *, seed: int | None = None, reward_mode: RewardMode | str = RewardMode.DENSE) -> Env:
     """A new environment for one task: an incident task or an RCA scenario of a built-in pack.
 
     Args:
         task_id: an incident task id (`easy_cpu_spike`, …) or an RCA task's opaque id from `list_tasks()`.
         seed: the first episode's seed (see `Env`).
+        reward_mode: `dense` (every step's reward) or `sparse` (only the grade, on the last step).
 
     Returns:
         The environment; call `reset()` before `step()`.
 
     Raises:
-        InputError: unknown task id (with "did you mean" and the known ids), or a bad seed.
+        InputError: unknown task id (with "did you mean" and the known ids), a bad seed or reward mode.
     """
     task = TASKS.get(task_id)
     if task is not None:
-        return Env(task, seed=seed)
+        return Env(task, seed=seed, reward_mode=reward_mode)
     if not task_id.startswith("rca-"):
         # Not an RCA id either: answer without loading any pack.
         raise _unknown_task(task_id, TASKS)
-    return TaskCatalog.builtin().make(task_id, seed=seed)
+    return TaskCatalog.builtin().make(task_id, seed=seed, reward_mode=reward_mode)
 
 
 def list_tasks() -> list[TaskInfo]:

@@ -14,13 +14,13 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from sredrill.env.episode import Episode, EpisodeEnd, IncidentEpisode
+from sredrill.env.episode import Episode, EpisodeEnd, IncidentEpisode, RewardMode, SparseRewards
 from sredrill.env.models import EnvState, Observation, ResetInfo, StepInfo, StepResult, TaskInfo, TaskKind
 from sredrill.env.rca import RCA_ACTIONS, RCA_DESCRIPTION, RcaEpisode, RcaTask, rca_action_adapter
-from sredrill.errors import InputError, StateError
+from sredrill.errors import InputError, StateError, did_you_mean
 from sredrill.incidents import Action, ActionType, IncidentTask, incident_action_adapter
 
-__all__ = ["Env", "task_info"]
+__all__ = ["Env", "check_reward_mode", "task_info"]
 
 _SEED_LIMIT = 2**31
 """Episode seeds drawn by the env lie in [0, 2**31)."""
@@ -52,7 +52,7 @@ def task_info(task: IncidentTask | RcaTask) -> TaskInfo:
         max_reward=1.0,
         actions=list(RCA_ACTIONS),
         description=RCA_DESCRIPTION,
-        action_schema=rca_action_adapter.json_schema(),
+        action_schema=json.loads(_SCHEMAS[TaskKind.RCA]),
     )
 
 
@@ -69,19 +69,24 @@ class Env:
         (1.0, False, 1)
     """
 
-    def __init__(self, task: IncidentTask | RcaTask, *, seed: int | None = None) -> None:
+    def __init__(
+        self, task: IncidentTask | RcaTask, *, seed: int | None = None, reward_mode: RewardMode | str = RewardMode.DENSE
+    ) -> None:
         """Build the environment; nothing runs until `reset()`.
 
         Args:
             task: an incident task (built-in or your own) or an RCA task.
             seed: the first episode's seed; later resets without a seed draw theirs from it. None: the first
                 seed is drawn from the operating system's entropy.
+            reward_mode: `dense` (every step's reward, the task's table) or `sparse` (0 on every step, the grade
+                on the last); `reset(reward_mode=…)` changes it for the episodes that follow.
 
         Raises:
-            InputError: `seed` is not a non-negative integer.
+            InputError: `seed` is not a non-negative integer, or `reward_mode` is neither `dense` nor `sparse`.
         """
         self.task = task
         self.kind = TaskKind.INCIDENT if isinstance(task, IncidentTask) else TaskKind.RCA
+        self.reward_mode = check_reward_mode(reward_mode)
         self._first_seed = _check_seed(seed)
         self._seeds: random.Random | None = None
         self._episode: Episode | None = None
@@ -104,30 +109,44 @@ class Env:
         """The task as `list_tasks()` describes it."""
         return task_info(self.task)
 
+    @property
+    def action_schema(self) -> dict[str, Any]:
+        """JSON Schema of the actions the current episode accepts (before a reset: the task's).
+
+        A classic incident task and an RCA task accept the same actions in every episode (`TaskInfo`'s
+        schema); a family's episode names its own topology's targets.
+        """
+        return json.loads(_SCHEMAS[self.kind])
+
     # -- the interface -------------------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None) -> Observation:
+    def reset(self, *, seed: int | None = None, reward_mode: RewardMode | str | None = None) -> Observation:
         """Start a new episode and return its first observation.
 
         Args:
             seed: this episode's seed (same seed, same actions → same trajectory). None: the seed given to
                 `make`, for the first episode; afterwards the next seed of the env's own generator.
+            reward_mode: `dense` or `sparse` for this episode and the next ones; None: keep the env's.
 
         Raises:
-            InputError: `seed` is not a non-negative integer.
+            InputError: `seed` is not a non-negative integer, or an unknown `reward_mode`.
             StateError: the env was closed.
         """
-        return self.reset_result(seed=seed).observation
+        return self.reset_result(seed=seed, reward_mode=reward_mode).observation
 
-    def reset_result(self, *, seed: int | None = None) -> StepResult:
+    def reset_result(self, *, seed: int | None = None, reward_mode: RewardMode | str | None = None) -> StepResult:
         """`reset()` as the wire response: `{observation, reward: 0, done: false, info: ResetInfo}`."""
         self._check_open()
+        mode = self.reward_mode if reward_mode is None else check_reward_mode(reward_mode)
         episode_seed = self._next_seed(_check_seed(seed))
         episode: Episode = (
             IncidentEpisode(self.task, episode_seed)
             if isinstance(self.task, IncidentTask)
             else RcaEpisode(self.task, episode_seed)
         )
+        if mode is RewardMode.SPARSE:
+            episode = SparseRewards(episode)
+        self.reward_mode = mode
         self._episode = episode
         self._seed = episode_seed
         self._episode_id = uuid.uuid4().hex
@@ -189,6 +208,7 @@ class Env:
             step_count=episode.steps if episode is not None else 0,
             max_steps=self.max_steps,
             episode_reward=episode.episode_reward if episode is not None else 0.0,
+            reward_mode=self.reward_mode,
             done=self._done,
             observation=self._observation,
         )
@@ -223,6 +243,25 @@ class Env:
         if self._seeds is None:
             self._seeds = random.Random()  # seeded from the OS: this env's own generator, not the global one
         return self._seeds.randrange(_SEED_LIMIT)
+
+
+def check_reward_mode(value: object) -> RewardMode:
+    """`dense` or `sparse` as a `RewardMode`.
+
+    Raises:
+        InputError: any other value; names the field and the allowed values.
+    """
+    try:
+        return RewardMode(value)
+    except ValueError:
+        allowed = [m.value for m in RewardMode]
+        hint = did_you_mean(str(value), allowed) if isinstance(value, str) else None
+        raise InputError(
+            f"unknown reward_mode {value!r}" + (f"; {hint}" if hint else ""),
+            field="reward_mode",
+            allowed=allowed,
+            hint="dense: every step's reward (the task's table); sparse: only the grade, on the last step",
+        ) from None
 
 
 def _check_seed(seed: object) -> int | None:

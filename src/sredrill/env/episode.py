@@ -7,14 +7,14 @@ turns wire actions into task actions and task state into wire observations.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from sredrill.env.models import Inspection, Observation, ServiceView
+from sredrill.env.models import Inspection, Observation, RewardMode, ServiceView
 from sredrill.incidents import Action, IncidentTask, InspectionResult, Simulator, parse_action
 
-__all__ = ["Episode", "EpisodeEnd", "IncidentEpisode", "Transition"]
+__all__ = ["Episode", "EpisodeEnd", "IncidentEpisode", "RewardMode", "SparseRewards", "Transition"]
 
 # The simulated clock's epoch; each seed adds its own offset (up to a week) and each step one minute.
 _EPOCH = datetime(2025, 1, 6, tzinfo=UTC)
@@ -108,6 +108,34 @@ class IncidentEpisode:
             resolved=score.resolved,
             truncated=self.sim.done and self.sim.declared is None,
         )
+
+
+class SparseRewards:
+    """An episode paid sparsely: every step's reward is 0 but the last one's, which is the episode's grade.
+
+    Wraps a dense episode (a classic incident task; an RCA episode already pays only at submission). Its
+    episode reward is then the grade, so `normalized_reward` is the grade too.
+    """
+
+    def __init__(self, inner: Episode) -> None:
+        self.inner = inner
+        self.episode_reward = 0.0
+
+    @property
+    def steps(self) -> int:
+        return self.inner.steps
+
+    def observation(self) -> Observation:
+        return self.inner.observation()
+
+    def step(self, action: Action | Mapping[str, Any]) -> Transition:
+        transition = self.inner.step(action)
+        reward = self.inner.end().grade if transition.done else 0.0
+        self.episode_reward += reward
+        return replace(transition, reward=reward)
+
+    def end(self) -> EpisodeEnd:
+        return replace(self.inner.end(), normalized_reward=min(max(self.episode_reward, 0.0), 1.0))
 
 
 def _inspection(result: InspectionResult) -> Inspection:

@@ -19,6 +19,7 @@ __all__ = [
     "Inspection",
     "Observation",
     "ResetInfo",
+    "RewardMode",
     "ServiceView",
     "StepInfo",
     "StepResult",
@@ -28,10 +29,19 @@ __all__ = [
 
 
 class TaskKind(StrEnum):
-    """`incident`: the TRACE simulator; `rca`: an RCA scenario of a pack, investigated and diagnosed."""
+    """`incident`: a classic TRACE task (one fixed system and fault); `family`: a generated task family (each
+    seed draws its own topology and hidden fault); `rca`: an RCA scenario of a pack, investigated and diagnosed."""
 
     INCIDENT = "incident"
+    FAMILY = "family"
     RCA = "rca"
+
+
+class RewardMode(StrEnum):
+    """How an episode pays: `dense`, a reward every step (the task's table); `sparse`, only the grade, at the end."""
+
+    DENSE = "dense"
+    SPARSE = "sparse"
 
 
 class _Wire(BaseModel):
@@ -126,6 +136,8 @@ class EnvState(_Wire):
     step_count: int
     max_steps: int
     episode_reward: float
+    reward_mode: RewardMode
+    """`dense` (every step's reward) or `sparse` (only the grade, on the last step): reset with it to replay."""
     done: bool
     observation: Observation | None
 

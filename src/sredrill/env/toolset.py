@@ -31,7 +31,7 @@ from .environment import Env
 from .models import StepInfo, StepResult, TaskKind
 from .rca import RCA_ACTIONS, RcaAction
 
-__all__ = ["OBSERVE_TOOL", "EnvToolset", "action_tools", "agent_view"]
+__all__ = ["OBSERVE_TOOL", "EnvToolset", "action_tools", "agent_view", "episode_tools", "schema_tools"]
 
 OBSERVE_TOOL = "observe"
 """Reads the current observation without taking a step (the reset observation, before any action)."""
@@ -84,6 +84,44 @@ def _action_schema(model: type[BaseModel]) -> tuple[str, str, dict[str, JsonValu
     return name, (model.__doc__ or name).strip(), strict_schema(arguments)
 
 
+def _strict_arguments(variant: Mapping[str, Any], defs: Mapping[str, Any]) -> tuple[str, str, dict[str, JsonValue]]:
+    """(action type, description, strict argument schema) of one variant of an action union's JSON Schema."""
+    properties = dict(variant.get("properties", {}))
+    name = properties.pop("action_type")["const"]
+    properties = {k: v for k, v in properties.items() if v.get("type") != "null"}
+    arguments = {
+        "type": "object",
+        "properties": properties,
+        "required": [r for r in variant.get("required", []) if r in properties],
+        "additionalProperties": False,
+        "$defs": dict(defs),
+    }
+    return name, str(variant.get("description") or name).strip(), strict_schema(arguments)
+
+
+def schema_tools(schema: Mapping[str, Any]) -> list[ToolSpec]:
+    """Each variant of an action union's JSON Schema (`oneOf`/`anyOf` of `$ref`s, pydantic's shape) as a tool.
+
+    This is how a family episode's actions become tools: its schema enumerates that episode's targets.
+    """
+    defs = schema.get("$defs", {})
+    variants = schema.get("oneOf") or schema.get("anyOf") or [schema]
+    tools = []
+    for member in variants:
+        ref = member.get("$ref")
+        variant = defs[ref.rsplit("/", 1)[-1]] if isinstance(ref, str) else member
+        name, description, arguments = _strict_arguments(variant, defs)
+        tools.append(ToolSpec(name=name, description=description, input_schema=arguments))
+    return tools
+
+
+def episode_tools(env: Env) -> list[ToolSpec]:
+    """The actions of `env`'s current episode as tools (a family's name its episode's targets)."""
+    if env.kind is TaskKind.FAMILY:
+        return schema_tools(env.action_schema)
+    return action_tools(env.kind)
+
+
 def _tools_json(union: Any, order: tuple[str, ...]) -> str:
     found = {name: (description, schema) for name, description, schema in map(_action_schema, _variants(union))}
     return json.dumps([{"name": n, "description": found[n][0], "input_schema": found[n][1]} for n in order])
@@ -119,7 +157,7 @@ class EnvToolset:
                 description="The current observation (takes no step).",
                 input_schema=no_arguments(),
             ),
-            *(t for t in action_tools(env.info.kind) if t.name in allowed),
+            *(t for t in episode_tools(env) if t.name in allowed),
         ]
         self.done = False
 

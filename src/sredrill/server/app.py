@@ -7,7 +7,8 @@ Routes (`docs/server.md` has the details):
 | `POST /reset` | `{}` or `{task_id, seed}` → `{observation, reward, done, info}`; `X-Session-Id` names the session |
 | `POST /step` | `{"action": {…}}` → the same shape |
 | `GET /state` | the session's state |
-| `GET /health`, `/metadata`, `/schema`, `/tasks` | OpenEnv's fixed answers, and the task list |
+| `GET /schema` | the action schema of the session's episode (its targets), the observation's and the state's |
+| `GET /health`, `/metadata`, `/tasks` | OpenEnv's fixed answers, and the task list |
 | `POST /mcp` | JSON-RPC: `tools/list`, `tools/call` over the actions, `openenv/session/create`/`close` |
 | `WS /ws` | OpenEnv's WebSocket protocol; one session per connection |
 | `/runs/{run_id}/tools…` | the tool routes of `sredrill.agents.tool_server`, over the server's own registry |
@@ -127,6 +128,9 @@ class _Routes:
                body: bytes | None) -> Answer:  # fmt: skip
         denied = self.guard.check(headers, write=True)
         if denied is not None:
+            if route == self.schema:
+                # `/schema` is public: without the token it answers the generic schemas, no session's.
+                return self.service.http_schema(headers, sessions=False)
             return Answer.error(denied.status, denied.body)
         if body is None:
             too_large = f"request bodies are limited to {MAX_BODY_BYTES} bytes"
@@ -144,6 +148,9 @@ class _Routes:
 
     def state(self, headers: dict[bytes, bytes], body: bytes) -> Answer:
         return self.service.http_state(headers)
+
+    def schema(self, headers: dict[bytes, bytes], body: bytes) -> Answer:
+        return self.service.http_schema(headers)
 
     def mcp_call(self, headers: dict[bytes, bytes], body: bytes) -> Answer:
         named = headers.get(b"x-session-id")
@@ -236,6 +243,7 @@ def create_app(
         ("POST", "/reset"): routes.reset,
         ("POST", "/step"): routes.step,
         ("GET", "/state"): routes.state,
+        ("GET", "/schema"): routes.schema,
         ("POST", "/mcp"): routes.mcp_call,
     }
 
@@ -345,6 +353,15 @@ def create_app(
     async def state(request: Request) -> Any:
         return await via_fastapi(request, routes.state)
 
+    @app.get(
+        "/schema",
+        tags=["info"],
+        summary="JSON Schemas of the action (the session's episode's, when it has one), the observation and the state",
+        responses=errors,
+    )
+    async def schema(request: Request) -> Any:
+        return await via_fastapi(request, routes.schema)
+
     @app.post("/mcp", tags=["environment"], summary="JSON-RPC: tools/list, tools/call, openenv/session/*")
     async def mcp_route(request: Request) -> Any:
         return await via_fastapi(request, routes.mcp_call)
@@ -352,7 +369,6 @@ def create_app(
     for path, body, summary in (
         ("/health", service.health_json, 'Always {"status": "healthy"} while the server runs'),
         ("/metadata", service.metadata_json, "Name, description and version"),
-        ("/schema", service.schema_json, "JSON Schemas of the action, the observation and the state"),
         ("/tasks", service.tasks_json, "Every task served; the first is the default one"),
     ):
         app.add_api_route(path, _fixed(body), methods=["GET"], tags=["info"], summary=summary)

@@ -26,10 +26,11 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from sredrill.env import Action, EnvState, Observation, TaskCatalog, TaskInfo, TaskKind
-from sredrill.env.toolset import action_tools
+from sredrill.env import Action, Env, EnvState, Observation, TaskCatalog, TaskInfo, TaskKind
+from sredrill.env.toolset import action_tools, episode_tools
 from sredrill.errors import InputError, did_you_mean
 from sredrill.scenarios import Pack, builtin_pack_names, load_pack
+from sredrill.trajectory import ToolSpec
 
 __all__ = ["EnvCatalog", "EnvDescription", "McpTool", "SessionEnv", "TraceCatalog", "load_packs"]
 
@@ -48,7 +49,9 @@ class SessionEnv(Protocol):
     @property
     def task_id(self) -> str: ...
 
-    def reset_result(self, *, seed: int | None = None) -> BaseModel: ...
+    def reset_result(self, *, seed: int | None = None) -> BaseModel:
+        """Start an episode. sredrill's `Env` also takes `reward_mode=`; it is passed only when a reset asks."""
+        ...
 
     def step(self, action: Mapping[str, Any]) -> BaseModel: ...
 
@@ -102,19 +105,29 @@ class EnvCatalog(Protocol):
         """A new environment for one task; an unknown id raises `InputError` with the allowed ids."""
         ...
 
-    def tools(self, task_id: str) -> Sequence[McpTool]:
-        """The task's actions as MCP tools (`tools/list`)."""
+    def tools(self, env: SessionEnv | str | None) -> Sequence[McpTool]:
+        """The actions of `env`'s episode as MCP tools (`tools/list`); a task id: that task's before any
+        episode; None: the default task's."""
         ...
 
-    def tool_action(self, task_id: str, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The action a `tools/call` stands for; an unknown tool raises `InputError` with the tool names."""
+    def tool_action(self, env: SessionEnv | str, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The action a `tools/call` stands for in `env`'s episode; an unknown tool raises `InputError` with
+        the tool names."""
         ...
+
+    def action_schema(self, env: SessionEnv) -> dict[str, Any]:
+        """`GET /schema`'s `action` for a session: the JSON Schema of the actions its episode accepts."""
+        ...
+
+
+def _mcp_tool(tool: ToolSpec) -> McpTool:
+    return McpTool(name=tool.name, description=tool.description, inputSchema=tool.input_schema)
 
 
 # One source for what an agent may call: the MCP tools are the episode toolset's action tools (strict schemas).
+# A family's tools name its episode's targets, so they are built per episode (`episode_tools`).
 _TOOLS: dict[TaskKind, tuple[McpTool, ...]] = {
-    kind: tuple(McpTool(name=t.name, description=t.description, inputSchema=t.input_schema) for t in action_tools(kind))
-    for kind in TaskKind
+    kind: tuple(_mcp_tool(t) for t in action_tools(kind)) for kind in (TaskKind.INCIDENT, TaskKind.RCA)
 }
 
 
@@ -169,11 +182,18 @@ class TraceCatalog:
     def make(self, task_id: str, *, seed: int | None = None) -> SessionEnv:
         return self._catalog.make(task_id, seed=seed)
 
-    def tools(self, task_id: str) -> tuple[McpTool, ...]:
-        return _TOOLS[self._kind(task_id)]
+    def tools(self, env: SessionEnv | str | None) -> tuple[McpTool, ...]:
+        """The MCP tools of a session's episode, of a task by id (before any episode), or of the default task."""
+        if isinstance(env, Env) and env.kind is TaskKind.FAMILY:
+            return tuple(_mcp_tool(t) for t in episode_tools(env))
+        task_id = self._ids[0] if env is None else env if isinstance(env, str) else env.task_id
+        kind = self._kind(task_id)
+        if kind is TaskKind.FAMILY:
+            return tuple(_mcp_tool(t) for t in episode_tools(self._catalog.make(task_id)))
+        return _TOOLS[kind]
 
-    def tool_action(self, task_id: str, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
-        names = [t.name for t in self.tools(task_id)]
+    def tool_action(self, env: SessionEnv | str, name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        names = [t.name for t in self.tools(env)]
         if name not in names:
             hint = did_you_mean(name, names)
             raise InputError(f"unknown tool {name!r}" + (f"; {hint}" if hint else ""), field="name", allowed=names)
@@ -183,6 +203,11 @@ class TraceCatalog:
                 field="arguments.action_type",
             )
         return {"action_type": name, **arguments}
+
+    def action_schema(self, env: SessionEnv) -> dict[str, Any]:
+        if not isinstance(env, Env):
+            return self.description.action_schema
+        return env.action_schema
 
     def _kind(self, task_id: str) -> TaskKind:
         kind = self._kinds.get(task_id)
@@ -201,11 +226,12 @@ def _version() -> str:
         return "0+unknown"
 
 
-def schemas_json(description: EnvDescription) -> bytes:
-    """`GET /schema`'s body: OpenEnv's `{action, observation, state}`."""
+def schemas_json(description: EnvDescription, *, action: Mapping[str, Any] | None = None) -> bytes:
+    """`GET /schema`'s body: OpenEnv's `{action, observation, state}`; `action` replaces the generic envelope
+    (a session's episode)."""
     return json.dumps(
         {
-            "action": description.action_schema,
+            "action": description.action_schema if action is None else action,
             "observation": description.observation_schema,
             "state": description.state_schema,
         }

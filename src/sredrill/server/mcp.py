@@ -3,7 +3,8 @@
 Methods, as openenv-core 0.3.0 serves them, plus MCP's handshake:
 
 - `tools/list` (`session_id`?) → `{"tools": [{name, description, inputSchema}]}`: one tool per action type of
-  the session's task (without a session or an episode: the first task's).
+  the session's episode, its targets enumerated (a family's episode names its own topology's components;
+  without a session or an episode: the first task's).
 - `tools/call` (`name`, `arguments`, `session_id`?) → MCP's `CallToolResult`: `structuredContent` is the
   step's `{observation, reward, done, info}`; an action the environment rejects is `isError: true` with
   the message and the allowed values.
@@ -169,8 +170,7 @@ class McpHandler:
             return {}
         if method == "tools/list":
             session = self._find(find, params)
-            task = session.env.task_id if session is not None and session.env is not None else None
-            tools = self.service.catalog.tools(task or self.service.default_task)
+            tools = self.service.catalog.tools(session.env if session is not None else None)
             return {"tools": [t.model_dump(mode="json") for t in tools]}
         if method == "tools/call":
             return self._call(params, find)
@@ -209,7 +209,7 @@ class McpHandler:
                 {"type": "no_episode"},
             )
         try:
-            action = self.service.catalog.tool_action(session.env.task_id, name, arguments)
+            action = self.service.catalog.tool_action(session.env, name, arguments)
         except InputError as exc:
             raise _input_fault(exc) from None
         try:

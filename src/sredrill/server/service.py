@@ -141,7 +141,10 @@ class EnvService:
         if env is None or env.task_id != task_id:
             env = self.catalog.make(task_id)
             session.replace_env(env)
-        return env.reset_result(seed=request.seed)
+        if request.reward_mode is None:
+            # Only when asked: a catalog of environments without reward modes serves as before.
+            return env.reset_result(seed=request.seed)
+        return env.reset_result(seed=request.seed, reward_mode=request.reward_mode)
 
     def step(self, session: Session, action: Mapping[str, Any]) -> BaseModel:
         """One action in `session`.
@@ -153,6 +156,13 @@ class EnvService:
         if session.env is None:
             raise StateError("step() called before reset(): call reset() to start an episode first")
         return session.env.step(action)
+
+    def schema(self, session: Session | None) -> bytes:
+        """`GET /schema`: the action schema of the session's episode (its targets); without a session or an
+        episode, the generic action envelope."""
+        if session is None or session.env is None:
+            return self.schema_json
+        return schemas_json(self.catalog.description, action=self.catalog.action_schema(session.env))
 
     def state(self, session: Session | None) -> BaseModel:
         """The session's state; without a session or an episode: the default task's state before any episode."""
@@ -215,6 +225,21 @@ class EnvService:
             value = request.action.get(exc.field) if exc.field else None
             return Answer.error(400, input_error_body(exc, ["body", "action"], "invalid_action", value=value), found.id)
         return Answer(200, with_notes(dump(result), replaced), found.id)
+
+    def http_schema(self, headers: Mapping[bytes, bytes], *, sessions: bool = True) -> Answer:
+        """`GET /schema` of the named session, or the default one; with neither, the generic schemas.
+
+        `sessions=False` (a request without the server's token): the generic schemas, whatever it names.
+        """
+        if not sessions:
+            return Answer(200, self.schema_json)
+        if _SESSION_KEY not in headers:
+            default = self.sessions.default
+            return Answer(200, self.schema(default), default.id if default is not None else None)
+        found = self._http_session(headers)
+        if isinstance(found, Answer):
+            return found
+        return Answer(200, self.schema(found), found.id)
 
     def http_state(self, headers: Mapping[bytes, bytes]) -> Answer:
         """`GET /state` of the named session, or the default one."""

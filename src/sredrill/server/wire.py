@@ -38,9 +38,15 @@ class ResetRequest(_Wire):
     """`POST /reset` (and the WebSocket `reset` message's `data`); `{}` starts the default task."""
 
     task_id: str | None = None
-    """A task id of `GET /tasks`; null: the session's current task (a new session: the first task)."""
+    """A task id of `GET /tasks`: a classic incident task (`easy_cpu_spike`), a task family (`web_api`: each
+    seed generates its own system and fault) or an RCA task; null: the session's current task (a new
+    session: the first task)."""
     seed: Annotated[StrictInt, Field(ge=0)] | None = None
-    """The episode's seed (same seed and actions, same trajectory); null: the environment draws one."""
+    """The episode's seed (same seed and actions, same trajectory); null: the environment draws one. A
+    family's seed chooses its generated task (`GET /tasks` gives its train and evaluation ranges)."""
+    reward_mode: str | None = None
+    """`dense` (every step's reward) or `sparse` (only the grade, on the last step); null: the session's
+    current mode (a new session: `dense`)."""
 
 
 class StepRequest(_Wire):
