@@ -17,6 +17,7 @@ go on that last test's result.
 from __future__ import annotations
 
 import contextlib
+import gc
 import shutil
 import tempfile
 import time
@@ -199,6 +200,7 @@ class BodyHandler:
         )
         self._tests = {t.id: t for t in loaded.tests}
         self._hooks = _WorkerHooks(list(loaded.tests))
+        gc.freeze()  # the eval files and the runtime live as long as this worker: keep full collections off them
         return {"tests": len(self._tests)}
 
     async def _run(self, request: _Run) -> _Outcome:

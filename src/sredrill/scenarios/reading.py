@@ -195,6 +195,11 @@ def _check_values(data: object, rel: str, *, surrogates: bool) -> None:
                     raise _surrogate_error(rel, _spell((where, key)), "key")
                 items.append((key, value))
         for key, value in reversed(items):  # reversed: the first bad value in document order is the one named
+            kind = type(value)
+            if kind is int or kind is bool or value is None or (kind is str and not surrogates):
+                continue  # nothing to check: skip the push (most values of a pack file are such)
+            if kind is float and math.isfinite(value):
+                continue
             stack.append((value, (where, key), depth + 1, repeated))
 
 
