@@ -35,7 +35,7 @@ def parse_time(text: object) -> datetime | None:
     if not isinstance(text, str) or not text:
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return datetime.fromisoformat(text)  # Python 3.11 reads a `Z` suffix itself
     except ValueError:
         return None
 
