@@ -1,14 +1,17 @@
 """The reference agent on incident tasks: the incident policy, acting through the episode's tools.
 
 The tools are the environment's actions (one call, one step) plus `observe`; the policy reads each step's
-observation and chooses the next action until the episode is done (DESIGN §4, §6).
+observation and chooses the next action until the episode is done (DESIGN §4, §6). The policy is
+`family_policy.ReferencePolicy`, built from the episode's tools: on a generated family it reasons over the
+family's components; on a classic task it is the classic `incident_policy`.
 """
 
 from __future__ import annotations
 
+from sredrill.agents.incident_probes import ActionSpace, Turn
 from sredrill.agents.protocol import AgentReply, Task
-from sredrill.agents.reference.incident_policy import choose
-from sredrill.env import Action, Observation
+from sredrill.agents.reference.family_policy import ReferencePolicy
+from sredrill.env import Observation
 from sredrill.trajectory import Recorder, ThinkingStep
 
 __all__ = ["is_incident_task", "play_incident"]
@@ -24,17 +27,18 @@ def is_incident_task(task: Task) -> bool:
 async def play_incident(task: Task, recorder: Recorder) -> AgentReply:
     """Play the episode to its end with the reference incident policy."""
     recorder.add(ThinkingStep(content=_PLAN))
+    policy = ReferencePolicy(ActionSpace.from_tools(task.tools))
     observation = Observation.model_validate(await task.call_tool("observe"))
-    history: list[tuple[Action, Observation]] = []
+    history: list[Turn] = []
     actions: list[str] = []
     done = False
     while not done:
-        action = choose(observation, history)
+        action = policy.choose(observation, history)
         wire = action.model_dump(mode="json", exclude_none=True)
         name = wire.pop("action_type")
         result = await task.call_tool(name, **wire)
         observation = Observation.model_validate(result["observation"])
-        history.append((action, observation))
+        history.append(Turn(action, observation, None))  # the policy reads no reward
         actions.append(name if action.target is None else f"{name}({action.target})")
         done = bool(result["done"])
     output = f"Played {len(actions)} step(s): {', '.join(actions)}."
