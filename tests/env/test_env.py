@@ -22,6 +22,7 @@ from sredrill.env import (
 )
 from sredrill.errors import ActionError, InputError, StateError
 from sredrill.incidents import TASKS
+from sredrill.incidents.families import FAMILIES
 
 HARD_OPTIMAL = [
     {"action_type": "inspect_alert", "target": "alert_pool_exhaustion"},
@@ -99,7 +100,7 @@ def test_an_unknown_task_gets_did_you_mean_and_the_ids() -> None:
     with pytest.raises(InputError) as caught:
         make("easy_cpu_spik")
     assert "did you mean 'easy_cpu_spike'" in str(caught.value)
-    assert set(caught.value.allowed or ()) == set(TASKS)
+    assert set(caught.value.allowed or ()) == {*TASKS, *FAMILIES}  # classic tasks and families
     with pytest.raises(InputError, match="unknown task 'rca-000000000000'"):
         make("rca-000000000000")
 

@@ -35,7 +35,8 @@ def test_health_metadata_schema_tasks(shared: ServerThread) -> None:
         assert schema["state"] == EnvState.model_json_schema()
         tasks = http.get("/tasks").json()["tasks"]
         assert [t["task_id"] for t in tasks][:3] == ["easy_cpu_spike", "medium_cascade", "hard_mixed"]
-        assert all(t["kind"] == "incident" for t in tasks)  # packs=(): incident tasks only
+        # packs=(): the classic incident tasks, then the task families; no RCA task
+        assert [t["kind"] for t in tasks] == ["incident"] * 6 + ["family"] * 3
         assert "wait" in tasks[0]["actions"] and "action_schema" in tasks[0]
         assert "/docs" in http.get("/").json()["routes"][-1]
 

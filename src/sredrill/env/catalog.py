@@ -1,7 +1,8 @@
-"""The task catalog: every environment task by id (incident tasks and the RCA scenarios of packs), and `make`.
+"""The task catalog: every environment task by id (classic incident tasks, task families, the RCA scenarios of
+packs), and `make`.
 
 A `TaskCatalog` is an immutable value built once (a server builds one at start-up and keeps it); `make()` and
-`list_tasks()` build the built-in one when they need it. Incident ids resolve without loading any pack.
+`list_tasks()` build the built-in one when they need it. Incident and family ids resolve without loading any pack.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from sredrill.env.environment import Env, task_info
+from sredrill.env.environment import Env, EnvTask, task_info
+from sredrill.env.families import TaskFamily, family_ids
 from sredrill.env.models import RewardMode, TaskInfo
 from sredrill.env.rca import RcaTask
 from sredrill.errors import InputError, did_you_mean
@@ -20,7 +22,8 @@ __all__ = ["TaskCatalog", "list_tasks", "make"]
 
 
 class TaskCatalog:
-    """Environment tasks by id: incident tasks first, then each pack's scenarios under opaque ids.
+    """Environment tasks by id: classic incident tasks, then task families, then each pack's scenarios under
+    opaque ids.
 
     Examples:
         >>> catalog = TaskCatalog.builtin()
@@ -29,17 +32,30 @@ class TaskCatalog:
         >>> env = catalog.make("hard_mixed", seed=3)
     """
 
-    def __init__(self, packs: Iterable[Pack] = (), *, incident_tasks: Mapping[str, IncidentTask] | None = None) -> None:
+    def __init__(
+        self,
+        packs: Iterable[Pack] = (),
+        *,
+        incident_tasks: Mapping[str, IncidentTask] | None = None,
+        families: Iterable[str] | None = None,
+    ) -> None:
         """Build a catalog.
 
         Args:
             packs: scenario packs whose loaded scenarios become RCA tasks (broken scenarios are skipped).
             incident_tasks: incident tasks by id; default: the built-in ones.
+            families: task family ids; default: every family (`family_ids()`); `()`: none.
 
         Raises:
-            InputError: two tasks would share an id.
+            InputError: two tasks would share an id, or an unknown family.
         """
-        tasks: dict[str, IncidentTask | RcaTask] = dict(incident_tasks if incident_tasks is not None else TASKS)
+        tasks: dict[str, EnvTask] = dict(incident_tasks if incident_tasks is not None else TASKS)
+        for family in family_ids() if families is None else families:
+            if family not in family_ids():
+                raise _unknown_task(family, dict.fromkeys(family_ids()))
+            if family in tasks:
+                raise InputError(f"two tasks share the id {family!r}", hint="rename the incident task")
+            tasks[family] = TaskFamily(family)
         for pack in packs:
             for scenario in pack.scenarios:
                 rca = RcaTask.of(pack, scenario)
@@ -49,14 +65,14 @@ class TaskCatalog:
                         hint="load each pack once",
                     )
                 tasks[rca.task_id] = rca
-        self._tasks: Mapping[str, IncidentTask | RcaTask] = MappingProxyType(tasks)
+        self._tasks: Mapping[str, EnvTask] = MappingProxyType(tasks)
 
     @classmethod
     def builtin(cls) -> TaskCatalog:
         """The built-in incident tasks and the scenarios of every built-in pack."""
         return cls(load_pack(name) for name in builtin_pack_names())
 
-    def task(self, task_id: str) -> IncidentTask | RcaTask:
+    def task(self, task_id: str) -> EnvTask:
         """A task by id.
 
         Raises:
@@ -71,7 +87,7 @@ class TaskCatalog:
         return tuple(self._tasks)
 
     def tasks(self) -> list[TaskInfo]:
-        """Every task as `GET /tasks` lists it, incident tasks first."""
+        """Every task as `GET /tasks` lists it: classic incident tasks, families, then RCA tasks."""
         return [task_info(t) for t in self._tasks.values()]
 
     def make(self, task_id: str, *, seed: int | None = None, reward_mode: RewardMode | str = RewardMode.DENSE) -> Env:
@@ -83,8 +99,9 @@ def make(task_id: str, *, seed: int | None = None, reward_mode: RewardMode | str
     """A new environment for one task: an incident task or an RCA scenario of a built-in pack.
 
     Args:
-        task_id: an incident task id (`easy_cpu_spike`, …) or an RCA task's opaque id from `list_tasks()`.
-        seed: the first episode's seed (see `Env`).
+        task_id: a classic incident task id (`easy_cpu_spike`, …), a task family (`web_api`, …: each
+            episode's seed generates its task) or an RCA task's opaque id from `list_tasks()`.
+        seed: the first episode's seed (see `Env`); a family's seed chooses its generated task.
         reward_mode: `dense` (every step's reward) or `sparse` (only the grade, on the last step).
 
     Returns:
@@ -96,14 +113,17 @@ def make(task_id: str, *, seed: int | None = None, reward_mode: RewardMode | str
     task = TASKS.get(task_id)
     if task is not None:
         return Env(task, seed=seed, reward_mode=reward_mode)
+    if task_id in family_ids():
+        return Env(TaskFamily(task_id), seed=seed, reward_mode=reward_mode)
     if not task_id.startswith("rca-"):
         # Not an RCA id either: answer without loading any pack.
-        raise _unknown_task(task_id, TASKS)
+        raise _unknown_task(task_id, {**TASKS, **dict.fromkeys(family_ids())})
     return TaskCatalog.builtin().make(task_id, seed=seed, reward_mode=reward_mode)
 
 
 def list_tasks() -> list[TaskInfo]:
-    """Every built-in task: the incident tasks, then the RCA scenarios of the built-in packs."""
+    """Every built-in task: the classic incident tasks, the task families, then the RCA scenarios of the
+    built-in packs."""
     return TaskCatalog.builtin().tasks()
 
 

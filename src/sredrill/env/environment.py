@@ -15,12 +15,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from sredrill.env.episode import Episode, EpisodeEnd, IncidentEpisode, RewardMode, SparseRewards
+from sredrill.env.families import TaskFamily, episode_info
+from sredrill.env.family_episode import FamilyEpisode
 from sredrill.env.models import EnvState, Observation, ResetInfo, StepInfo, StepResult, TaskInfo, TaskKind
 from sredrill.env.rca import RCA_ACTIONS, RCA_DESCRIPTION, RcaEpisode, RcaTask, rca_action_adapter
 from sredrill.errors import InputError, StateError, did_you_mean
 from sredrill.incidents import Action, ActionType, IncidentTask, incident_action_adapter
 
-__all__ = ["Env", "check_reward_mode", "task_info"]
+__all__ = ["Env", "EnvTask", "check_reward_mode", "task_info"]
 
 _SEED_LIMIT = 2**31
 """Episode seeds drawn by the env lie in [0, 2**31)."""
@@ -31,8 +33,14 @@ _SCHEMAS = {
 }
 
 
-def task_info(task: IncidentTask | RcaTask) -> TaskInfo:
+EnvTask = IncidentTask | RcaTask | TaskFamily
+"""What an `Env` plays: a classic incident task, an RCA scenario, or a task family (a task per seed)."""
+
+
+def task_info(task: EnvTask) -> TaskInfo:
     """How a task is listed (`list_tasks()`, `GET /tasks`): never its cause."""
+    if isinstance(task, TaskFamily):
+        return task.info()
     if isinstance(task, IncidentTask):
         return TaskInfo(
             task_id=task.task_id,
@@ -70,12 +78,13 @@ class Env:
     """
 
     def __init__(
-        self, task: IncidentTask | RcaTask, *, seed: int | None = None, reward_mode: RewardMode | str = RewardMode.DENSE
+        self, task: EnvTask, *, seed: int | None = None, reward_mode: RewardMode | str = RewardMode.DENSE
     ) -> None:
         """Build the environment; nothing runs until `reset()`.
 
         Args:
-            task: an incident task (built-in or your own) or an RCA task.
+            task: an incident task (built-in or your own), an RCA task, or a task family (each episode's seed
+                generates its task).
             seed: the first episode's seed; later resets without a seed draw theirs from it. None: the first
                 seed is drawn from the operating system's entropy.
             reward_mode: `dense` (every step's reward, the task's table) or `sparse` (0 on every step, the grade
@@ -85,7 +94,13 @@ class Env:
             InputError: `seed` is not a non-negative integer, or `reward_mode` is neither `dense` nor `sparse`.
         """
         self.task = task
-        self.kind = TaskKind.INCIDENT if isinstance(task, IncidentTask) else TaskKind.RCA
+        self.kind = (
+            TaskKind.INCIDENT
+            if isinstance(task, IncidentTask)
+            else TaskKind.FAMILY
+            if isinstance(task, TaskFamily)
+            else TaskKind.RCA
+        )
         self.reward_mode = check_reward_mode(reward_mode)
         self._first_seed = _check_seed(seed)
         self._seeds: random.Random | None = None
@@ -102,6 +117,9 @@ class Env:
 
     @property
     def max_steps(self) -> int:
+        """The current episode's step budget (a family's episodes each have their own; before a reset: the task's)."""
+        if isinstance(self._episode, FamilyEpisode):
+            return self._episode.task.max_steps
         return self.task.max_steps
 
     @property
@@ -110,12 +128,24 @@ class Env:
         return task_info(self.task)
 
     @property
+    def episode_info(self) -> TaskInfo:
+        """The current episode as a task: a family's generated task (its difficulty, step budget, targets,
+        description); for other tasks, and before a reset, the same as `info`."""
+        if isinstance(self._episode, FamilyEpisode):
+            return episode_info(self._episode.task)
+        return self.info
+
+    @property
     def action_schema(self) -> dict[str, Any]:
         """JSON Schema of the actions the current episode accepts (before a reset: the task's).
 
         A classic incident task and an RCA task accept the same actions in every episode (`TaskInfo`'s
-        schema); a family's episode names its own topology's targets.
+        schema); a family's episode enumerates its own topology's targets.
         """
+        if isinstance(self._episode, FamilyEpisode):
+            return self._episode.task.action_schema()
+        if isinstance(self.task, TaskFamily):
+            return self.task.action_schema()
         return json.loads(_SCHEMAS[self.kind])
 
     # -- the interface -------------------------------------------------------------------------------
@@ -139,13 +169,18 @@ class Env:
         self._check_open()
         mode = self.reward_mode if reward_mode is None else check_reward_mode(reward_mode)
         episode_seed = self._next_seed(_check_seed(seed))
-        episode: Episode = (
-            IncidentEpisode(self.task, episode_seed)
-            if isinstance(self.task, IncidentTask)
-            else RcaEpisode(self.task, episode_seed)
-        )
-        if mode is RewardMode.SPARSE:
-            episode = SparseRewards(episode)
+        episode: Episode
+        if isinstance(self.task, TaskFamily):
+            # The family episode pays sparsely itself (its simulator knows the grade at every step).
+            episode = FamilyEpisode(self.task.task(episode_seed), reward_mode=mode.value)
+        else:
+            episode = (
+                IncidentEpisode(self.task, episode_seed)
+                if isinstance(self.task, IncidentTask)
+                else RcaEpisode(self.task, episode_seed)
+            )
+            if mode is RewardMode.SPARSE:
+                episode = SparseRewards(episode)
         self.reward_mode = mode
         self._episode = episode
         self._seed = episode_seed

@@ -148,12 +148,19 @@ class TaskInfo(_Wire):
     task_id: str
     kind: TaskKind
     difficulty: int
-    """1 easy … 3 hard for incident tasks; the scenario's 1–4 for RCA tasks."""
+    """1 easy … 3 hard for incident tasks; the scenario's 1–4 for RCA tasks; a family: the hardest its seeds draw."""
     max_steps: int
-    max_reward: float
-    """The normaliser of the episode reward (RCA: 1, the reward of a diagnosis passing every gate)."""
+    """A family: the largest step budget of its episodes (each episode's own is in its observation)."""
+    max_reward: float | None
+    """The normaliser of the episode reward (RCA: 1, the reward of a diagnosis passing every gate); null for a
+    family, whose episodes each have their own."""
     actions: list[str]
     """The action types this task accepts."""
     description: str
     action_schema: dict[str, JsonValue] = Field(repr=False)
-    """JSON Schema of this task's actions (a discriminated union on `action_type`)."""
+    """JSON Schema of this task's actions (a discriminated union on `action_type`); a family's names every
+    action type with string targets, and each episode's (`GET /schema` after a reset) enumerates its targets."""
+    difficulties: list[int] | None = None
+    """A family: the difficulties its seeds draw; null otherwise."""
+    seed_splits: dict[str, list[int]] | None = None
+    """A family: `{"train": [first, last], "eval": [first, last]}`, its seed ranges (inclusive); null otherwise."""

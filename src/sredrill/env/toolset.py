@@ -146,11 +146,12 @@ def action_tools(kind: TaskKind) -> list[ToolSpec]:
 
 
 class EnvToolset:
-    """One episode's actions as tools. Built after `reset`; a call after the episode ended is refused."""
+    """One episode's actions as tools. Built after `reset` (a family episode's tools name its own targets); a
+    call after the episode ended is refused."""
 
     def __init__(self, env: Env) -> None:
         self._env = env
-        allowed = set(env.info.actions)
+        allowed = set(env.episode_info.actions)
         self._specs = [
             ToolSpec(
                 name=OBSERVE_TOOL,
@@ -159,6 +160,7 @@ class EnvToolset:
             ),
             *(t for t in episode_tools(env) if t.name in allowed),
         ]
+        self._actions = frozenset(s.name for s in self._specs[1:])
         self.done = False
 
     def specs(self) -> list[ToolSpec]:
@@ -167,7 +169,7 @@ class EnvToolset:
     async def call(self, name: str, args: dict[str, Any]) -> JsonValue:
         if name == OBSERVE_TOOL:
             return self._env.state.observation.model_dump(mode="json") if self._env.state.observation else None
-        if name not in self._env.info.actions:
+        if name not in self._actions:
             raise ToolError("unknown_tool", f"no tool {name!r}; tools: {', '.join(s.name for s in self._specs)}")
         if self.done:
             raise ToolError("episode_over", "the episode has ended: no more actions are accepted")
