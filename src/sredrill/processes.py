@@ -89,16 +89,38 @@ def kill_all() -> None:
         kill_group(pgid)
 
 
-def _tagged(variable: str, value: str) -> list[int]:
-    """Processes whose environment has `variable=value` (Linux `/proc`; elsewhere none are found)."""
+def _last_pid() -> int | None:
+    """The pid the kernel handed out last in this pid namespace, or None where it cannot be read."""
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", "rb") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _tagged(variable: str, value: str, since_pid: int | None = None) -> list[int]:
+    """Processes whose environment has `variable=value` (Linux `/proc`; elsewhere none are found).
+
+    `since_pid`: only processes forked after the one with this pid can carry the tag. Pids grow until they
+    wrap at `pid_max`, so while the last pid handed out is still above `since_pid` only higher pids are read
+    (on a busy machine most processes are older: this skips most of `/proc`); after a wrap, all are.
+    """
     needle = f"{variable}={value}".encode()
     found = []
     try:
         entries = os.listdir("/proc")
     except OSError:
         return []
+    floor = 0
+    if since_pid is not None:
+        last = _last_pid()
+        floor = since_pid if last is not None and last >= since_pid else 0
+    own = os.getpid()
     for name in entries:
-        if not name.isdigit() or int(name) == os.getpid():
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        if pid <= floor or pid == own:
             continue
         try:
             with open(f"/proc/{name}/environ", "rb") as f:
@@ -110,15 +132,16 @@ def _tagged(variable: str, value: str) -> list[int]:
     return found
 
 
-def end_tagged(variable: str, value: str) -> None:
+def end_tagged(variable: str, value: str, *, since_pid: int | None = None) -> None:
     """SIGKILL every process whose environment has `variable=value`, those it forks meanwhile included.
 
     It finds a process that left its group (`setsid`) but kept the environment it inherited. Limits: a process
     that replaced its environment (`env -i`, `execve` with a clean one) is not found; without `/proc`
-    (macOS) nothing is.
+    (macOS) nothing is. `since_pid`: the tag was first given to this process (see `_tagged`), which narrows
+    the search to what was forked since.
     """
     for _ in range(SWEEP_ROUNDS):  # a process may fork while it is being found
-        pids = _tagged(variable, value)
+        pids = _tagged(variable, value, since_pid)
         if not pids:
             return
         for pid in pids:

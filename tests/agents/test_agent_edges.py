@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
 import sys
 import textwrap
@@ -293,3 +294,24 @@ async def test_an_openai_reply_with_a_surrogate_or_a_huge_message_is_cleaned_and
         reply = await resolve_agent("openai:stub", base_url=stub.base_url).run(task(), Recorder())
     assert reply.output.startswith("lag \ufffd ww") and fits(reply.output) and MARKER in reply.output
     assert REPLACED_NOTE in reply.notes and any("the model's message was" in n for n in reply.notes)
+
+
+def test_the_tag_sweep_reads_only_processes_forked_since_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    from sredrill import processes
+
+    tag = "sweep-test-" + str(os.getpid())
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"], env={**os.environ, "SREDRILL_TEST_TAG": tag}
+    )
+    try:
+        assert processes._tagged("SREDRILL_TEST_TAG", tag, since_pid=child.pid - 1) == [child.pid]
+        # Started before the pid it is asked about: not read, unless pids wrapped since (then all are read).
+        assert processes._tagged("SREDRILL_TEST_TAG", tag, since_pid=child.pid) == []
+        monkeypatch.setattr(processes, "_last_pid", lambda: child.pid - 5)  # a wrap cannot be caused in a test
+        assert processes._tagged("SREDRILL_TEST_TAG", tag, since_pid=child.pid) == [child.pid]
+    finally:
+        child.kill()
+        child.wait()

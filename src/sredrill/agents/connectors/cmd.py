@@ -297,7 +297,8 @@ async def _spawn(argv: tuple[str, ...], env: dict[str, str]) -> tuple[asyncio.su
 def _end(pgid: int, tag: str) -> None:
     """Kill the agent's process group, then whatever of the run left it (setsid) but kept its environment."""
     processes.kill_group(pgid)
-    processes.end_tagged(PROCESS_TAG, tag)
+    # The tag was set in the agent's own environment, so only what was forked after it can carry it.
+    processes.end_tagged(PROCESS_TAG, tag, since_pid=pgid - 1)
 
 
 async def _reap(proc: asyncio.subprocess.Process, *, held_open: bool = False) -> None:
