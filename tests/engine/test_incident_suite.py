@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from sredrill.engine import RunOptions, Settings, run_packs, run_sync
-from sredrill.engine.incident_suite import SEEDS, incident_episode, incident_tests
+from sredrill.engine.incident_suite import FAMILY_SEEDS, SEEDS, Episode, incident_episode, incident_tests
 from sredrill.engine.selection import MAX_SEEDS, parse_seeds
 from sredrill.errors import InputError, NothingSelected
+from sredrill.incidents.families import EVAL_SEEDS, FAMILIES, family_task
 from sredrill.results import RunReport, TestResult
 
 
@@ -96,3 +97,38 @@ def test_run_packs_refuses_bad_seeds_and_seeds_without_the_incidents_pack() -> N
         _ids([], seeds="1", packs=("rds_postgres",))
     assert not isinstance(caught.value, NothingSelected)
     assert "--pack incidents" in (caught.value.hint or "")
+
+
+def test_the_pack_plays_each_family_on_the_first_evaluation_seeds() -> None:
+    tests = {t.id: t for t in incident_tests()}
+    for family in FAMILIES:
+        ids = [i for i in tests if i.startswith(f"incidents/{family}#")]
+        assert ids == [f"incidents/{family}#seed{n}" for n in FAMILY_SEEDS]
+        for seed in FAMILY_SEEDS:
+            test = tests[f"incidents/{family}#seed{seed}"]
+            task = family_task(family, seed)
+            assert f"difficulty:{task.difficulty}" in test.labels and f"seed:{seed}" in test.labels
+            assert task.description in test.prompt and task.cause.kind not in test.prompt
+    assert set(FAMILY_SEEDS) <= set(EVAL_SEEDS)
+    assert len(tests) == 5 * 6 + 5 * len(FAMILIES)
+
+
+def test_seeds_choose_the_family_episodes_too_and_difficulty_is_each_episodes() -> None:
+    chosen = [t.id for t in incident_tests(seeds=(100_010, 7)) if t.id.startswith("incidents/web_api#")]
+    assert chosen == ["incidents/web_api#seed100010", "incidents/web_api#seed7"]  # a train seed is allowed too
+    hard = [t.id for t in incident_tests(difficulties=(3,), seeds=range(100_000, 100_020))]
+    episodes = [(i.split("/")[1].split("#")[0], int(i.split("#seed")[1])) for i in hard]
+    families = [(f, seed) for f, seed in episodes if f in FAMILIES]
+    assert families and all(family_task(f, seed).difficulty == 3 for f, seed in families)
+    assert {f for f, _ in episodes if f not in FAMILIES} == {"hard_mixed"}
+    with pytest.raises(InputError, match="2147483647"):
+        incident_tests(seeds=(2**31,))
+
+
+def test_scenario_names_a_family_or_one_of_its_episodes() -> None:
+    assert incident_episode("incidents/web_api#seed100003") == Episode("web_api", 100_003)
+    assert incident_episode("data_platform") == Episode("data_platform", None)
+    with pytest.raises(InputError, match="seeds 100000-100004"):
+        incident_episode("web_api#seed3")
+    with pytest.raises(InputError, match="did you mean 'web_api'"):
+        incident_episode("incidents/web_apj")

@@ -1,7 +1,9 @@
-"""The `incidents` pack: every incident task × seeds 0–4 as a generated SDK test on the same engine.
+"""The `incidents` pack: every incident task × its seeds as a generated SDK test on the same engine.
 
-The agent plays one seeded episode through the environment's actions as tools; the test passes when the
-incident is resolved and declared (DESIGN §6). Difficulty easy/medium/hard → 1/2/3.
+The classic tasks play seeds 0–4 and each task family the first five evaluation seeds (`FAMILY_SEEDS`);
+`--seeds` replaces both. The agent plays one seeded episode through the environment's actions as tools; the
+tool results carry no reward or score (`env.toolset.agent_view`); the test passes when the incident is
+resolved and declared (DESIGN §6). Difficulty easy/medium/hard → 1/2/3 (a family's: its seed's).
 
 Grading reads only the environment's own state after the episode (`env.score()`), i.e. the actions the harness
 executed; an action an agent merely reports (a `cmd:` agent's `tool_call` line) changes nothing there, and the
@@ -15,13 +17,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sredrill.env import TaskInfo, TaskKind, list_tasks, make
+from sredrill.env import TaskCatalog, TaskInfo, TaskKind, make
+from sredrill.env.families import DEFAULT_FAMILY_SEEDS, TaskFamily, episode_info
 from sredrill.env.toolset import EnvToolset
 from sredrill.errors import InputError, did_you_mean
 from sredrill.results import ResultKind, Signal, SignalKind, SignalRole, TestResult
 from sredrill.sdk import Scope, TestContext, TestDef, current_context
 
 __all__ = [
+    "FAMILY_PROMPT",
+    "FAMILY_SEEDS",
     "INCIDENTS_PACK",
     "INCIDENT_PROMPT",
     "SEEDS",
@@ -34,10 +39,19 @@ __all__ = [
 
 INCIDENTS_PACK = "incidents"
 SEEDS = (0, 1, 2, 3, 4)
+"""The seeds the classic tasks play by default."""
+FAMILY_SEEDS = DEFAULT_FAMILY_SEEDS
+"""The seeds each task family plays by default: the first five evaluation seeds (never used for training)."""
 INCIDENT_PROMPT = (
     "You are on call for a small production system (API workers, a queue service, a database). Alerts are "
     "firing. Use the tools: inspect logs, metrics and alerts; remediate what the evidence shows; wait and verify; "
     "then declare the incident healthy, or unfixable if it is. Every tool call is one step of a limited budget."
+)
+FAMILY_PROMPT = (
+    "You are on call for a production system. {description} Use the tools: inspect logs, metrics and alerts of "
+    "its components; remediate the cause the evidence shows (a wrong fix can make things worse); wait and "
+    "verify; then declare the incident healthy, or unfixable if it is. Every tool call is one step of a limited "
+    "budget."
 )
 
 
@@ -51,7 +65,7 @@ class _Played:
     normalized_reward: float | None = None
 
 
-def _body(task: TaskInfo, seed: int) -> Callable[..., Any]:
+def _body(task: TaskInfo, seed: int, prompt: str) -> Callable[..., Any]:
     async def body(agent: Any) -> None:
         ctx = current_context()
         env = make(task.task_id, seed=seed)
@@ -59,7 +73,7 @@ def _body(task: TaskInfo, seed: int) -> Callable[..., Any]:
         toolset = EnvToolset(env)
         ctx.extra["played"] = _Played(task, seed)
         try:
-            await agent.run(INCIDENT_PROMPT, tools=toolset)
+            await agent.run(prompt, tools=toolset)
             end = env.score()
             state = env.state
         finally:
@@ -94,12 +108,25 @@ class Episode:
 
 
 def _incident_tasks() -> list[TaskInfo]:
-    return [t for t in list_tasks() if t.kind == TaskKind.INCIDENT]
+    """The classic incident tasks, then the task families (no pack is loaded for them)."""
+    return [t for t in TaskCatalog().tasks() if t.kind in (TaskKind.INCIDENT, TaskKind.FAMILY)]
 
 
 def incident_task_ids() -> list[str]:
-    """The incident tasks' names (`easy_cpu_spike`, …), as `--scenario` takes them."""
+    """The incident tasks' names (`easy_cpu_spike`, …, then the families `web_api`, …), as `--scenario` takes them."""
     return [t.task_id for t in _incident_tasks()]
+
+
+def _default_seeds(task: TaskInfo) -> tuple[int, ...]:
+    return FAMILY_SEEDS if task.kind is TaskKind.FAMILY else SEEDS
+
+
+def _episode(task: TaskInfo, seed: int) -> tuple[TaskInfo, str]:
+    """One episode as the pack lists it (a family's: its seed's task) and the prompt the agent gets."""
+    if task.kind is not TaskKind.FAMILY:
+        return task, INCIDENT_PROMPT
+    played = episode_info(TaskFamily(task.task_id).task(seed))
+    return played, FAMILY_PROMPT.format(description=played.description)
 
 
 def incident_episode(scenario_id: str, *, seeds: Sequence[int] | None = None) -> Episode | None:
@@ -129,7 +156,11 @@ def incident_episode(scenario_id: str, *, seeds: Sequence[int] | None = None) ->
         return None
     if not hashed:
         return Episode(task_id)
-    played = tuple(seeds) if seeds is not None else SEEDS
+    played = (
+        tuple(seeds)
+        if seeds is not None
+        else _default_seeds(next(t for t in _incident_tasks() if t.task_id == task_id))
+    )
     names = {f"seed{n}": n for n in played}
     if seed_text not in names:
         raise InputError(
@@ -167,23 +198,27 @@ def incident_tests(
     Args:
         episodes: only these (`--scenario`); empty = every task and seed.
         difficulties: only tasks of these difficulties (1 easy … 3 hard); empty = all.
-        seeds: `--seeds`: the seeds every task plays; None = the pack's default seeds (`SEEDS`).
+        seeds: `--seeds`: the seeds every task plays; None = the pack's defaults (`SEEDS` for the classic
+            tasks, `FAMILY_SEEDS` for the families).
+
+    Raises:
+        InputError: a family seed outside [0, 2**31).
     """
-    if seeds is None:
-        seeds = SEEDS
     scope = Scope(name=INCIDENTS_PACK)
     tests = []
-    for task in _incident_tasks():
-        if difficulties and task.difficulty not in difficulties:
-            continue
+    for family_or_task in _incident_tasks():
+        played_seeds = tuple(seeds) if seeds is not None else _default_seeds(family_or_task)
         if episodes:
-            named = {e.seed for e in episodes if e.task_id == task.task_id}
+            named = {e.seed for e in episodes if e.task_id == family_or_task.task_id}
             if not named:
                 continue
-            task_seeds = list(seeds) if None in named else [n for n in seeds if n in named]
+            task_seeds = list(played_seeds) if None in named else [n for n in played_seeds if n in named]
         else:
-            task_seeds = list(seeds)
+            task_seeds = list(played_seeds)
         for seed in task_seeds:
+            task, prompt = _episode(family_or_task, seed)
+            if difficulties and task.difficulty not in difficulties:
+                continue
             name = f"{INCIDENTS_PACK}/{task.task_id}#seed{seed}"
             tests.append(
                 TestDef(
@@ -194,11 +229,11 @@ def incident_tests(
                     describe_path=(),
                     labels=(f"difficulty:{task.difficulty}", f"seed:{seed}"),
                     timeout_s=timeout_s,
-                    prompt=INCIDENT_PROMPT,
+                    prompt=prompt,
                     context=(),
                     skip_judge=True,
                     description=task.description,
-                    body=_body(task, seed),
+                    body=_body(task, seed, prompt),
                     fixtures={},
                     scope=scope,
                     content_hash=hashlib.sha256(name.encode()).hexdigest()[:16],
