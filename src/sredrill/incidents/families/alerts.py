@@ -72,6 +72,16 @@ BASELINES: dict[Kind, tuple[tuple[float, float], ...]] = {
 }
 """Kind -> the resting value's range of each of its six slots."""
 
+NOISY: dict[Kind, tuple[int, ...]] = {
+    Kind.API: (CPU, MEM, ERR, LAT),
+    Kind.WORKER: (CPU, MEM, ERR, LAT),
+    Kind.QUEUE: (QD,),
+    Kind.CACHE: (LAT,),
+    Kind.DATABASE: (CPU, LAT),
+    Kind.EXTERNAL: (LAT,),
+}
+"""Kind -> the metrics a noisy alert spikes (the ones some fault also breaches there)."""
+
 UNITS = ("percent", "percent", "percent", "ms", "count")
 EXTRA_UNITS = {"replicas": "count", "hit_rate": "percent", "connections": "count"}
 EXTRA_LIMITS = {"connections": 100.0, "hit_rate": 100.0}
@@ -104,4 +114,4 @@ def status_rank(kind: Kind, row: list[float], base: int) -> int:
     return 0
 
 
-__all__ += ["EXTRA", "EXTRA_LIMITS", "EXTRA_UNITS", "UNITS", "status_rank"]
+__all__ += ["EXTRA", "EXTRA_LIMITS", "EXTRA_UNITS", "NOISY", "UNITS", "status_rank"]

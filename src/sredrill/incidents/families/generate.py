@@ -41,6 +41,11 @@ class FamilyCause:
     terms: tuple[str, ...] = ()
     """Words that would give the cause away."""
 
+    @property
+    def is_false_alarm(self) -> bool:
+        """True when nothing is wrong (the right move is to verify and declare healthy)."""
+        return self.fix is None
+
 
 @dataclass(frozen=True, slots=True)
 class FaultPlan:
@@ -48,7 +53,8 @@ class FaultPlan:
 
     Attributes:
         onset: the step the fault began (< 0: before the first observation).
-        effects: (component, metric slot, add, per_step) drawn per seed.
+        effects: (component, metric slot, add, per_step, level) drawn per seed; with `level` the metric is
+            brought to `add` (plus `per_step` per step) whatever its resting value.
         logs: (component, event, level, value, peer, once_step): `value` a number or `reading:<metric>`;
             `once_step` the step a one-off record was written, None for a record written every visible step.
         fix: (action_type, target, minimum value) that fixes it; None when nothing needs fixing.
@@ -60,7 +66,7 @@ class FaultPlan:
     """
 
     onset: int
-    effects: tuple[tuple[int, int, float, float], ...]
+    effects: tuple[tuple[int, int, float, float, bool], ...]
     logs: tuple[tuple[int, str, str, float | str | None, str | None, int | None], ...]
     fix: tuple[str, str, int | None] | None
     responses: tuple[tuple[str, str, str, int, int | None], ...]
@@ -175,7 +181,7 @@ def family_task(family: str, seed: int) -> FamilyTask:
         i != root for i, *_ in plan.effects[:1]
     )
     difficulty = 1 if kind.id in ("false_alarm", "overload") else 3 if center_shift else 2
-    max_steps = 10 + difficulty
+    max_steps = 8 + difficulty
     fix = plan.fix
     cause = FamilyCause(
         kind=kind.id,
@@ -231,6 +237,8 @@ def _roles(kind: FaultKind, topo: Topology, root: int, rng: random.Random) -> di
     callees = topo.callees(root)
     roles["peer"] = [rng.choice(callees)] if callees else []
     roles["caller"] = topo.callers(root)
+    roles["consumer_queue"] = [q for c in roles["consumer"] for q in topo.consumed(c) if q != root]
+    roles["caller_queue"] = [q for c in roles["caller"] for q in topo.consumed(c)]
     store = roles["store"]
     roles["callers"] = sorted({*topo.callers(store[0]), *topo.callers(root)} - {root}) if store else []
     if roles["callers"] == [] and store:
@@ -267,28 +275,29 @@ def _plan(
 ) -> FaultPlan:
     onset = -rng.randint(1, 3)
     if kind.id == "false_alarm":
-        from sredrill.incidents.families.alerts import ALERT_RULES
+        from sredrill.incidents.families.alerts import ALERT_RULES, NOISY
 
         rules = ALERT_RULES[topo.components[root].kind]
-        metric = rng.choice([m for _, m, _, _ in rules])
-        spike = (root, metric, -rng.randint(0, 1))
+        metric = rng.choice([m for _, m, _, _ in rules if m in NOISY[topo.components[root].kind]])
+        spike = (root, metric, 0)
         return FaultPlan(0, (), (), None, (), 0, frozenset(), replicas, spike)
-    usable = [p for p in kind.presentations if all(roles.get(e.role) for e in p.effects if e.role != "queue")]
+    optional = ("queue", "consumer_queue", "caller_queue")
+    usable = [p for p in kind.presentations if all(roles.get(e.role) for e in p.effects if e.role not in optional)]
     pres = rng.choice(usable)
-    effects: list[tuple[int, int, float, float]] = []
+    effects: list[tuple[int, int, float, float, bool]] = []
     for e in pres.effects:
         for c in roles.get(e.role, []):
-            effects.append((c, e.metric, _draw(e.add, rng), _draw(e.per_step, rng)))
-    center = roles[pres.center][0]
+            effects.append((c, e.metric, _draw(e.add, rng), _draw(e.per_step, rng), e.level))
     lat, err = _draw(pres.spread_latency, rng), _draw(pres.spread_errors, rng)
     touched = {c for c, *_ in effects}
-    for c, hop in topo.upstream(center):
-        if c in touched:
-            continue
-        scale = 0.55 ** (hop - 1)
-        effects.append((c, lib.LAT, lat * scale, lat * scale * 0.05))
-        effects.append((c, lib.ERR, err * scale, 0.0))
-        touched.add(c)
+    for center in roles[pres.center]:
+        for c, hop in topo.upstream(center):
+            if c in touched:
+                continue
+            scale = 0.55 ** (hop - 1)
+            effects.append((c, lib.LAT, lat * scale, lat * scale * 0.05, False))
+            effects.append((c, lib.ERR, err * scale, 0.0, False))
+            touched.add(c)
     ratio = round(rng.uniform(1.8, 3.4), 2)
     params = {
         "ratio": ratio,

@@ -41,12 +41,17 @@ Range = tuple[float, float]
 
 @dataclass(frozen=True, slots=True)
 class Effect:
-    """What a fault adds to one metric of one role: `add` at onset plus `per_step` per step since."""
+    """What a fault does to one metric of one role: `add` at onset plus `per_step` per step since.
+
+    With `level=True`, `add` is the reading the metric is brought to (whatever its resting value), so a shape
+    breaches its alert threshold on every seed.
+    """
 
     role: str
     metric: int
     add: Range
     per_step: Range = (0.0, 0.0)
+    level: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +98,7 @@ class Response:
     `mitigate`: the symptoms go away for `relief` steps, then return (a symptom fix; earns 0).
     `worsen`: the fault grows faster and harder to recover from (`settle` steps added to its recovery).
     `irreversible`: the episode can no longer be resolved (data lost, the outage spread beyond repair).
-    `max_value`: the response applies only when the value is below the named parameter (scaling too little).
+    `below`: the response applies only when the value is below the named parameter (scaling too little).
     """
 
     action: str
@@ -135,18 +140,56 @@ class FaultKind:
 
 _CLIENTS = (Kind.API, Kind.WORKER)
 
+
+def _shape(role: str, name: str) -> tuple[Effect, ...]:
+    """A symptom shape on a role: the same few shapes serve every fault, so a shape alone names no fault."""
+    shapes = {
+        # api and worker pools (alerts: cpu 85, memory 88, error_rate 5, latency 1000 ms)
+        "cpu": (
+            Effect(role, CPU, (88, 97), (0.3, 1.0), True),
+            Effect(role, LAT, (200, 500), (20, 50)),
+            Effect(role, ERR, (0.5, 1.5)),
+        ),
+        "memory": (
+            Effect(role, MEM, (89, 94), (0.5, 1.5), True),
+            Effect(role, LAT, (100, 300), (10, 40)),
+            Effect(role, ERR, (0.3, 1.0)),
+        ),
+        "latency": (
+            Effect(role, LAT, (1100, 1500), (30, 80), True),
+            Effect(role, CPU, (5, 15)),
+            Effect(role, ERR, (0.5, 2.0)),
+        ),
+        "errors": (Effect(role, ERR, (7, 16), (0.3, 1.0), True), Effect(role, LAT, (150, 450), (10, 40))),
+        "errors+latency": (
+            Effect(role, ERR, (6, 12), (0.3, 1.0), True),
+            Effect(role, LAT, (1050, 1400), (30, 70), True),
+        ),
+        # databases (alerts: cpu 85, latency 200 ms)
+        "db_cpu": (Effect(role, CPU, (88, 96), (0.3, 1.0), True), Effect(role, LAT, (120, 190), (5, 10), True)),
+        "db_latency": (Effect(role, LAT, (210, 350), (10, 25), True), Effect(role, CPU, (10, 20))),
+        "db_both": (Effect(role, CPU, (88, 96), (0.3, 1.0), True), Effect(role, LAT, (210, 350), (10, 25), True)),
+    }
+    return shapes[name]
+
+
+_BACKLOG = Effect("queue", QD, (600, 900), (50, 120), True)
+"""A pool that slows down lets the queue it consumes fill (no effect when it consumes none)."""
+_CLIENT_SHAPES = ("cpu", "memory", "latency", "errors", "errors+latency")
+
+
+def _client(names: tuple[str, ...], *extra: Effect, role: str = "root", **kw: object) -> tuple[Presentation, ...]:
+    backlog = Effect("queue" if role == "root" else "consumer_queue", QD, (600, 900), (50, 120), True)
+    return tuple(Presentation((*_shape(role, n), backlog, *extra), center=role, **kw) for n in names)  # type: ignore[arg-type]
+
+
 FAULTS: tuple[FaultKind, ...] = (
     FaultKind(
         id="overload",
         summary="more traffic than the pool's replicas can serve",
         terms=("overload", "traffic spike", "surge", "under-provisioned"),
         locations=_CLIENTS,
-        presentations=(
-            Presentation((Effect("root", CPU, (48, 56), (0.5, 1.5)), Effect("root", LAT, (300, 700), (40, 90)),
-                          Effect("root", ERR, (0.5, 2.0)), Effect("queue", QD, (350, 600), (60, 120)))),
-            Presentation((Effect("root", CPU, (30, 38), (1, 2)), Effect("root", LAT, (950, 1400), (60, 120)),
-                          Effect("root", ERR, (1.5, 3.5)), Effect("queue", QD, (200, 400), (80, 140)))),
-        ),
+        presentations=_client(("cpu", "latency", "errors+latency", "memory")),
         logs=(
             LogSpec("root", "request_rate", "warn", "ratio"),
             LogSpec("root", "latency", "warn", "reading:latency"),
@@ -156,29 +199,25 @@ FAULTS: tuple[FaultKind, ...] = (
             Response("scale_workers", "root", "mitigate", (2, 3), below="replicas_needed"),
             Response("restart_service", "root", "worsen"),
         ),
-        weight=1.0,
+    weight=1.1,
     ),
     FaultKind(
         id="memory_leak",
         summary="a release leaks memory until the processes are killed and restarted",
         terms=("memory leak", "leak", "oom"),
         locations=_CLIENTS,
-        presentations=(
-            Presentation((Effect("root", MEM, (40, 46), (2, 4)), Effect("root", ERR, (0.5, 2), (0.3, 1.0)),
-                          Effect("root", LAT, (150, 400), (30, 60)), Effect("queue", QD, (150, 350), (40, 90)))),
-            Presentation((Effect("root", MEM, (24, 32), (3, 5)), Effect("root", ERR, (5, 9), (0.5, 1.0)),
-                          Effect("root", LAT, (300, 700), (40, 80)), Effect("queue", QD, (300, 500), (60, 120)))),
-        ),
+        presentations=_client(("memory", "errors", "latency", "cpu")),
         logs=(
             LogSpec("root", "memory", "warn", "reading:memory"),
             LogSpec("root", "restarts", "error", "restarts"),
-            LogSpec("root", "version_changed", "info", "version", once=True, lead=(3, 6)),
+            LogSpec("root", "version_changed", "info", "version", once=True, lead=(3, 5)),
         ),
         fix=Remedy("rollback_release", "root"),
         responses=(
             Response("restart_service", "root", "mitigate", (2, 3)),
             Response("scale_workers", "root", "mitigate", (1, 2)),
         ),
+    weight=1.0,
     ),
     FaultKind(
         id="bad_deploy",
@@ -186,12 +225,14 @@ FAULTS: tuple[FaultKind, ...] = (
         terms=("bad deploy", "bad release", "regression", "faulty release"),
         locations=_CLIENTS,
         presentations=(
-            Presentation((Effect("root", ERR, (7, 18), (0.5, 1.5)), Effect("root", LAT, (200, 600), (20, 50)),
-                          Effect("queue", QD, (250, 450), (60, 120)))),
-            Presentation(
-                (Effect("store", CPU, (48, 58), (0.5, 1.5)), Effect("store", LAT, (190, 350), (15, 30)),
-                 Effect("root", LAT, (700, 1200), (40, 80)), Effect("root", ERR, (1, 3))),
-                center="store",
+            *_client(("errors", "errors+latency", "cpu", "latency", "memory")),
+            *(
+                Presentation(
+                    (*_shape("store", n), Effect("root", LAT, (250, 700), (30, 60))),
+                    center="store",
+                    spread_latency=(150, 700),
+                )
+                for n in ("db_cpu", "db_latency", "db_both")
             ),
         ),
         logs=(
@@ -204,6 +245,7 @@ FAULTS: tuple[FaultKind, ...] = (
             Response("scale_workers", "root", "mitigate", (2, 3)),
             Response("restart_database", "store", "irreversible"),
         ),
+    weight=1.1,
     ),
     FaultKind(
         id="config_error",
@@ -211,12 +253,7 @@ FAULTS: tuple[FaultKind, ...] = (
         terms=("config error", "misconfiguration", "bad config", "wrong endpoint"),
         locations=_CLIENTS,
         needs=("peer",),
-        presentations=(
-            Presentation((Effect("root", ERR, (8, 22), (0.3, 1.0)), Effect("root", LAT, (150, 500), (10, 40)),
-                          Effect("queue", QD, (250, 450), (60, 120)))),
-            Presentation((Effect("root", ERR, (4, 7), (0.5, 1.0)), Effect("root", LAT, (950, 1300), (30, 60)),
-                          Effect("root", CPU, (20, 30)))),
-        ),
+        presentations=_client(("errors", "errors+latency", "latency", "cpu")),
         logs=(
             LogSpec("root", "config_changed", "info", "version", once=True, lead=(1, 2)),
             LogSpec("root", "connection_refused", "error", (20, 90), peer="peer"),
@@ -228,6 +265,7 @@ FAULTS: tuple[FaultKind, ...] = (
             Response("failover", "peer", "worsen"),
             Response("restart_database", "peer", "irreversible"),
         ),
+    weight=0.8,
     ),
     FaultKind(
         id="pool_exhaustion",
@@ -236,27 +274,34 @@ FAULTS: tuple[FaultKind, ...] = (
         locations=_CLIENTS,
         needs=("store",),
         presentations=(
-            Presentation(
-                (Effect("store", EXTRA, (100, 100)), Effect("store", LAT, (60, 160), (5, 15)),
-                 Effect("root", ERR, (5, 14), (0.5, 1.0)), Effect("root", LAT, (600, 1100), (40, 80))),
-                center="store", spread_latency=(500, 1100), spread_errors=(3, 9),
+            # The client holding the connections works on; the others are starved and fail.
+            *(
+                Presentation(
+                    (*_shape("callers", n), Effect("store", EXTRA, (100, 100), level=True),
+                     Effect("store", LAT, (40, 90), (3, 8)), Effect("root", LAT, (100, 400), (10, 30))),
+                    center="callers",
+                )
+                for n in ("errors", "errors+latency", "latency")
             ),
             Presentation(
-                (Effect("store", EXTRA, (100, 100)), Effect("store", LAT, (210, 320), (10, 20)),
-                 Effect("root", ERR, (2, 5), (0.5, 1.0))),
-                center="store", spread_latency=(300, 800), spread_errors=(2, 6),
+                (*_shape("store", "db_latency"), Effect("store", EXTRA, (100, 100), level=True),
+                 Effect("root", ERR, (1, 2.2)), Effect("callers", ERR, (1, 2.2))),
+                center="store", spread_latency=(150, 700), spread_errors=(0.5, 2.0),
             ),
         ),
         logs=(
             LogSpec("store", "connections", "warn", "pool", peer="root"),
             LogSpec("store", "connection_refused", "error", (30, 120)),
             LogSpec("root", "request_timeout", "error", (10, 60), peer="store"),
+            LogSpec("callers", "request_timeout", "error", (5, 40), peer="store"),
         ),
         fix=Remedy("restart_service", "root"),
         responses=(
             Response("restart_database", "store", "irreversible"),
+            Response("scale_workers", "root", "worsen"),
             Response("scale_workers", "callers", "worsen"),
         ),
+    weight=0.9,
     ),
     FaultKind(
         id="poisoned_message",
@@ -264,17 +309,9 @@ FAULTS: tuple[FaultKind, ...] = (
         terms=("poison", "poisoned", "malformed message", "bad message"),
         locations=(Kind.QUEUE,),
         needs=("consumer",),
-        presentations=(
-            Presentation(
-                (Effect("consumer", ERR, (9, 25), (0.5, 1.5)), Effect("consumer", CPU, (20, 35)),
-                 Effect("root", QD, (400, 650), (80, 150))),
-                center="consumer",
-            ),
-            Presentation(
-                (Effect("consumer", ERR, (4, 7), (0.8, 1.5)), Effect("consumer", MEM, (20, 30), (1, 2)),
-                 Effect("root", QD, (250, 450), (100, 170))),
-                center="consumer",
-            ),
+        presentations=tuple(
+            Presentation((*_shape("consumer", n), Effect("root", QD, (600, 900), (60, 140), True)), center="consumer")
+            for n in ("errors", "cpu", "memory", "errors+latency")
         ),
         logs=(
             LogSpec("root", "message_retry", "warn", "retries"),
@@ -286,6 +323,7 @@ FAULTS: tuple[FaultKind, ...] = (
             Response("scale_workers", "consumer", "worsen"),
             Response("restart_service", "consumer", "mitigate", (1, 2)),
         ),
+    weight=0.7,
     ),
     FaultKind(
         id="dependency_outage",
@@ -293,14 +331,16 @@ FAULTS: tuple[FaultKind, ...] = (
         terms=("outage", "provider down", "dependency down", "third-party failure"),
         locations=(Kind.EXTERNAL,),
         needs=("caller",),
-        presentations=(
-            Presentation((Effect("root", ERR, (30, 60), (1, 3)), Effect("root", LAT, (1600, 2800), (50, 150))),
-                         spread_latency=(700, 1600), spread_errors=(4, 12)),
-            Presentation((Effect("root", ERR, (3, 4.5)), Effect("root", LAT, (500, 1200), (40, 90))),
-                         spread_latency=(900, 1500), spread_errors=(2, 6)),
+        presentations=tuple(
+            Presentation(
+                (*_shape("caller", n), Effect("caller_queue", QD, (600, 900), (50, 120), True),
+                 Effect("root", ERR, (1.0, 1.8)), Effect("root", LAT, (200, 500))),
+                center="caller",
+            )
+            for n in ("errors", "latency", "errors+latency")
         ),
         logs=(
-            LogSpec("root", "error_rate", "error", "reading:error_rate"),
+            LogSpec("root", "error_rate", "error", (35, 80)),
             LogSpec("caller", "request_timeout", "error", (10, 80), peer="root"),
             LogSpec("caller", "message_retry", "warn", (3, 9)),
         ),
@@ -309,6 +349,7 @@ FAULTS: tuple[FaultKind, ...] = (
             Response("scale_workers", "caller", "worsen"),
             Response("restart_service", "caller", "mitigate", (1, 2)),
         ),
+    weight=1.3,
     ),
     FaultKind(
         id="cache_failure",
@@ -316,17 +357,14 @@ FAULTS: tuple[FaultKind, ...] = (
         terms=("cache failure", "cache miss storm", "cold cache", "cache stampede"),
         locations=(Kind.CACHE,),
         needs=("store",),
-        presentations=(
+        presentations=tuple(
             Presentation(
-                (Effect("root", EXTRA, (-80, -60)), Effect("store", CPU, (48, 58), (0.5, 1.5)),
-                 Effect("store", LAT, (200, 380), (10, 30)), Effect("store", EXTRA, (20, 35))),
+                (*_shape("store", n), Effect("root", EXTRA, (15, 40), level=True)),
                 center="store",
-            ),
-            Presentation(
-                (Effect("root", EXTRA, (-60, -45)), Effect("store", CPU, (35, 45), (1, 2)),
-                 Effect("store", LAT, (120, 190), (20, 40))),
-                center="store", spread_latency=(900, 1300), spread_errors=(1, 3),
-            ),
+                spread_latency=(150, 900),
+                spread_errors=(0.5, 3.0),
+            )
+            for n in ("db_cpu", "db_latency", "db_both")
         ),
         logs=(
             LogSpec("root", "hit_rate", "warn", "reading:extra"),
@@ -338,17 +376,18 @@ FAULTS: tuple[FaultKind, ...] = (
             Response("restart_database", "store", "irreversible"),
             Response("scale_workers", "callers", "worsen"),
         ),
+    weight=0.7,
     ),
     FaultKind(
         id="false_alarm",
         summary="nothing is wrong: a noisy alert fired on a short spike",
         terms=("false alarm", "false positive", "noise"),
-        locations=(Kind.API, Kind.WORKER, Kind.QUEUE, Kind.CACHE, Kind.DATABASE, Kind.EXTERNAL),
+        locations=(Kind.API, Kind.WORKER, Kind.DATABASE),
         presentations=(Presentation(()),),
         logs=(),
         fix=None,
         settle=(0, 0),
-        weight=0.8,
+        weight=0.6,
     ),
 )  # fmt: skip
 """Every fault kind, in a fixed order (the generator draws by `weight`)."""

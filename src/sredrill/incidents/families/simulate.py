@@ -18,6 +18,7 @@ from sredrill.incidents.families.alerts import (
     ALERT_RULES,
     BASELINES,
     LATENCY_LIMIT,
+    NOISY,
     alert_table,
     status_rank,
 )
@@ -39,12 +40,16 @@ _INSPECTION_REWARD = {
 }
 # What a harmful action that is harmful in any episode does (on top of any fault-specific response).
 _ALWAYS_HARMFUL = {
+    "rollback_release": "disrupt",
     "clear_queue": "irreversible",
     "drop_message": "irreversible",
     "restart_database": "disrupt",
     "failover": "disrupt",
     "flush_cache": "disrupt",
 }
+_DISRUPTING = frozenset({"rollback_release", "restart_database", "failover", "flush_cache"})
+MAX_HARMS = 2
+"""The second harmful remediation of an episode makes it unresolvable: the outage has spread too far."""
 _DONE_MESSAGES = {
     "restart_service": "restarted {target}",
     "scale_workers": "scaled {target} to {value} replicas",
@@ -113,12 +118,15 @@ class FamilySimulator:
         spikes = [plan.spike] if plan.spike is not None else []
         for _ in range(rng.choice((0, 0, 1, 1, 2))):
             c = rng.randrange(n)
-            rule = rng.choice(ALERT_RULES[comps[c].kind])
-            spikes.append((c, rule[1], rng.randint(-2, steps)))
+            spikes.append((c, rng.choice(NOISY[comps[c].kind]), rng.randint(-2, steps)))
+        if rng.random() < 0.4:  # one more right at the page, so a first observation often has a stray alert
+            c = rng.randrange(n)
+            spikes.append((c, rng.choice(NOISY[comps[c].kind]), rng.randint(-1, 0)))
         self.spikes = [(c, m, s) for c, m, s in spikes]
         for c, m, s in spikes:
             threshold = next(t for _, mm, t, _ in ALERT_RULES[comps[c].kind] if mm == m)
             quiet[s + h][c * _SLOTS + m] = threshold * rng.uniform(1.05, 1.3)
+        self._base = base
         self._alerts = alert_table(topo)
         self._kinds = [c.kind for c in comps]
         self._by_slot: dict[int, list[tuple[int, float]]] = {}
@@ -139,11 +147,11 @@ class FamilySimulator:
                 self.background.append((-h, i, "info", "replicas", float(plan.replicas[i]), None))
                 if rng.random() < 0.5:
                     self.background.append(
-                        (-rng.randint(8, 40), i, "info", "version_changed", rng.randint(100, 480), None)
+                        (-rng.randint(12, 40), i, "info", "version_changed", rng.randint(100, 480), None)
                     )
                 if rng.random() < 0.35:
                     self.background.append(
-                        (-rng.randint(8, 40), i, "info", "config_changed", rng.randint(100, 480), None)
+                        (-rng.randint(12, 40), i, "info", "config_changed", rng.randint(100, 480), None)
                     )
             elif c.kind is Kind.QUEUE and rng.random() < 0.5:
                 self.background.append((-rng.randint(1, h), i, "info", "message_retry", float(rng.randint(1, 3)), None))
@@ -193,10 +201,13 @@ class FamilySimulator:
         d = t - onset
         if d < 0:
             return row
-        for c, m, add, per_step in self.task.plan.effects:
-            v = (add + per_step * d * (1 + faster)) * scale
+        base = self._base
+        for c, m, add, per_step, level in self.task.plan.effects:
             j = c * _SLOTS + m
-            row[j] += v
+            v = add + per_step * d * (1 + faster)
+            if level:
+                v -= base[j]
+            row[j] += v * scale
         for j in range(len(row)):
             if row[j] < 0.0:
                 row[j] = 0.0
@@ -360,25 +371,28 @@ class FamilySimulator:
                     self.suppressed_until = effective + relief
                     self.irrelevant += 1
                     return scoring.NEUTRAL, message
-                self.harmful += 1
-                if effect == "worsen":
-                    if self.worsened_at is None:
-                        self.worsened_at = effective
-                elif effect == "irreversible":
-                    self.lost = True
-                if kind in ("restart_database", "failover", "flush_cache"):
-                    self.disruptions.append((effective + _DISRUPTION_STEPS, self._index[target]))
-                return scoring.HARMFUL, message
+                return self._harm(effect, kind, target, effective), message
         always = _ALWAYS_HARMFUL.get(kind)
         if always is not None:
-            self.harmful += 1
-            if always == "irreversible":
-                self.lost = True
-            else:
-                self.disruptions.append((effective + _DISRUPTION_STEPS, self._index[target]))
-            return scoring.HARMFUL, message
+            return self._harm(always, kind, target, effective), message
+        if active and self._index[target] in self.task.plan.affected:  # type: ignore[index]
+            # Anything else done to a struggling component makes it struggle more.
+            return self._harm("worsen", kind, target, effective), message
         self.irrelevant += 1
         return scoring.IRRELEVANT, message
+
+    def _harm(self, effect: str, kind: str, target: str | None, effective: int) -> float:
+        self.harmful += 1
+        if effect == "worsen":
+            if self.has_fault and self.fixed_at is None and self.worsened_at is None:
+                self.worsened_at = effective
+        elif effect == "irreversible":
+            self.lost = True
+        if kind in _DISRUPTING:
+            self.disruptions.append((effective + _DISRUPTION_STEPS, self._index[target]))  # type: ignore[index]
+        if self.harmful >= MAX_HARMS:
+            self.lost = True  # the outage spread beyond what the episode can repair
+        return scoring.HARMFUL
 
     # -- what an observation shows ----------------------------------------------------------------------
 
