@@ -5,17 +5,22 @@ from __future__ import annotations
 import json
 import re
 
+from sredrill.engine.incident_suite import FAMILY_SEEDS
 from sredrill.env import TaskKind, list_tasks
+from sredrill.incidents.families import FAMILIES
 
 from .conftest import Project
 
 
-def test_the_reference_agent_resolves_every_incident_task_on_seeds_0_to_4(project: Project) -> None:
+def test_the_reference_agent_resolves_every_classic_task_and_family_episode(project: Project) -> None:
     cli = project.run("run", "--pack", "incidents", "--json")
     assert cli.code == 0, cli.stdout[-3000:]
     report = cli.report()
-    tasks = [t for t in list_tasks() if t.kind == TaskKind.INCIDENT]
+    tasks = [t for t in list_tasks() if t.kind in (TaskKind.INCIDENT, TaskKind.FAMILY)]
+    assert len(tasks) == 6 + 3  # six classic tasks (seeds 0-4), three families (the first evaluation seeds)
     assert report["summary"]["total"] == 5 * len(tasks) == report["summary"]["passed"]
+    ids = {r["id"] for r in report["results"]}
+    assert {f"incidents/{f}#seed{n}" for f in FAMILIES for n in FAMILY_SEEDS} <= ids
     for r in report["results"]:
         assert r["kind"] == "incident" and r["difficulty"] in (1, 2, 3)
         assert 0 < r["score"] <= 1  # the episode's grade
@@ -84,3 +89,31 @@ def test_no_tool_result_an_agent_gets_in_the_incidents_pack_carries_a_reward(pro
         assert not _SCORE_WORDS.search(json.dumps(result)), result
     # The run's results still hold the grade, read from the environment.
     assert all(r["score"] is not None for r in cli.report()["results"])
+
+
+def test_seeds_choose_the_episodes_on_the_command_line(project: Project) -> None:
+    cli = project.run(
+        "run", "--pack", "incidents", "--seeds", "100010-100011,7", "--scenario", "web_api",
+        "--scenario", "easy_cpu_spike", "--json",
+    )  # fmt: skip
+    assert cli.code in (0, 1), cli.stderr[-2000:]
+    assert sorted(r["id"] for r in cli.report()["results"]) == sorted(
+        f"incidents/{t}#seed{n}" for t in ("web_api", "easy_cpu_spike") for n in (100010, 100011, 7)
+    )
+    for bad, message in (("x-y", "is not a seed or a range"), ("9-3", "ends before it starts"),
+                         ("3000000000", "a family seed is an integer from 0 to 2147483647")):  # fmt: skip
+        refused = project.run("run", "--pack", "incidents", "--seeds", bad)
+        assert refused.code == 2, (bad, refused.stderr)
+        assert "error:" in refused.stderr and message in refused.stderr and "Traceback" not in refused.stderr
+    elsewhere = project.run("run", "--pack", "rds_postgres", "--seeds", "1")
+    assert elsewhere.code == 2 and "--pack incidents" in elsewhere.stderr
+    unplayed = project.run("run", "--pack", "incidents", "--scenario", "web_api#seed7")
+    assert unplayed.code == 2 and "seeds 100000-100004" in unplayed.stderr
+
+
+def test_baselines_take_seeds_too(project: Project) -> None:
+    cli = project.run("baselines", "--pack", "incidents", "--seeds", "100020", "--json")
+    assert cli.code == 0, cli.stderr
+    rows = {row["agent"]: row for row in json.loads(cli.stdout)}
+    assert rows["reference"]["total"] == 6 + 3  # each task and family once, on seed 100020
+    assert project.run("baselines", "--pack", "incidents", "--seeds", "-1").code == 2
