@@ -141,3 +141,33 @@ def test_random_takes_its_seed_from_the_run() -> None:
     assert isinstance(agent, RandomAgent)
     assert agent.seed == 42
     assert resolve_agent("random").seed == 0  # type: ignore[attr-defined]
+
+
+def _play_family(agent: Agent, family: str, seed: int) -> tuple[object, Recorder]:
+    from sredrill.env import make
+    from sredrill.env.toolset import EnvToolset
+
+    async def go() -> tuple[object, Recorder]:
+        env = make(family, seed=seed)
+        env.reset()
+        toolset = EnvToolset(env)
+        recorder = Recorder()
+        task = Task(run_id="r", prompt=PROMPT, alert=None, tools=toolset.specs()).bind(toolset, recorder)
+        await agent.run(task, recorder)
+        return env.score(), recorder
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("family", ["web_api", "event_pipeline", "data_platform"])
+def test_the_incident_baselines_play_family_episodes_and_do_not_resolve_them(family: str) -> None:
+    for agent in (MajorityAgent([load_pack("rds_postgres")]), KeywordAgent(), RandomAgent(3)):
+        resolved = 0
+        for seed in range(100_000, 100_006):
+            score, recorder = _play_family(agent, family, seed)
+            resolved += score.resolved  # type: ignore[attr-defined]
+            assert Trajectory(recorder.steps).tool_calls()  # they act through the episode's tools
+        assert resolved <= 3, (agent, family, resolved)  # false alarms resolve by declaring healthy
+    # The random baseline draws its targets from the episode's own tools, so its actions are accepted.
+    _, recorder = _play_family(RandomAgent(3), family, 100_001)
+    assert any(c.error is None for c in Trajectory(recorder.steps).tool_calls()[1:])

@@ -159,13 +159,21 @@ class KeywordAgent:
         """
         if _is_incident(task):
             observation = await task.call_tool("observe")
-            alerts = " ".join(observation.get("alerts", [])) if isinstance(observation, dict) else ""
-            words = set(_tokens(alerts.replace("_", " ")))
-            plan = [
-                (spec.name, {})
-                for spec in task.tools
-                if spec.name in _REMEDIATIONS and words & set(_tokens(spec.name.replace("_", " ")))
-            ][:1]
+            firing = observation.get("alerts", []) if isinstance(observation, dict) else []
+            words = set(_tokens(" ".join(firing).replace("_", " ").replace(":", " ")))
+            # A family's alerts are `<rule>:<component>`: a remediation that takes a target aims at the first
+            # alert's component when it may (else it is left out).
+            component = firing[0].partition(":")[2] if firing and ":" in firing[0] else None
+            plan = []
+            for spec in task.tools:
+                if spec.name not in _REMEDIATIONS or not words & set(_tokens(spec.name.replace("_", " "))):
+                    continue
+                targets = _enum(spec.input_schema.get("properties", {}).get("target"))
+                if not targets:
+                    plan.append((spec.name, {}))
+                elif component in targets:
+                    plan.append((spec.name, {"target": component}))
+            plan = plan[:1]
             return await _act(task, recorder, [*plan, ("declare_healthy", {})], "Keyword baseline")
         title = _title(task)
         mode, score = self.guess(title)
@@ -233,7 +241,13 @@ class RandomAgent:
         return _finish(diagnosis, recorder)
 
 
-_REMEDIATIONS = frozenset({"restart_service", "scale_workers", "restart_database", "rollback_release", "clear_queue"})
+# The classic tasks' remediations, then the ones task families add.
+_REMEDIATIONS = frozenset(
+    {
+        "restart_service", "scale_workers", "restart_database", "rollback_release", "clear_queue",
+        "revert_config", "drop_message", "failover", "flush_cache",
+    }
+)  # fmt: skip
 _MAX_RANDOM_ACTIONS = 40
 
 
