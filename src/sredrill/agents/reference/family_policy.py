@@ -30,10 +30,10 @@ How it decides, in order:
    everything healthy → declare healthy (a false alarm); else read the remaining components, then wait.
 
 Examples:
-    >>> from sredrill.incidents.families import family_task
+    >>> from sredrill.incidents.families import FAMILIES, family_task
     >>> from sredrill.env.family_episode import FamilyEpisode
     >>> from sredrill.agents.incident_probes import ActionSpace, play_episode
-    >>> task = family_task("web_api", seed=1)
+    >>> task = family_task(FAMILIES[0], seed=1)
     >>> play_episode(ReferencePolicy, FamilyEpisode(task), ActionSpace.from_schema(task.action_schema())).resolved
     True
 """
