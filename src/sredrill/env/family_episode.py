@@ -38,7 +38,8 @@ class FamilyEpisode:
         self.sim = FamilySimulator(task, reward_mode)
         self.reward_mode = reward_mode
         self._targets = {t: task.targets(t) for t in ACTION_TYPES}
-        self._start = _EPOCH + timedelta(seconds=self.sim.offset_s)
+        # One clock for every family episode: a per-seed offset would be an identity beyond the step.
+        self._start = _EPOCH
 
     @property
     def steps(self) -> int:

@@ -159,7 +159,6 @@ class FamilySimulator:
                 self.background.append((-h, i, "info", "connections", round(base[i * _SLOTS + EXTRA]), None))
             elif c.kind is Kind.CACHE:
                 self.background.append((-h, i, "info", "hit_rate", round(base[i * _SLOTS + EXTRA], 1), None))
-        self.offset_s = rng.randrange(0, 7 * 24 * 3600, 60)
         self._index = {name: i for i, name in enumerate(task.components)}
         # The fault's state.
         self.has_fault = plan.fix is not None
