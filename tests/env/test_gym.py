@@ -124,3 +124,95 @@ def test_importing_sredrill_env_does_not_import_gymnasium() -> None:
     code = "import sys, sredrill.env; print('gymnasium' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- task families ------------------------------------------------------------------------------------------
+
+FAMILY_IDS = ("web_api", "event_pipeline", "data_platform")
+
+
+@pytest.mark.parametrize("family", FAMILY_IDS)
+def test_a_family_passes_check_env_without_warnings(family: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(gym.make(family, seed=100_000))
+
+
+@pytest.mark.parametrize("family", FAMILY_IDS)
+def test_the_family_spaces_are_its_maximum_and_the_mask_is_this_episodes(family: str) -> None:
+    from sredrill.env import make as make_env
+    from sredrill.env.gym_family import family_action_table
+    from sredrill.incidents.families import family_task, max_components
+
+    env = gym.make(family)
+    table = family_action_table(family)
+    assert env.action_space.n == len(table) and env.observation_space["present"].n == max_components(family)
+    for seed in (100_000, 100_001, 7):
+        obs, info = env.reset(seed=seed)
+        task = family_task(family, seed)
+        n = len(task.components)
+        assert info["components"] == list(task.components) and info["seed"] == seed
+        assert obs["present"].tolist() == [1] * n + [0] * (max_components(family) - n)
+        mask = info["action_mask"]
+        assert mask.dtype == np.int8 and mask.shape == (len(table),)
+        # Every valid index is an action the wire environment accepts, and every invalid one is refused there.
+        wire = make_env(family)
+        for index, (name, slot, value) in enumerate(table):
+            if slot is None:
+                assert mask[index] == 1
+                continue
+            c = slot[0] if isinstance(slot, tuple) else slot
+            if c >= n:
+                assert mask[index] == 0
+                continue
+            target = (
+                task.components[c] if not isinstance(slot, tuple) else f"{env_rules()[slot[1]]}:{task.components[c]}"
+            )
+            wire.reset(seed=seed)
+            try:
+                wire.step({"action_type": name, "target": target, "value": value})
+                accepted = True
+            except ActionError:
+                accepted = False
+            assert accepted == bool(mask[index]), (name, target)
+
+
+def env_rules() -> tuple[str, ...]:
+    from sredrill.env.gym_family import ALERT_RULE_NAMES
+
+    return ALERT_RULE_NAMES
+
+
+def test_a_masked_action_is_refused_without_a_step() -> None:
+    env = gym.make("web_api")
+    obs, info = env.reset(seed=100_003)
+    invalid = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    after, reward, terminated, truncated, step_info = env.step(invalid)
+    assert step_info["invalid_action"] is True and "action_mask" in step_info["message"]
+    assert (reward, terminated, truncated) == (0.0, False, False) and after["steps_left"] == obs["steps_left"]
+    valid = env.action_space.sample(mask=info["action_mask"])
+    _, _, _, _, played = env.step(valid)
+    assert "invalid_action" not in played and played["step"] == 1
+
+
+def test_family_episodes_end_and_score_like_the_wire_env() -> None:
+    from sredrill.env import make as make_env
+    from sredrill.env.gym_family import family_action_table
+
+    table = family_action_table("data_platform")
+    env = gym.make("data_platform", reward_mode="sparse")
+    wire = make_env("data_platform", reward_mode="sparse")
+    for seed in (100_010, 100_011):
+        env.reset(seed=seed)
+        wire.reset(seed=seed)
+        wait, declare = table.index(("wait", None, None)), table.index(("declare_healthy", None, None))
+        for index in (wait, wait, declare):
+            _, reward, terminated, truncated, info = env.step(index)
+            result = wire.step({"action_type": table[index][0]})
+            assert reward == result.reward  # sparse: 0, then the grade
+        assert (terminated, truncated) == (True, False) and info["grade"] == result.info.grade
+    with pytest.raises(InputError, match="did you mean 'web_api'") as caught:
+        gym.make("web_apj")
+    assert "event_pipeline" in (caught.value.allowed or [])
+    with pytest.raises(InputError, match="reward_mode"):
+        gym.make("web_api", reward_mode="shaped")

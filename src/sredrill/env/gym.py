@@ -1,4 +1,7 @@
-"""An incident task as a `gymnasium.Env` (the `gym` extra): `sredrill.env.gym.make(task_id, **kw)`.
+"""An incident task or a task family as a `gymnasium.Env` (the `gym` extra): `sredrill.env.gym.make(task_id, **kw)`.
+
+A family (`make("web_api")`) has the family's maximum spaces and a per-episode `info["action_mask"]`
+(`sredrill.env.gym_family`); what follows describes a classic task's env.
 
 Spaces (documented in `docs/environment.md`):
 
@@ -27,8 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sredrill.errors import ActionError, MissingExtra
+from sredrill.errors import ActionError, InputError, MissingExtra, did_you_mean
 from sredrill.incidents import (
+    TASKS,
     Action,
     IncidentAction,
     IncidentTask,
@@ -36,9 +40,11 @@ from sredrill.incidents import (
     incident_task,
     parse_action,
 )
+from sredrill.incidents.families import FAMILIES
 
 if TYPE_CHECKING:
     from sredrill.env.gym_adapter import IncidentGymEnv
+    from sredrill.env.gym_family import FamilyGymEnv
 
 __all__ = ["ACTION_TABLE", "SCALE_LADDER", "decode_action", "encode_action", "make"]
 
@@ -85,22 +91,44 @@ def decode_action(index: int) -> IncidentAction:
     return ACTION_TABLE[int(index)]
 
 
-def make(task_id: str | IncidentTask, **kw: Any) -> IncidentGymEnv:
-    """An incident task as a `gymnasium.Env`.
+def make(task_id: str | IncidentTask, **kw: Any) -> IncidentGymEnv | FamilyGymEnv:
+    """An incident task or a task family as a `gymnasium.Env`.
 
     Args:
-        task_id: a built-in incident task id, or an `IncidentTask`.
-        **kw: `seed` (the first episode's seed when `reset()` gets none) and `render_mode` (None or "ansi").
+        task_id: a built-in incident task id, an `IncidentTask`, or a family id (`web_api`, …).
+        **kw: `seed` (the first episode's seed when `reset()` gets none) and `render_mode` (None or "ansi");
+            a family also takes `reward_mode` (`dense` or `sparse`).
+
+    Returns:
+        A classic task's env (`IncidentGymEnv`, fixed spaces), or a family's (`FamilyGymEnv`: the family's
+        maximum spaces and `info["action_mask"]` per episode).
 
     Raises:
         MissingExtra: gymnasium is not installed.
         InputError: unknown task id (RCA tasks have no gym spaces: use `sredrill.env.make`).
     """
-    task = task_id if isinstance(task_id, IncidentTask) else incident_task(task_id)
+    family = isinstance(task_id, str) and task_id in FAMILIES
+    task = task_id if isinstance(task_id, IncidentTask) or family else _incident_task(task_id)
     try:
         from sredrill.env.gym_adapter import IncidentGymEnv
+        from sredrill.env.gym_family import FamilyGymEnv
     except ModuleNotFoundError as exc:
         if exc.name not in ("gymnasium", "numpy"):
             raise
         raise MissingExtra("sredrill.env.gym", "gym") from exc
+    if family:
+        return FamilyGymEnv(str(task_id), **kw)
+    assert isinstance(task, IncidentTask)
     return IncidentGymEnv(task, **kw)
+
+
+def _incident_task(task_id: str) -> IncidentTask:
+    """A classic task by id; an unknown id's error lists the families too."""
+    try:
+        return incident_task(task_id)
+    except InputError as exc:
+        known = [*TASKS, *FAMILIES]
+        hint = did_you_mean(task_id, known)
+        raise InputError(
+            f"unknown task {task_id!r}" + (f"; {hint}" if hint else ""), field="task_id", allowed=known
+        ) from exc
