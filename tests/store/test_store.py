@@ -381,3 +381,22 @@ def test_a_report_stored_by_an_older_sredrill_is_summarized_again(db: Path) -> N
     assert report is not None and report.schema_version == "2" and report.mode == "axis2"
     assert report.summary == summarize(results) and report.summary.total == 2
     assert record is not None and record.summary is None and record.counts.total == 2
+
+
+async def test_finish_run_writes_again_only_what_the_writer_did_not_store_as_it_is(db: Path) -> None:
+    from sredrill.store.writer import ResultWriter
+
+    with Store(db) as store:
+        begin(store, "r1")
+        writer = ResultWriter(store)
+        a, b = result("a"), result("b")
+        writer.write("r1", a, None, [])
+        writer.write("r1", b, None, [])
+        await writer.close()
+        changed_b = b.model_copy(update={"status": TestStatus.FAILED})  # the report's b is not the written one
+        report = report_of("r1", [a, changed_b, result("c")])
+        stored = writer.written_as(report.results)
+        assert stored == {"a"}
+        store.finish_run("r1", report, stored=stored)
+        statuses = {r.id: r.status for r in store.results("r1")}
+    assert statuses == {"a": TestStatus.PASSED, "b": TestStatus.FAILED, "c": TestStatus.PASSED}

@@ -428,7 +428,8 @@ async def execute(
     store_error = writer.store_error if writer is not None else None
     if store is not None and store_error is None:
         try:
-            await asyncio.to_thread(store.finish_run, run_id, report)
+            written = writer.written_as(report.results) if writer is not None else set()
+            await asyncio.to_thread(store.finish_run, run_id, report, stored=written)
         except StoreError as exc:
             store_error = exc
     if left_out:

@@ -24,7 +24,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -243,7 +243,7 @@ class Store:
             stored = [_write_isolated(conn, run_id, item, final=False) for item in prepared]
         return [item.result for item in stored if item.changed]
 
-    def finish_run(self, run_id: str, report: RunReport) -> None:
+    def finish_run(self, run_id: str, report: RunReport, *, stored: Collection[str] = ()) -> None:
         """Mark a run finished and store its report (summary, duration, insights).
 
         The report's results are folded into the stored ones (a result the engine did not write yet is
@@ -252,6 +252,8 @@ class Store:
         Args:
             run_id: a run begun with `begin_run`.
             report: the run's report.
+            stored: ids of the report's results already stored exactly as they are in it (the engine's writer
+                wrote them: `ResultWriter.written_as`); they are not encoded and written again.
 
         Raises:
             StateError: the run was never begun.
@@ -259,7 +261,7 @@ class Store:
         """
         run_id = scrub(run_id)[0]
         header, _ = dump_model(report, exclude={"results"})
-        prepared = [_prepare(run_id, r, None, ()) for r in report.results]
+        prepared = [_prepare(run_id, r, None, ()) for r in report.results if r.id not in stored]
         finished_at = datetime.now().astimezone().isoformat()
         with self._transaction(write=True) as conn:
             self._require_run(conn, run_id)

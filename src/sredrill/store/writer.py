@@ -35,6 +35,7 @@ class ResultWriter:
         self._error: BaseException | None = None
         self._store_error: StoreError | None = None
         self._replaced: dict[str, TestResult] = {}
+        self._written: dict[str, TestResult] = {}
         self._thread = threading.Thread(target=self._drain, name="sredrill-store", daemon=True)
         self._thread.start()
 
@@ -46,6 +47,13 @@ class ResultWriter:
     def as_stored(self, results: Sequence[TestResult]) -> list[TestResult]:
         """`results` with each one the store changed (text repaired, or errored) as it was stored; after `close`."""
         return [self._replaced.get(r.id, r) for r in results]
+
+    def written_as(self, results: Sequence[TestResult]) -> set[str]:
+        """Ids of `results` the store holds exactly as given (these very objects were written); after `close`.
+
+        `Store.finish_run` skips them rather than encode and write every result a second time.
+        """
+        return {r.id for r in results if self._written.get(r.id) is r}
 
     def write(self, run_id: str, result: TestResult, steps: list[dict] | None, spans: list[tuple[str, Span]]) -> None:
         """The result, its trajectory and its spans, in one transaction."""
@@ -86,8 +94,12 @@ class ResultWriter:
                 for run_id, batch in results.items():
                     # A repaired id (it held lone surrogates) is no longer the engine's: map it back.
                     given = {scrub(result.id)[0]: result.id for result, *_ in batch}
+                    changed = {}
                     for stored in self._store.write_results(run_id, batch):
-                        self._replaced[given.get(stored.id, stored.id)] = stored
+                        changed[given.get(stored.id, stored.id)] = stored
+                    self._replaced.update(changed)
+                    for result, *_ in batch:
+                        self._written[result.id] = changed.get(result.id, result)
             except StoreError as exc:  # the database failed: the run goes on in memory, the CLI exits 3
                 self._store_error = exc
             except Exception as exc:  # kept and re-raised on the event loop's side; never swallowed
