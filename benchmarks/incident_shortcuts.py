@@ -13,7 +13,7 @@ most the false-alarm rate (the share of episodes whose cause is a false alarm), 
 - `run`: `sredrill run --pack incidents --scenario FAMILY --seeds A-B --agent py:…` in a subprocess (the
   engine's incidents pack: step rewards hidden from the agent); resolved = passed, grade = the result's score.
 - `http`: `sredrill serve` on a loopback port (started here as a subprocess, `--port 0`), each episode played
-  by `play_http` with `POST /reset {"family", "seed"}` and the dense rewards `POST /step` returns.
+  by `play_http` with `POST /reset {"task_id": FAMILY, "seed": …}` and the dense rewards `POST /step` returns.
 
 With `--in-process`, a third path plays the same episodes on `FamilyEpisode` directly (quick to iterate on).
 Prints a markdown table (probe, path, resolved %, mean grade, goal, holds?); nothing is asserted here (the
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import httpx
 
-from sredrill.agents.incident_probes import PROBES, PolicyFactory, play_env, play_episode, play_http
+from sredrill.agents.incident_probes import PROBES, ActionSpace, PolicyFactory, play_env, play_episode, play_http
 from sredrill.agents.reference.family_policy import ReferencePolicy
 from sredrill.env import make
 from sredrill.env.family_episode import FamilyEpisode
@@ -77,7 +77,7 @@ def eval_seeds(n: int) -> range:
 def false_alarm_rate(seeds: range) -> float:
     """The share of the episodes whose hidden cause is a false alarm (nothing to fix)."""
     tasks = [family_task(f, seed=s) for f in FAMILIES for s in seeds]
-    return sum(t.cause.is_false_alarm for t in tasks) / len(tasks)
+    return sum(t.cause.fix is None for t in tasks) / len(tasks)
 
 
 def in_process(agent: str, seeds: range) -> Rate:
@@ -88,14 +88,8 @@ def in_process(agent: str, seeds: range) -> Rate:
         for seed in seeds:
             task = family_task(family, seed=seed)
             episode = FamilyEpisode(task, reward_mode="dense")
-            played.append(play_episode(factory, episode, _space(task)))
+            played.append(play_episode(factory, episode, ActionSpace.from_schema(task.action_schema())))
     return _rate(agent, "in process", [(p.resolved, p.grade) for p in played], time.perf_counter() - start)
-
-
-def _space(task: object):
-    from sredrill.agents.incident_probes import ActionSpace
-
-    return ActionSpace.from_schema(task.action_schema())  # type: ignore[attr-defined]
 
 
 def through_run(agent: str, seeds: range, db: Path) -> Rate:
@@ -151,7 +145,7 @@ def through_http(agent: str, seeds: range, url: str) -> Rate:
     with httpx.Client(base_url=url, timeout=30) as client:
         for family in FAMILIES:
             for seed in seeds:
-                played = play_http(factory, client, {"family": family, "seed": seed})
+                played = play_http(factory, client, {"task_id": family, "seed": seed})
                 outcomes.append((played.resolved, played.grade))
     return _rate(agent, "OpenEnv HTTP (dense rewards)", outcomes, time.perf_counter() - start)
 

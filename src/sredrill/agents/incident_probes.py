@@ -618,11 +618,14 @@ def play_http(factory: PolicyFactory, client: httpx.Client, reset: Mapping[str, 
 
     Args:
         factory: the policy.
-        client: an `httpx.Client` whose base URL is the server (`http://127.0.0.1:PORT`).
+        client: an `httpx.Client` whose base URL is the server (`http://127.0.0.1:PORT`); it keeps the
+            episode's session (`X-Session-Id`) for the next episode.
         reset: the body of `POST /reset` (`{"task_id": …, "seed": …}`, or a family and a seed).
     """
     response = client.post("/reset", json=dict(reset))
     response.raise_for_status()
+    # The client keeps its session, so a series of episodes holds one of the server's sessions, not one each.
+    client.headers["X-Session-Id"] = response.headers["X-Session-Id"]
     headers = {"X-Session-Id": response.headers["X-Session-Id"]}
     first = Observation.model_validate(response.json()["observation"])
     space = _http_space(client, headers, response.json()["info"])

@@ -23,7 +23,7 @@ How it decides, in order:
    peer → revert its configuration; a pool whose memory grows → roll it back; a pool whose request rate
    jumped → scale it to the replicas that rate needs; a pool failing requests with no other explanation → roll
    it back.
-4. Evidence that points elsewhere → read that: a peer named in a record, the caches behind a database whose
+4. Evidence that points elsewhere → read that: a peer something times out on, the caches behind a database whose
    request rate jumped, the queues of a crash-looping pool, a pool's replica series when its logs lack the count.
 5. Otherwise investigate: the logs of the worst component not yet read (unhealthy or alerting; stores and
    dependencies before pools, since symptoms travel from callee to caller); with nothing abnormal left to read and
@@ -224,6 +224,11 @@ class ReferencePolicy:
 
         for name in case.logs:
             kind = self.kinds.get(name, "unknown")
+            if kind != "pool":
+                # Whatever times out on a peer (a cache reading through to its store, too) points at that peer.
+                for r in case.events(name, "request_timeout"):
+                    if r.peer is not None:
+                        add(5, _Finding(lead=_act("inspect_logs", r.peer)))
             if kind == "database":
                 for r in case.events(name, "connections"):
                     if r.peer is not None and r.value is not None and r.value >= _POOL_FULL * 100:
