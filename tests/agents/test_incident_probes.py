@@ -154,3 +154,21 @@ def test_a_probe_plays_a_family_episode_the_same_over_http(server: ServerThread,
         task = family_task(family, seed=seed)
         in_process = play_episode(PROBES[name], FamilyEpisode(task), ActionSpace.from_schema(task.action_schema()))
         assert over_http == in_process
+
+
+@pytest.mark.parametrize("name", ["reward_probe", "inspection_probe"])
+def test_through_sredrill_run_a_probe_sees_no_reward(name: str) -> None:
+    # The incidents pack hides step rewards: a probe there plays exactly as in process with rewards hidden.
+    from sredrill import run
+    from sredrill.env.families import DEFAULT_FAMILY_SEEDS
+
+    family = FAMILIES[0]
+    report = run(["incidents"], agent=f"py:sredrill.agents.incident_probes:{name}", scenarios=[family])
+    outcomes = {r.id: (r.status == "passed", r.score) for r in report.results}
+    expected = {}
+    for seed in DEFAULT_FAMILY_SEEDS:
+        task = family_task(family, seed=seed)
+        space = ActionSpace.from_schema(task.action_schema())
+        played = play_episode(PROBES[name], FamilyEpisode(task), space, show_rewards=False)
+        expected[f"incidents/{family}#seed{seed}"] = (played.resolved, round(played.grade, 4))
+    assert outcomes == expected
