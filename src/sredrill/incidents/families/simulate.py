@@ -20,7 +20,6 @@ from sredrill.incidents.families.alerts import (
     LATENCY_LIMIT,
     NOISY,
     alert_table,
-    status_rank,
 )
 from sredrill.incidents.families.generate import HISTORY_STEPS, FamilyTask
 from sredrill.incidents.families.library import CPU, ERR, EXTRA, LAT, MEM
@@ -125,7 +124,8 @@ class FamilySimulator:
         self.spikes = [(c, m, s) for c, m, s in spikes]
         for c, m, s in spikes:
             threshold = next(t for _, mm, t, _ in ALERT_RULES[comps[c].kind] if mm == m)
-            quiet[s + h][c * _SLOTS + m] = threshold * rng.uniform(1.05, 1.3)
+            v = threshold * rng.uniform(1.05, 1.3)
+            quiet[s + h][c * _SLOTS + m] = min(v, 99.5) if m in _PERCENT else v
         self._base = base
         self._alerts = alert_table(topo)
         self._kinds = [c.kind for c in comps]
@@ -133,11 +133,31 @@ class FamilySimulator:
         for a, (_, _, slot, threshold, _) in enumerate(self._alerts):
             self._by_slot.setdefault(slot, []).append((a, threshold))
         # Rows of each state of the fault, precomputed with their breached alerts and statuses.
+        # Per component: its error and latency slots, the latency that degrades it, its alert slots.
+        self._rank_rules = [
+            (c * _SLOTS + ERR, c * _SLOTS + LAT, 0.6 * LATENCY_LIMIT[k]) for c, k in enumerate(self._kinds)
+        ]
+        self._alert_owner = [c for _, c, _, _, _ in self._alerts]
+        # Each effect as (slot, add, per_step, level, ceiling): percentages and pools stop at 100.
+        self._effects = [
+            (
+                c * _SLOTS + m,
+                add,
+                per_step,
+                level,
+                100.0
+                if m in _PERCENT or (m == EXTRA and self._kinds[c] in (Kind.DATABASE, Kind.CACHE))
+                else float("inf"),
+            )
+            for c, m, add, per_step, level in plan.effects
+        ]
+        self._alert_slots = [(a, slot, threshold) for a, (_, _, slot, threshold, _) in enumerate(self._alerts)]
         self._quiet = [self._finish(r) for r in quiet]
+        # Every row each state of the fault can show, precomputed: a step is then a lookup.
         if plan.effects:
-            self._active = [self._finish(self._apply(quiet[k], k - h, 1.0, 0)) for k in range(n_rows)]
-            self._worse = [self._finish(self._apply(quiet[k], k - h, 1.6, 1)) for k in range(n_rows)]
-            self._settling = [self._finish(self._apply(quiet[k], k - h, 0.3, 0)) for k in range(n_rows)]
+            self._active = [self._finish(self._apply(r, k - h, 1.0, 0)) for k, r in enumerate(quiet)]
+            self._worse = [self._finish(self._apply(r, k - h, 1.6, 1)) for k, r in enumerate(quiet)]
+            self._settling = [self._finish(self._apply(r, k - h, 0.3, 0)) for k, r in enumerate(quiet)]
         else:
             self._active = self._worse = self._settling = self._quiet
         # Background log records (shared by every episode: deploys and config changes long before, counters).
@@ -196,32 +216,29 @@ class FamilySimulator:
 
     def _apply(self, quiet: list[float], t: int, scale: float, faster: int) -> list[float]:
         row = quiet[:]
-        onset = self.task.plan.onset
-        d = t - onset
+        d = t - self.task.plan.onset
         if d < 0:
             return row
         base = self._base
-        for c, m, add, per_step, level in self.task.plan.effects:
-            j = c * _SLOTS + m
+        for j, add, per_step, level, ceiling in self._effects:
             v = add + per_step * d * (1 + faster)
             if level:
                 v -= base[j]
-            row[j] += v * scale
-        for j in range(len(row)):
-            if row[j] < 0.0:
-                row[j] = 0.0
-        for c in range(self.n):
-            for m in _PERCENT:
-                if row[c * _SLOTS + m] > 100.0:
-                    row[c * _SLOTS + m] = 100.0
-            if self._kinds[c] in (Kind.DATABASE, Kind.CACHE) and row[c * _SLOTS + EXTRA] > 100.0:
-                row[c * _SLOTS + EXTRA] = 100.0
+            v = row[j] + v * scale
+            row[j] = 0.0 if v < 0.0 else ceiling if v > ceiling else v
         return row
 
     def _finish(self, row: list[float]) -> tuple[list[float], tuple[int, ...], list[int]]:
-        breaches = tuple(a for a, (_, _, slot, threshold, _) in enumerate(self._alerts) if row[slot] > threshold)
-        kinds = self._kinds
-        ranks = [status_rank(kinds[c], row, c * _SLOTS) for c in range(len(kinds))]
+        """A row with its breached alerts and statuses (the rule of `alerts.status_rank`, inlined)."""
+        breaches = tuple([a for a, slot, threshold in self._alert_slots if row[slot] > threshold])
+        ranks = [
+            2 if row[e] >= 30.0 else 1 if row[e] >= 3.0 or row[lat] >= slow else 0 for e, lat, slow in self._rank_rules
+        ]
+        owner = self._alert_owner
+        for a in breaches:
+            c = owner[a]
+            if ranks[c] == 0:
+                ranks[c] = 1
         return row, breaches, ranks
 
     # -- state ------------------------------------------------------------------------------------------
