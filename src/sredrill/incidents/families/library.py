@@ -316,6 +316,7 @@ FAULTS: tuple[FaultKind, ...] = (
         logs=(
             LogSpec("root", "message_retry", "warn", "retries"),
             LogSpec("consumer", "restarts", "error", "restarts"),
+            LogSpec("consumer", "memory", "warn", "reading:memory"),
             LogSpec("consumer", "error_rate", "error", "reading:error_rate"),
         ),
         fix=Remedy("drop_message", "root"),
@@ -370,6 +371,7 @@ FAULTS: tuple[FaultKind, ...] = (
             LogSpec("root", "hit_rate", "warn", "reading:extra"),
             LogSpec("store", "request_rate", "warn", "ratio"),
             LogSpec("store", "latency", "warn", "reading:latency"),
+            LogSpec("store", "slow_query", "warn", (300, 900)),
         ),
         fix=Remedy("flush_cache", "root"),
         responses=(
