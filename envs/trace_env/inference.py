@@ -4,8 +4,11 @@
     MODEL_NAME     the model (default Qwen/Qwen2.5-72B-Instruct)
     HF_TOKEN       the API key (API_KEY is read when HF_TOKEN is unset)
     ENV_BASE_URL   a running TRACE server (default: one is started in this process, on a free loopback port)
-    TASKS          comma-separated task ids (default easy_cpu_spike,medium_cascade,hard_mixed)
-    SEED           every episode's seed (default 0)
+    TASKS          comma-separated task ids (default easy_cpu_spike,medium_cascade,hard_mixed): classic tasks,
+                   task families (`web_api`, `event_pipeline`, `data_platform`: each seed generates its own
+                   system and fault), each optionally with its own seed as `TASK#seedN` (`web_api#seed100017`)
+    SEED           the seed of every task that names none (default 0; a family's evaluation seeds are
+                   100000-199999)
 
 For each task, stdout carries exactly these lines and nothing else:
 
@@ -91,6 +94,20 @@ class Config:
         )
 
 
+def split_task(entry: str, default_seed: int) -> tuple[str, int]:
+    """A TASKS entry as (task id, seed): `web_api#seed100017` → ("web_api", 100017); `hard_mixed` → its seed
+    is `default_seed`. A malformed seed suffix is reported on stderr and the default seed is used."""
+    task_id, hashed, seed_text = entry.partition("#")
+    if not hashed:
+        return task_id, default_seed
+    digits = seed_text.removeprefix("seed")
+    if not digits.isascii() or not digits.isdigit():
+        log(f"inference: TASKS entry {entry!r}: the seed is written TASK#seedN (e.g. web_api#seed100017); "
+            f"using SEED={default_seed}")  # fmt: skip
+        return task_id, default_seed
+    return task_id, int(digits)
+
+
 def _seed(text: str | None) -> int:
     try:
         return max(0, int(text or 0))
@@ -122,6 +139,10 @@ class Episode:
     def tools(self) -> list[dict[str, Any]]:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         return _json(self.http.post("/mcp", json=body, headers=self.headers))["result"]["tools"]
+
+    def schema(self) -> dict[str, Any]:
+        """`GET /schema` of this session: its episode's action schema (a family's names its own targets)."""
+        return _json(self.http.get("/schema", headers=self.headers))
 
     def task(self) -> dict[str, Any]:
         tasks = _json(self.http.get("/tasks"))["tasks"]
@@ -172,9 +193,11 @@ class ModelPlayer:
     messages: list[dict[str, str]] = field(default_factory=list)
 
     def start(self, episode: Episode, observation: dict[str, Any]) -> None:
-        task = episode.task()
+        info = episode.first["info"]
+        # A family episode's reset says which system it generated; a classic task's listing describes it.
+        description = info.get("description") or episode.task()["description"]
         actions = "\n".join(_describe_tool(t) for t in episode.tools())
-        prompt = SYSTEM_PROMPT.format(description=task["description"], max_steps=task["max_steps"], actions=actions)
+        prompt = SYSTEM_PROMPT.format(description=description, max_steps=info["max_steps"], actions=actions)
         self.messages = [
             {"role": "system", "content": prompt},
             {"role": "user", "content": "Observation after reset:\n" + _observation_text(observation)},
@@ -224,28 +247,36 @@ class ModelPlayer:
 
 
 class ReferencePlayer:
-    """sredrill's reference incident policy: inspect, remediate what the evidence shows, verify, declare."""
+    """sredrill's reference incident policy: inspect, remediate what the evidence shows, verify, declare.
+
+    It is built per episode from the session's action schema (`GET /schema`), so on a task family it knows
+    that episode's components; on a classic task it is the classic policy.
+    """
 
     def __init__(self) -> None:
-        from sredrill.agents.reference.incident_policy import choose
+        from sredrill.agents.incident_probes import ActionSpace, Turn
+        from sredrill.agents.reference.family_policy import ReferencePolicy
         from sredrill.env import Action, Observation
 
-        self._choose, self._action, self._observation = choose, Action, Observation
-        self.history: list[tuple[Any, Any]] = []
+        self._space, self._policy_of, self._turn = ActionSpace, ReferencePolicy, Turn
+        self._action, self._observation = Action, Observation
+        self.policy: Any = None
+        self.history: list[Any] = []
         self.current: Any = None
 
     def start(self, episode: Episode, observation: dict[str, Any]) -> None:
+        self.policy = self._policy_of(self._space.from_schema(episode.schema()["action"]))
         self.history = []
         self.current = self._observation.model_validate(observation)
 
     def choose(self) -> tuple[dict[str, Any] | None, str | None]:
-        action = self._choose(self.current, self.history)
+        action = self.policy.choose(self.current, self.history)
         return action.model_dump(mode="json", exclude_none=True), None
 
     def observe(self, action: dict[str, Any] | None, result: dict[str, Any] | None, error: str | None) -> None:
         if result is not None and action is not None:
             self.current = self._observation.model_validate(result["observation"])
-            self.history.append((self._action.model_validate(action), self.current))
+            self.history.append(self._turn(self._action.model_validate(action), self.current, None))
 
 
 def parse_action(text: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -271,6 +302,8 @@ def _describe_tool(tool: dict[str, Any]) -> str:
     for name, prop in schema.get("properties", {}).items():
         if "$ref" in prop:
             prop = defs.get(prop["$ref"].rsplit("/", 1)[-1], prop)
+        # An optional argument is `anyOf [its schema, null]` (strict schemas); describe its schema.
+        prop = next((m for m in prop.get("anyOf", []) if m.get("type") != "null"), prop)
         if "enum" in prop:
             parts.append(f"{name}: one of {', '.join(map(str, prop['enum']))}")
         elif prop.get("type") == "integer":
@@ -332,7 +365,7 @@ class Runner:
         try:
             if http is None:
                 raise EnvError("no environment server")
-            episode = Episode(http, task_id, self.config.seed)
+            episode = Episode(http, *split_task(task_id, self.config.seed))
             observation = episode.first["observation"]
             max_attempts = int(episode.first["info"]["max_steps"]) + MAX_EXTRA_ATTEMPTS
             action, problem = self.first_action(episode, observation)

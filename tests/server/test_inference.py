@@ -161,3 +161,59 @@ def test_an_unknown_task_ends_with_the_environments_error(env_server: ServerThre
     assert first["end"]["success"] == "false" and first["steps"] == []
     assert "did you mean 'easy_cpu_spike'" in done.stderr
     assert second["end"]["success"] == "true"
+
+
+def test_tasks_take_families_with_a_seed_and_the_model_sees_the_episodes_system(env_server: ServerThread) -> None:
+    from sredrill.incidents.families import family_task
+
+    task = family_task("web_api", 100_017)
+    first = task.components[0]
+    script = conversation(
+        [
+            chat_completion(json.dumps({"action_type": "inspect_logs", "target": first})),
+            chat_completion('{"action_type": "restart_database", "target": "database"}'),  # not in this system
+            chat_completion('{"action_type": "declare_unfixable"}'),
+        ]
+    )
+    with OpenAIStub(responder=script) as stub:
+        done = run_inference(
+            {
+                "API_BASE_URL": stub.base_url,
+                "MODEL_NAME": "stub-model",
+                "HF_TOKEN": "t",
+                "ENV_BASE_URL": env_server.url,
+                "TASKS": "web_api#seed100017",
+            }
+        )
+        requests = stub.requests
+    assert done.returncode == 0, done.stderr
+    [block] = blocks(done.stdout)
+    assert block["start"] == {"task": "web_api#seed100017", "model": "stub-model"}
+    steps = block["steps"]
+    assert json.loads(steps[0]["action"]) == {"action_type": "inspect_logs", "target": first}
+    assert steps[0]["error"] == "null"
+    assert "cannot target 'database'" in steps[1]["error"] and "allowed" in steps[1]["error"]
+    assert steps[2]["done"] == "true" and block["end"]["success"] == "false"
+    system = requests[0].body["messages"][0]["content"]
+    assert task.description in system  # the episode's own components and wiring
+    assert f"Steps allowed: {task.max_steps}" in system
+    assert all(name in system for name in task.components)  # the tools' targets, enumerated
+    assert task.cause.kind not in system
+
+
+def test_the_fallback_plays_family_episodes_on_their_seeds() -> None:
+    done = run_inference(
+        {
+            "API_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
+            "TASKS": "web_api#seed100001,event_pipeline,data_platform#seedX",
+            "SEED": "100002",
+        }
+    )
+    assert done.returncode == 0, done.stderr
+    parsed = blocks(done.stdout)
+    assert [b["start"]["task"] for b in parsed] == ["web_api#seed100001", "event_pipeline", "data_platform#seedX"]
+    assert "TASK#seedN" in done.stderr  # the malformed seed is reported, and SEED used
+    for block in parsed:
+        assert block["start"]["model"] == "fallback:reference"
+        assert block["end"]["success"] == "true", block
+        assert all(s["error"] == "null" for s in block["steps"])

@@ -6,8 +6,10 @@
 1. `openenv validate envs/trace_env` (the static checks) passes.
 2. The Dockerfile's command (`server`, on the PATH the image sets) serves outside Docker, on a free loopback port.
 3. `openenv validate --url` against that server passes.
-4. openenv-core's `GenericEnvClient` plays a whole episode over WebSocket; the package's `TraceEnv` plays another.
-5. `inference.py` against that server, without a model, prints its lines and exits 0.
+4. openenv-core's `GenericEnvClient` plays a whole episode over WebSocket, and a task family's episode (a family
+   id and a seed); the package's `TraceEnv` plays another.
+5. `inference.py` against that server, without a model, prints its lines for a classic task and a family
+   episode (`TASKS=easy_cpu_spike,web_api#seed100001`) and exits 0.
 
 Each check prints one line; the first failure stops the script with exit code 1. `.ci/run` runs it after
 `make test`.
@@ -166,6 +168,35 @@ def generic_client(url: str) -> str:
         return play(env, "hard_mixed", typed=False)
 
 
+def family_episode(url: str) -> str:
+    """A task family's episode (`task_id` a family, `seed` an evaluation seed) with the reference family policy."""
+    from openenv.core import GenericEnvClient
+
+    from sredrill.agents.incident_probes import ActionSpace, Turn
+    from sredrill.agents.reference.family_policy import ReferencePolicy
+    from sredrill.env import Observation
+    from sredrill.incidents.families import family_task
+
+    family, seed = "web_api", 100_001
+    policy = ReferencePolicy(ActionSpace.from_schema(family_task(family, seed).action_schema()))
+    with GenericEnvClient(base_url=url).sync() as env:
+        result = env.reset(task_id=family, seed=seed)
+        observation = Observation.model_validate(result.observation)
+        if list(observation.services) != list(family_task(family, seed).components):
+            raise AssertionError(f"the reset played another system: {list(observation.services)}")
+        history: list[Turn] = []
+        while not result.done:
+            action = policy.choose(observation, history)
+            result = env.step(action.model_dump(mode="json", exclude_none=True))
+            observation = Observation.model_validate(result.observation)
+            history.append(Turn(action, observation, None))
+        state = env.state()
+        state = state if isinstance(state, dict) else state.model_dump(mode="json")
+    if not (state["done"] and state["task_id"] == family and state["seed"] == seed):
+        raise AssertionError(f"unexpected final state {state}")
+    return f"{family}#seed{seed}: {len(history)} steps, episode reward {state['episode_reward']}"
+
+
 def typed_client(url: str) -> str:
     sys.path.insert(0, str(PACKAGE.parent))
     from trace_env import TraceEnv
@@ -178,14 +209,20 @@ def typed_client(url: str) -> str:
 
 
 def inference(url: str) -> str:
-    env = {**os.environ, "ENV_BASE_URL": url, "API_BASE_URL": "http://127.0.0.1:9/v1", "TASKS": "easy_cpu_spike"}
+    tasks = "easy_cpu_spike,web_api#seed100001"  # a classic task, and a family with its seed
+    env = {**os.environ, "ENV_BASE_URL": url, "API_BASE_URL": "http://127.0.0.1:9/v1", "TASKS": tasks}
     done = run([sys.executable, str(PACKAGE / "inference.py")], env=env)
     lines = done.stdout.splitlines()
     if done.returncode != 0 or not lines or not lines[0].endswith("model=fallback:reference"):
         raise AssertionError(f"exit {done.returncode}\n{done.stdout}{done.stderr}")
-    if not re.fullmatch(r"\[END\] success=true steps=\d+ score=\d\.\d{3} rewards=[-\d.,]+", lines[-1]):
-        raise AssertionError(f"unexpected last line {lines[-1]!r}")
-    return lines[-1]
+    ends = [line for line in lines if line.startswith("[END]")]
+    starts = [line.split()[1] for line in lines if line.startswith("[START]")]
+    if starts != ["task=easy_cpu_spike", "task=web_api#seed100001"] or len(ends) != 2:
+        raise AssertionError(f"unexpected blocks\n{done.stdout}")
+    for end in ends:
+        if not re.fullmatch(r"\[END\] success=true steps=\d+ score=\d\.\d{3} rewards=[-\d.,]+", end):
+            raise AssertionError(f"unexpected [END] line {end!r}")
+    return " | ".join(ends)
 
 
 def main() -> int:
@@ -205,6 +242,7 @@ def main() -> int:
         url = server.url
         check("openenv validate --url", lambda: validate_url(url))
         check("GenericEnvClient plays a whole episode over WebSocket", lambda: generic_client(url))
+        check("GenericEnvClient plays a task family's episode (task_id + seed)", lambda: family_episode(url))
         check("TraceEnv (client.py) plays a whole episode", lambda: typed_client(url))
         check("inference.py without a model", lambda: inference(url))
     except Failed:

@@ -24,6 +24,7 @@ from sredrill.env.episode import EpisodeEnd
 from sredrill.env.models import (
     Action,
     EnvState,
+    FamilyResetInfo,
     Inspection,
     Observation,
     ResetInfo,
@@ -43,6 +44,7 @@ __all__ = [
     "Env",
     "EnvState",
     "EpisodeEnd",
+    "FamilyResetInfo",
     "Inspection",
     "Observation",
     "RcaAction",

@@ -17,7 +17,16 @@ from typing import Any
 from sredrill.env.episode import Episode, EpisodeEnd, IncidentEpisode, RewardMode, SparseRewards
 from sredrill.env.families import TaskFamily, episode_info
 from sredrill.env.family_episode import FamilyEpisode
-from sredrill.env.models import EnvState, Observation, ResetInfo, StepInfo, StepResult, TaskInfo, TaskKind
+from sredrill.env.models import (
+    EnvState,
+    FamilyResetInfo,
+    Observation,
+    ResetInfo,
+    StepInfo,
+    StepResult,
+    TaskInfo,
+    TaskKind,
+)
 from sredrill.env.rca import RCA_ACTIONS, RCA_DESCRIPTION, RcaEpisode, RcaTask, rca_action_adapter
 from sredrill.errors import InputError, StateError, did_you_mean
 from sredrill.incidents import Action, ActionType, IncidentTask, incident_action_adapter
@@ -191,7 +200,16 @@ class Env:
             observation=self._observation,
             reward=0.0,
             done=False,
-            info=ResetInfo(episode_id=self._episode_id, task_id=self.task_id, max_steps=self.max_steps),
+            info=(
+                FamilyResetInfo(
+                    episode_id=self._episode_id,
+                    task_id=self.task_id,
+                    max_steps=self.max_steps,
+                    description=episode.task.description,
+                )
+                if isinstance(episode, FamilyEpisode)
+                else ResetInfo(episode_id=self._episode_id, task_id=self.task_id, max_steps=self.max_steps)
+            ),
         )
 
     def step(self, action: Action | Mapping[str, Any]) -> StepResult:

@@ -16,6 +16,7 @@ from sredrill.incidents import Action, AlertDetail, LogRecord, MetricSeries, Sta
 __all__ = [
     "Action",
     "EnvState",
+    "FamilyResetInfo",
     "Inspection",
     "Observation",
     "ResetInfo",
@@ -98,6 +99,13 @@ class ResetInfo(_Wire):
     max_steps: int
 
 
+class FamilyResetInfo(ResetInfo):
+    """`info` of a family episode's reset: also the generated system, which only the episode knows."""
+
+    description: str
+    """The episode's system: its components (with their kinds) and wiring; never the cause."""
+
+
 class StepInfo(_Wire):
     """`info` of a step; the score fields are set on the step that ends the episode."""
 
@@ -122,7 +130,7 @@ class StepResult(_Wire):
     observation: Observation
     reward: float
     done: bool
-    info: StepInfo | ResetInfo
+    info: StepInfo | FamilyResetInfo | ResetInfo
 
 
 class EnvState(_Wire):
