@@ -9,13 +9,17 @@
    digits, so 1,500 copies are three packs of 500), one `sredrill run` each, the sizes alternating round by
    round (15, 150, 1,500, then again); the cost per scenario should stay flat (linear growth). The marginal
    cost per scenario of each round, (t(largest) − t(15)) / (largest − 15), is printed with the median, min and
-   max; goal (issue 12): ≤ 6 ms. There is no peer. Prints a table; nothing is asserted.
+   max; goal (issue 12): ≤ 6 ms, in wall time and in CPU time (user + system of the run's process; a shared
+   machine's load moves it far less). There is no peer; `--baseline SRC` measures an older checkout's `src/`
+   in the same rounds (before, after, alternating), with the before ÷ after ratio of each round. Prints a
+   table; nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -29,13 +33,20 @@ BUILTIN = ROOT / "src" / "sredrill" / "scenarios" / "packs" / "rds_postgres"
 PER_PACK = 500
 
 
-def timed(cmd: list[str], cwd: Path) -> float:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd: list[str], cwd: Path, src: str | None = None) -> tuple[float, float]:
+    """(wall s, CPU s) of one run; `src` puts an older checkout's `src/` first on PYTHONPATH."""
+    env = {**os.environ, "PYTHONPATH": src} if src else None
+    cpu, start = _children_cpu(), time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return elapsed
+    return elapsed, _children_cpu() - cpu
 
 
 def make_packs(work: Path, copies: int) -> list[Path]:
@@ -63,40 +74,72 @@ def make_packs(work: Path, copies: int) -> list[Path]:
     return packs
 
 
+def _spread(values: list[float]) -> str:
+    return (
+        f"median {statistics.median(values):.2f} (min {min(values):.2f}, max {max(values):.2f}); "
+        f"rounds {', '.join(f'{v:.2f}' for v in values)}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agent", default="reference")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the scaling runs")
     parser.add_argument("--quick", action="store_true", help="2 runs, 2 rounds, packs of 15 and 150 only")
+    parser.add_argument("--baseline", metavar="SRC", help="also measure the sredrill in SRC (a src/ folder)")
     args = parser.parse_args()
     sizes = (15, 150) if args.quick else (15, 150, 1500)
     reps, rounds = (2, 2) if args.quick else (args.reps, args.rounds)
     sredrill = [sys.executable, "-m", "sredrill"]
+    sides = [("before", args.baseline), ("after", None)] if args.baseline else [("sredrill", None)]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         base = [*sredrill, "run", "--pack", "rds_postgres", "--axis2", "--agent", args.agent, "--json"]
-        runs = [timed([*base, "--db", str(work / f"a{i}.db")], Path.cwd()) for i in range(reps)]
+        runs: dict[str, list[float]] = {label: [] for label, _ in sides}
+        for i in range(reps):
+            for label, src in sides:
+                runs[label].append(timed([*base, "--db", str(work / f"a{label}{i}.db")], Path.cwd(), src)[0])
         packs = {copies: make_packs(work, copies) for copies in sizes}
-        walls: dict[int, list[float]] = {copies: [] for copies in sizes}
+        walls = {(label, c): [] for label, _ in sides for c in sizes}
+        cpus = {(label, c): [] for label, _ in sides for c in sizes}
         for r in range(rounds):
             for copies in sizes:
-                cmd = [*sredrill, "run", "--agent", args.agent, "--db", str(work / f"s{copies}-{r}.db"), "--json"]
-                for p in packs[copies]:
-                    cmd += ["--pack", str(p)]
-                walls[copies].append(timed(cmd, Path.cwd()))
-            print(f"round {r + 1}: " + ", ".join(f"{c}: {walls[c][-1]:.2f} s" for c in sizes), flush=True)
-    print(f"\nsredrill run --pack rds_postgres --axis2 --agent {args.agent}: median {statistics.median(runs):.2f} s "
-          f"over {reps} (min {min(runs):.2f}, max {max(runs):.2f})")  # fmt: skip
-    print(f"{'scenarios':>10} {'wall s':>8} {'ms/scenario':>12}   (median of {rounds} rounds)")
-    for copies in sizes:
-        wall = statistics.median(walls[copies])
-        print(f"{copies:>10} {wall:8.2f} {wall / copies * 1000:12.2f}")
+                for label, src in sides:
+                    cmd = [*sredrill, "run", "--agent", args.agent, "--db", str(work / f"s{label}{copies}-{r}.db")]
+                    for p in packs[copies]:
+                        cmd += ["--pack", str(p)]
+                    wall, cpu = timed([*cmd, "--json"], Path.cwd(), src)
+                    walls[label, copies].append(wall)
+                    cpus[label, copies].append(cpu)
+            print(
+                f"round {r + 1}: "
+                + ", ".join(f"{label} {c}: {walls[label, c][-1]:.2f} s" for c in sizes for label, _ in sides),
+                flush=True,
+            )
+    print()
+    for label, _ in sides:
+        print(f"{label}: sredrill run --pack rds_postgres --axis2 --agent {args.agent}: {_spread(runs[label])} s")
+    print(f"{'':>8} {'scenarios':>10} {'wall s':>8} {'ms/scenario':>12}   (median of {rounds} rounds)")
+    for label, _ in sides:
+        for copies in sizes:
+            wall = statistics.median(walls[label, copies])
+            print(f"{label:>8} {copies:>10} {wall:8.2f} {wall / copies * 1000:12.2f}")
     small, large = sizes[0], sizes[-1]
-    marginal = [(hi - lo) / (large - small) * 1000 for lo, hi in zip(walls[small], walls[large], strict=True)]
-    print(f"marginal ms per scenario, (t({large}) − t({small})) / {large - small}, per round: "
-          f"{', '.join(f'{v:.2f}' for v in marginal)}; median {statistics.median(marginal):.2f} "
-          f"(min {min(marginal):.2f}, max {max(marginal):.2f}); goal ≤ 6 ms")  # fmt: skip
+    marginal: dict[str, list[float]] = {}
+    for label, _ in sides:
+        for what, table in (("wall", walls), ("CPU", cpus)):
+            values = [
+                (hi - lo) / (large - small) * 1000
+                for lo, hi in zip(table[label, small], table[label, large], strict=True)
+            ]
+            marginal[f"{label} {what}"] = values
+            print(f"{label}: marginal {what} ms per scenario, (t({large}) − t({small})) / {large - small}: "
+                  f"{_spread(values)}; goal ≤ 6 ms")  # fmt: skip
+    if args.baseline:
+        for what in ("wall", "CPU"):
+            ratios = [b / a for b, a in zip(marginal[f"before {what}"], marginal[f"after {what}"], strict=True)]
+            print(f"before ÷ after, marginal {what} per scenario: {_spread(ratios)}")
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}")
 
 
