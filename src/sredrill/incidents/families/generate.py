@@ -8,13 +8,15 @@ seed, same task.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sredrill.errors import InputError, did_you_mean
 from sredrill.incidents.families import library as lib
 from sredrill.incidents.families.actions import ACTION_TYPES, TARGET_KINDS, action_schema
+from sredrill.incidents.families.alerts import ALERT_RULES, NOISY, alert_names
 from sredrill.incidents.families.library import FAULTS, FaultKind
 from sredrill.incidents.families.splits import SEED_LIMIT
 from sredrill.incidents.families.topology import FAMILY_TEMPLATES, Kind, Topology, draw_topology
@@ -114,8 +116,6 @@ class FamilyTask:
 
     def targets(self, action_type: str) -> tuple[str, ...] | None:
         """The valid targets of one action type in this episode (empty: none here); None: it takes no target."""
-        from sredrill.incidents.families.alerts import alert_names
-
         if action_type == "inspect_alert":
             return alert_names(self.topology)
         kinds = TARGET_KINDS.get(action_type)
@@ -169,8 +169,12 @@ def family_task(family: str, seed: int) -> FamilyTask:
     Raises:
         InputError: an unknown family (with the closest id) or a bad seed.
     """
-    _check_family(family)
-    _check_seed(seed)
+    return _generate(_check_family(family), _check_seed(seed))
+
+
+@functools.lru_cache(maxsize=4096)
+def _generate(family: str, seed: int) -> FamilyTask:
+    # A task is a frozen value: the same one can serve every reset of its seed.
     rng = random.Random(f"{family}:{seed}")
     topo = draw_topology(family, rng)
     replicas = tuple(rng.randint(2, 6) if c.kind in (Kind.API, Kind.WORKER) else 0 for c in topo.components)
@@ -205,8 +209,6 @@ def family_task(family: str, seed: int) -> FamilyTask:
 
 
 def _with_description(task: FamilyTask) -> FamilyTask:
-    from dataclasses import replace
-
     summary = FAMILY_TEMPLATES[task.family].summary
     parts = ", ".join(f"{c.name} ({c.kind})" for c in task.topology.components)
     text = (
@@ -275,8 +277,6 @@ def _plan(
 ) -> FaultPlan:
     onset = -rng.randint(1, 3)
     if kind.id == "false_alarm":
-        from sredrill.incidents.families.alerts import ALERT_RULES, NOISY
-
         rules = ALERT_RULES[topo.components[root].kind]
         metric = rng.choice([m for _, m, _, _ in rules if m in NOISY[topo.components[root].kind]])
         spike = (root, metric, 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from sredrill.errors import StateError
+from sredrill.errors import InputError, StateError, did_you_mean
 from sredrill.incidents import scoring
 from sredrill.incidents.families.alerts import (
     ALERT_HOLD,
@@ -76,8 +76,6 @@ class FamilySimulator:
 
     def __init__(self, task: FamilyTask, reward_mode: str = "dense") -> None:
         if reward_mode not in REWARD_MODES:
-            from sredrill.errors import InputError, did_you_mean
-
             hint = did_you_mean(str(reward_mode), REWARD_MODES)
             raise InputError(
                 f"unknown reward mode {reward_mode!r}" + (f"; {hint}" if hint else ""),
