@@ -67,7 +67,7 @@ class Rate:
 
 
 def episodes_per_family(total: int) -> int:
-    return max(1, round(total / len(FAMILIES)))
+    return max(1, -(-total // len(FAMILIES)))  # rounded up: at least `total` episodes in all
 
 
 def eval_seeds(n: int) -> range:

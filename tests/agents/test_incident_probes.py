@@ -172,3 +172,11 @@ def test_through_sredrill_run_a_probe_sees_no_reward(name: str) -> None:
         played = play_episode(PROBES[name], FamilyEpisode(task), space, show_rewards=False)
         expected[f"incidents/{family}#seed{seed}"] = (played.resolved, round(played.grade, 4))
     assert outcomes == expected
+
+
+def test_a_probe_on_an_rca_scenario_fails_without_erroring() -> None:
+    # So the probes can run beside the baselines on every pack.
+    from sredrill import run
+
+    report = run(["rds_postgres"], agent="py:sredrill.agents.incident_probes:try_everything", scenarios=["000-healthy"])
+    assert [r.status for r in report.results] == ["failed"]

@@ -663,8 +663,12 @@ def _http_space(client: httpx.Client, headers: Mapping[str, str], info: Mapping[
 async def play_tools(factory: PolicyFactory, task: Task, recorder: Recorder | None = None) -> AgentReply:
     """Play an incident episode through its tools (`sredrill run --pack incidents`); rewards as the tools show.
 
-    A tool result without a reward (the incidents pack hides step rewards) is remembered as None.
+    A tool result without a reward (the incidents pack hides step rewards) is remembered as None. A task that
+    is not an incident episode (an RCA scenario: no `declare_healthy` tool) gets a reply saying so and no tool
+    call, so the probes can run beside the baselines on any pack (they fail RCA scenarios, as they should).
     """
+    if not any(t.name == _HEALTHY for t in task.tools):
+        return AgentReply(output="A shortcut probe of the incident environment: it plays incident episodes only.")
     space = ActionSpace.from_tools(task.tools)
     policy = factory(space)
     observation = Observation.model_validate(await task.call_tool("observe"))
