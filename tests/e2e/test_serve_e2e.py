@@ -30,7 +30,7 @@ def test_serve_answers_health_and_plays_over_http_and_websocket() -> None:
         with httpx.Client(base_url=server.url) as http:
             assert http.get("/health").json() == {"status": "healthy"}
             tasks = http.get("/tasks").json()["tasks"]
-            assert {t["kind"] for t in tasks} == {"incident", "rca"}
+            assert {t["kind"] for t in tasks} == {"incident", "family", "rca"}
             reset = http.post("/reset", json={"task_id": "hard_mixed", "seed": 0})
             step = http.post("/step", json={"action": {"action_type": "restart_database"}},
                              headers={"X-Session-Id": reset.headers["X-Session-Id"]})  # fmt: skip
@@ -40,6 +40,26 @@ def test_serve_answers_health_and_plays_over_http_and_websocket() -> None:
             assert json.loads(ws.recv(timeout=10))["type"] == "observation"
         server.proc.send_signal(signal.SIGINT)
         assert server.proc.wait(timeout=30) == 0  # Ctrl-C is a normal way to stop a server
+
+
+def test_serve_plays_a_task_family_episode_by_id_and_seed() -> None:
+    from sredrill.incidents.families import family_task
+
+    task = family_task("event_pipeline", 100_007)
+    with launched(serve_cmd(), env=env()) as server, httpx.Client(base_url=server.url) as http:
+        reset = http.post("/reset", json={"task_id": "event_pipeline", "seed": 100_007, "reward_mode": "sparse"})
+        assert reset.status_code == 200, reset.text
+        session = {"X-Session-Id": reset.headers["X-Session-Id"]}
+        assert list(reset.json()["observation"]["services"]) == list(task.components)
+        assert reset.json()["info"]["description"] == task.description
+        assert http.get("/schema", headers=session).json()["action"] == task.action_schema()
+        wrong = http.post("/step", json={"action": {"action_type": "failover", "target": "api_workers"}},
+                          headers=session)  # fmt: skip
+        assert wrong.status_code == 400 and wrong.json()["detail"][0]["loc"][-1] in ("target", "action_type")
+        done = http.post("/step", json={"action": {"action_type": "declare_unfixable"}}, headers=session).json()
+        assert done["done"] is True and done["reward"] == done["info"]["grade"] == 0.0  # sparse: only the grade
+        bad = http.post("/reset", json={"task_id": "event_pipelines"})
+        assert bad.status_code == 400 and "did you mean 'event_pipeline'" in bad.json()["detail"][0]["msg"]
 
 
 def test_serve_options_token_and_capacity() -> None:
