@@ -18,11 +18,10 @@ How it decides, in order:
 3. A fix the evidence calls for and not yet tried → do it (`_findings`, most specific evidence first):
    a database reporting its connections at the limit for a peer → restart that peer's processes; a database
    reporting slow queries from a peer → roll the peer back; a queue redelivering its head message many times →
-   quarantine it; a cache whose hit rate collapsed → flush it; an external dependency failing → fail over;
-   a pool timing out on a database → restart the pool; on an external → fail that over; a pool refused by a
-   peer → revert its configuration; a pool whose memory grows → roll it back; a pool whose request rate
-   jumped → scale it to the replicas that rate needs; a pool failing requests with no other explanation → roll
-   it back.
+   quarantine it; a cache whose hit rate collapsed → flush it; an external dependency failing → fail over; a
+   pool timing out on an external → fail that over; a pool refused by a peer → revert its configuration; a
+   pool whose memory grows while it fails nothing → roll it back; a pool whose request rate jumped → scale it
+   to the replicas that rate needs; a pool failing requests with no other explanation → roll it back.
 4. Evidence that points elsewhere → read that: a peer something times out on, the caches behind a database whose
    request rate jumped, the queues of a crash-looping pool, a pool's replica series when its logs lack the count.
 5. Otherwise investigate: the logs of the worst component not yet read (unhealthy or alerting; stores and
@@ -266,7 +265,9 @@ class ReferencePolicy:
                 add(5, _Finding(lead=_act("inspect_logs", r.peer)))
         if case.events(name, "connection_refused"):
             add(7, self._fix("revert_config", name))
-        if case.events(name, "memory"):
+        failing = case.events(name, "error_rate")
+        leaking = case.events(name, "memory")
+        if leaking and not failing:
             add(8, self._fix("rollback_release", name))
         surge = case.events(name, "request_rate")
         if surge and surge[-1].value is not None:
@@ -276,11 +277,11 @@ class ReferencePolicy:
             else:
                 add(9, self._fix("scale_workers", name, _scale_to(replicas, surge[-1].value)))
         restarts = case.events(name, "restarts")
-        if restarts and not case.events(name, "memory"):
-            # A pool crash-looping without a leak: something it consumes crashes it. Read its queues.
+        if restarts and (failing or not leaking):
+            # A pool crash-looping and failing what it takes: something it consumes crashes it. Read its queues.
             for queue in self.space.targets("drop_message"):
                 add(10, _Finding(lead=_act("inspect_logs", queue)))
-        if case.events(name, "error_rate") and not restarts and not case.events(name, "connection_refused"):
+        if failing and not restarts and not case.events(name, "connection_refused"):
             add(11, self._fix("rollback_release", name))
 
     # -- investigation -----------------------------------------------------------------------------------
