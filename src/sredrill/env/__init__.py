@@ -1,4 +1,5 @@
-"""The environment interface (DESIGN §1, §6): incident tasks and RCA scenarios behind reset/step/state.
+"""The environment interface (DESIGN §1, §6): incident tasks, task families and RCA scenarios behind
+reset/step/state.
 
 Examples:
     >>> from sredrill.env import make, list_tasks
@@ -9,9 +10,12 @@ Examples:
     <Signal.REQUEST_SURGE: 'request_surge'>
     >>> [t.task_id for t in list_tasks()][:3]
     ['easy_cpu_spike', 'medium_cascade', 'hard_mixed']
+    >>> family = make("web_api", seed=100017, reward_mode="sparse")   # a task family: the seed draws the task
+    >>> list(family.reset().services)  # doctest: +SKIP
+    ['edge-api', 'exporter', 'indexer', 'query-cache', 'events-db', 'ledger-db', 'tax-service']
 
-`sredrill.env.gym.make(task_id)` gives the same incident task as a `gymnasium.Env` (the `gym` extra); it is
-imported only when used.
+`sredrill.env.gym.make(task_id)` gives the same incident task or family as a `gymnasium.Env` (the `gym` extra; a
+family's with a per-episode action mask); it is imported only when used.
 """
 
 from __future__ import annotations

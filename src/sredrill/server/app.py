@@ -4,7 +4,7 @@ Routes (`docs/server.md` has the details):
 
 | route | what |
 |---|---|
-| `POST /reset` | `{}` or `{task_id, seed}` → `{observation, reward, done, info}`; `X-Session-Id` names the session |
+| `POST /reset` | `{}` or `{task_id, seed, reward_mode}` → `{observation, reward, done, info}`; `X-Session-Id` |
 | `POST /step` | `{"action": {…}}` → the same shape |
 | `GET /state` | the session's state |
 | `GET /schema` | the action schema of the session's episode (its targets), the observation's and the state's |

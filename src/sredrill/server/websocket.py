@@ -2,7 +2,7 @@
 
 Client → server (JSON text frames):
 
-    {"type": "reset", "data": {"task_id"?, "seed"?}}
+    {"type": "reset", "data": {"task_id"?, "seed"?, "reward_mode"?}}   (task_id: a task or a task family)
     {"type": "step",  "data": {"action_type": …, "target"?, "value"?, "args"?}}   (the action itself, no wrapper)
     {"type": "state"}
     {"type": "mcp",   "data": <a JSON-RPC request>}
