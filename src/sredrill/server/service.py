@@ -18,7 +18,7 @@ from typing import Any, Final, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from sredrill.errors import InputError, StateError
-from sredrill.server.catalog import EnvCatalog, schemas_json
+from sredrill.server.catalog import EnvCatalog, SessionEnv, schemas_json
 from sredrill.server.sessions import CapacityError, Session, SessionKind, SessionStore
 from sredrill.server.wire import (
     ErrorBody,
@@ -141,10 +141,7 @@ class EnvService:
         if env is None or env.task_id != task_id:
             env = self.catalog.make(task_id)
             session.replace_env(env)
-        if request.reward_mode is None:
-            # Only when asked: a catalog of environments without reward modes serves as before.
-            return env.reset_result(seed=request.seed)
-        return env.reset_result(seed=request.seed, reward_mode=request.reward_mode)
+        return _reset(env, request)
 
     def step(self, session: Session, action: Mapping[str, Any]) -> BaseModel:
         """One action in `session`.
@@ -186,12 +183,17 @@ class EnvService:
         try:
             if named is not None:
                 session = self.sessions.get(named.decode("latin-1"))
+                result = self.reset(session, request)
             else:
-                # The environment first: an unknown task must not open a session (nor change the default).
+                # The episode first: an unknown task or a bad seed must not open a session (nor change the default).
                 env = self.catalog.make(request.task_id or self.default_task)
+                try:
+                    result = _reset(env, request)
+                except InputError:
+                    env.close()
+                    raise
                 session = self.sessions.open(SessionKind.HTTP, default=True)
                 session.replace_env(env)
-            result = self.reset(session, request)
         except CapacityError as exc:
             return Answer.error(503, error_body("capacity", ["body"], str(exc)))
         except InputError as exc:
@@ -271,6 +273,13 @@ class EnvService:
             return self.sessions.get(named.decode("latin-1"))
         except InputError as exc:
             return Answer.error(400, input_error_body(exc, ["header"], "unknown_session"))
+
+
+def _reset(env: SessionEnv, request: ResetRequest) -> BaseModel:
+    if request.reward_mode is None:
+        # Only when asked: a catalog of environments without reward modes serves as before.
+        return env.reset_result(seed=request.seed)
+    return env.reset_result(seed=request.seed, reward_mode=request.reward_mode)  # type: ignore[call-arg]
 
 
 def _looks_unwrapped(body: bytes) -> bool:
