@@ -313,3 +313,14 @@ def test_a_cli_run_shows_up_in_sredrill_serve(tmp_path: Path) -> None:
             assert [(r["run_id"], r["status"], r["agent"]) for r in runs] == [(run_id, "finished", "keyword")]
             assert run_id in http.get("/ui").text
             assert http.get(f"/ui/runs/{run_id}").status_code == 200
+
+
+def test_a_run_of_the_incidents_pack_takes_seeds(client: httpx.Client) -> None:
+    run_id = start(client, packs=["incidents"], scenarios=["web_api"], seeds="100030-100031")
+    events = events_of(client, run_id)
+    assert events[-1][1]["status"] == "finished"
+    ids = [r["id"] for r in client.get(f"/api/runs/{run_id}").json()["report"]["results"]]
+    assert sorted(ids) == ["incidents/web_api#seed100030", "incidents/web_api#seed100031"]
+    bad = client.post("/api/runs", json={"packs": ["incidents"], "seeds": "9-3"})
+    assert bad.status_code == 400 and "ends before it starts" in bad.json()["detail"][0]["msg"]
+    assert client.post("/api/runs", json={"packs": ["incidents"], "seeds": 5}).status_code == 422

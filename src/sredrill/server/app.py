@@ -243,9 +243,12 @@ def create_app(
         ("POST", "/reset"): routes.reset,
         ("POST", "/step"): routes.step,
         ("GET", "/state"): routes.state,
-        ("GET", "/schema"): routes.schema,
         ("POST", "/mcp"): routes.mcp_call,
     }
+    if loopback_only:
+        # Beyond loopback, `/schema` is a read route like `/tasks`: FastAPI's layers (the token on every route)
+        # answer it, then the same function.
+        fast_http[("GET", "/schema")] = routes.schema
 
     class EnvApp(FastAPI):
         """FastAPI, with the session routes and `/ws` answered before its middleware and routing."""

@@ -66,6 +66,8 @@ class RunRequest(BaseModel):
     """Run both axes (full and selective) and report the gap."""
     scenarios: list[str] = Field(default_factory=list)
     difficulty: list[Annotated[int, Field(ge=1, le=4)]] = Field(default_factory=list)
+    seeds: str | None = Field(None, max_length=1000)
+    """The incidents pack's seeds, as `sredrill run --seeds`: `A-B`, `A`, or `A-B,C`; null: its defaults."""
     jobs: int = Field(1, ge=1, le=32)
     repeat: int = Field(1, ge=1, le=100)
     timeout_s: float | None = Field(None, gt=0)
@@ -161,6 +163,7 @@ def runs_router(
             axis2=request.axis2,
             scenario_ids=request.scenarios,
             difficulty=request.difficulty,
+            seeds=request.seeds,
         )
 
     @router.post("/runs", status_code=201, dependencies=[Depends(gate.write)], summary="Start a run")
