@@ -6,7 +6,9 @@
     python benchmarks/env_throughput.py --quick        # 500 calls per round, 3 rounds, 20,000 simulator steps
 
 In process: the TRACE simulator (`sredrill.incidents.Simulator.step` on typed actions; resets are timed
-apart), for four workloads, then `sredrill.env.Env.step` with the wire models.
+apart), for four workloads; the generated families' `FamilySimulator.step` on random actions of each
+episode's targets (resets, generation included, timed apart); then `sredrill.env.Env.step` with the wire
+models. Goal: ≥ 100,000 simulator steps/s.
 
 Over the network: sredrill's server (`sredrill.server.create_app` with a catalog serving a trivial counter)
 and openenv-core 0.3.0's `create_app` serving **the same trivial environment** (an action `{value: int}`,
@@ -228,6 +230,7 @@ def in_process(n: int) -> list[tuple[str, float]]:
             steps += len(plan)
         rows.append((f"Simulator.step, {name}", steps / spent))
     rows.append(("Simulator reset (episodes/s)", resets / reset_s))
+    rows += families(n)
     env = make("hard_mixed", seed=0)
     env.reset()
     wait = {"action_type": "wait"}
@@ -241,6 +244,40 @@ def in_process(n: int) -> list[tuple[str, float]]:
         env.reset()
     rows.append(("Env.step (wire models), waits", steps / spent))
     return rows
+
+
+def families(n: int) -> list[tuple[str, float]]:
+    """The generated families (TRACE v2): `FamilySimulator.step` on random actions of each episode's own
+    targets, over evaluation seeds of every family; resets (generation included) timed apart."""
+    from sredrill.incidents.families import EVAL_SEEDS, FAMILIES, FamilySimulator, family_task
+
+    rng = random.Random(0)
+    steps, spent, resets, reset_s = 0, 0.0, 0, 0.0
+    while steps < n:
+        family, seed = FAMILIES[resets % len(FAMILIES)], EVAL_SEEDS[resets]
+        start = time.perf_counter()
+        task = family_task(family, seed)
+        sim = FamilySimulator(task)
+        reset_s += time.perf_counter() - start
+        resets += 1
+        keys = [
+            (kind, target, 4 if kind == "scale_workers" else None)
+            for kind in task.action_types
+            if not kind.startswith("declare")
+            for target in (task.targets(kind) if task.targets(kind) is not None else (None,))
+        ]
+        plan = [rng.choice(keys) for _ in range(task.max_steps)]
+        start = time.perf_counter()
+        for key in plan:
+            if sim.done:
+                break
+            sim.step(key)
+            steps += 1
+        spent += time.perf_counter() - start
+    return [
+        ("FamilySimulator.step, every action at random", steps / spent),
+        ("FamilySimulator reset, generation included (episodes/s)", resets / reset_s),
+    ]
 
 
 # -- over the network -------------------------------------------------------------------------------------
