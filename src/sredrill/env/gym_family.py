@@ -112,6 +112,9 @@ class FamilyGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         )
         m = self.slots = max_components(family)
         self._sim: FamilySimulator | None = None
+        self._components: tuple[str, ...] = ()
+        self._targets: dict[str, frozenset[str]] = {}
+        self._resolved: list[tuple[str, str | None, int | None] | None] = []
         self._mask = np.zeros(len(self.table), dtype=np.int8)
         self._evidence = np.zeros((m, len(EVENTS)), dtype=np.int8)
         self._wiring = np.zeros((m, m), dtype=np.int8)
@@ -150,7 +153,11 @@ class FamilyGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         for a, b in (*topo.calls, *topo.consumes, *topo.backs):
             self._wiring[a, b] = 1
         self._evidence[:] = 0
-        self._mask[:] = [self._resolve(a) is not None for a in self.table]
+        # This episode's names and valid targets, read once: the mask and every step resolve against them.
+        self._components = task.components
+        self._targets = {name: frozenset(task.targets(name) or ()) for name in ACTION_TYPES}
+        self._resolved = [self._resolve(a) for a in self.table]
+        self._mask[:] = [key is not None for key in self._resolved]
         info = {"seed": episode_seed, "max_steps": task.max_steps, "components": list(task.components),
                 "action_mask": self._mask.copy()}  # fmt: skip
         return self._observation(), info
@@ -162,14 +169,14 @@ class FamilyGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         if sim.done:
             raise StateError("the episode is over: call reset() to start another one")
         index = int(action)
-        key = self._resolve(self.table[index]) if 0 <= index < len(self.table) else None
+        key = self._resolved[index] if 0 <= index < len(self.table) else None
         if key is None:
             message = f"action {index} is not valid in this episode (see info['action_mask']): no step taken"
             info = {"step": sim.t, "invalid_action": True, "action_mask": self._mask.copy(), "message": message}
             return self._observation(), 0.0, False, False, info
         reward, done, message = sim.step(key)
         if key[0] == "inspect_logs" and key[1] is not None:
-            row = sim.task.components.index(key[1])
+            row = self._components.index(key[1])
             for record in log_records(sim, key[1]):
                 self._evidence[row, _EVENT_INDEX[record["event"]]] = 1
         terminated = sim.declared is not None
@@ -208,23 +215,20 @@ class FamilyGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
 
     def _resolve(self, action: FamilyAction) -> tuple[str, str | None, int | None] | None:
         """The simulator's key for a table entry in this episode, or None when it is not valid here."""
-        sim = self._sim
-        assert sim is not None
         name, slot, value = action
-        task = sim.task
+        components = self._components
         if slot is None:
             return (name, None, None)
         if isinstance(slot, tuple):
             c, r = slot
-            if c >= len(task.components):
+            if c >= len(components):
                 return None
-            target = f"{ALERT_RULE_NAMES[r]}:{task.components[c]}"
-        elif slot >= len(task.components):
+            target = f"{ALERT_RULE_NAMES[r]}:{components[c]}"
+        elif slot >= len(components):
             return None
         else:
-            target = task.components[slot]
-        allowed = task.targets(name)
-        return (name, target, value) if allowed is not None and target in allowed else None
+            target = components[slot]
+        return (name, target, value) if target in self._targets[name] else None
 
     def _observation(self) -> dict[str, Any]:
         sim = self._sim
