@@ -107,6 +107,8 @@ class BenchCatalog:
         return ()
     def tool_action(self, task_id, name, arguments):
         raise InputError("no tools")
+    def action_schema(self, env):
+        return self.description.action_schema
 
 serve(create_app(catalog=BenchCatalog(), max_sessions=8), port=0, on_ready=lambda url: print(url, flush=True))
 """

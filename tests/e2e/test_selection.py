@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sredrill.engine.incident_suite import incident_tests
 from sredrill.scenarios import load_pack
 
 from .conftest import Cli, Project
@@ -101,8 +102,10 @@ def test_difficulty_filters_rca_scenarios_and_incident_tasks_each_on_its_own_sca
     results = cli.report()["results"]
     rca = sorted(r["id"] for r in results if r["kind"] == "rca")
     assert rca == sorted(f"rds_postgres/{s.id}#1" for s in load_pack("rds_postgres").scenarios if s.difficulty == 3)
-    incidents = {r["id"].split("/")[1].split("#")[0] for r in results if r["kind"] == "incident"}
-    assert incidents == {"hard_mixed"}  # the one hard (3) incident task
+    incidents = {r["id"] for r in results if r["kind"] == "incident"}
+    # hard_mixed (the one hard classic task) and the family episodes whose seed drew a hard task
+    assert incidents == {t.id for t in incident_tests(difficulties=(3,))}
+    assert {i.split("/")[1].split("#")[0] for i in incidents} >= {"hard_mixed"}
     assert {r["difficulty"] for r in results} == {3}
 
 
@@ -200,7 +203,7 @@ def test_maxfail_then_last_failed_on_sredrill_run(project: Project) -> None:
     report = cli.report()
     failed = [r["id"] for r in report["results"] if r["status"] != "passed"]
     assert len(failed) == 1
-    total = len(load_pack("rds_postgres").scenarios) + 30  # + 6 incident tasks × 5 seeds
+    total = len(load_pack("rds_postgres").scenarios) + len(incident_tests())  # classic and family episodes
     assert f"stopped after 1 failure (--maxfail 1): {total - len(report['results'])} test(s) not run" in cli.stderr
 
     again = project.run("run", "--agent", "keyword", "--lf", "--json")
