@@ -82,3 +82,33 @@ def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:
     assert all(layer_of(m) in (None, "errors") for _, m in tree)
     assert layer_of("sredrill.engine.runner") == "engine"
     assert LAYERS.index("engine") > LAYERS.index("sdk")
+
+
+def private_imports(path: Path) -> list[str]:
+    """`from M import _name` of our own modules (absolute `sredrill…` or relative): another module's private name."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+            continue
+        ours = node.level > 0 or (node.module or "").split(".")[0] in {"sredrill", *LOCAL_TOOLS}
+        if ours:
+            found += [f"{node.lineno}: {a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+LOCAL_TOOLS = {p.stem for p in (SRC.parents[1] / "tools").glob("*.py")}
+"""The generator scripts in tools/ import each other by file name."""
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    # A private name is its module's to change: reaching for it from elsewhere ties two modules together
+    # where nobody sees it. Make it public (and documented) instead.
+    paths = [*SRC.rglob("*.py"), *(SRC.parents[1] / "tools").glob("*.py")]
+    bad = [f"{p.relative_to(SRC.parents[1])}:{hit}" for p in paths for hit in private_imports(p)]
+    assert not bad, "imports of another module's private names:\n" + "\n".join(bad)
+
+
+def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from sredrill.sdk.context import _current\nfrom .x import ok, _hidden\nimport os\n")
+    assert private_imports(module) == ["1: _current", "2: _hidden"]

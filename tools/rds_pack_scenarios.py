@@ -21,18 +21,18 @@ NO_STORAGE = (
 )
 
 
-def _start(day: int, hour: int, minute: int) -> datetime:
+def start(day: int, hour: int, minute: int) -> datetime:
     return datetime(2026, 5, day, hour, minute, tzinfo=UTC)
 
 
-def _low_storage(d: Drill, minute: float, free_bytes: float) -> None:
+def low_storage(d: Drill, minute: float, free_bytes: float) -> None:
     pct = round(free_bytes / (d.db.storage_gb * GB) * 100)
     msg = LOW_STORAGE.format(db=d.db.name, pct=pct, size=d.db.storage_gb, free=free_bytes / GB)
     d.event(minute, msg, ["low storage"])
 
 
 def s000() -> Drill:
-    d = Drill("000-healthy", _start(4, 9, 0), 20, Instance("ledger-pg-prod", "db.r6g.2xlarge", "us-east-1", 500,
+    d = Drill("000-healthy", start(4, 9, 0), 20, Instance("ledger-pg-prod", "db.r6g.2xlarge", "us-east-1", 500,
               replica="ledger-pg-prod-ro1"), 1, "info", "healthy", split_metrics=True)  # fmt: skip
     load = d.flat(1.1, 0.12)
     standard(
@@ -74,7 +74,7 @@ def s000() -> Drill:
 
 
 def s001() -> Drill:
-    d = Drill("001-replication-lag", _start(4, 14, 10), 30, Instance("shipments-pg-main", "db.r6g.xlarge", "us-east-1",
+    d = Drill("001-replication-lag", start(4, 14, 10), 30, Instance("shipments-pg-main", "db.r6g.xlarge", "us-east-1",
               800, replica="shipments-pg-read1"), 1, "critical", "replication_lag")  # fmt: skip
     lag = d.curve((0, 1.0), (4, 1.3), (29, 955), noise=0.01, lo=0.2)
     slot = d.curve((0, 20 * MB), (4, 26 * MB), (29, 42 * GB), noise=0.02)
@@ -121,7 +121,7 @@ def s001() -> Drill:
 
 
 def s002() -> Drill:
-    d = Drill("002-connection-exhaustion", _start(5, 11, 30), 20, Instance("checkout-pg-prod", "db.r6g.large",
+    d = Drill("002-connection-exhaustion", start(5, 11, 30), 20, Instance("checkout-pg-prod", "db.r6g.large",
               "us-east-1", 300, max_connections=1700), 1, "critical", "connection_exhaustion")  # fmt: skip
     standard(
         d,
@@ -157,7 +157,7 @@ def s002() -> Drill:
 
 
 def s003() -> Drill:
-    d = Drill("003-storage-full", _start(5, 2, 40), 20, Instance("claims-pg-prod", "db.m6g.xlarge", "eu-central-1",
+    d = Drill("003-storage-full", start(5, 2, 40), 20, Instance("claims-pg-prod", "db.m6g.xlarge", "eu-central-1",
               250), 1, "critical", "storage_full")  # fmt: skip
     free = d.curve((0, 21.4 * GB), (18, 0.35 * GB), (19, 0.33 * GB), noise=0.004)
     standard(
@@ -170,8 +170,8 @@ def s003() -> Drill:
         DatabaseConnections=d.curve((0, 160), (17, 172), (18, 0), noise=0.03),
         WriteLatency=d.curve((0, 0.0017), (15, 0.0024), (17, 0.0031), (18, 0.0004), noise=0.06),
     )
-    _low_storage(d, 2.3, 21.4 * GB - 2.3 * 1.17 * GB)
-    _low_storage(d, 14.2, 21.4 * GB - 14.2 * 1.17 * GB)
+    low_storage(d, 2.3, 21.4 * GB - 2.3 * 1.17 * GB)
+    low_storage(d, 14.2, 21.4 * GB - 14.2 * 1.17 * GB)
     d.event(17.7, NO_STORAGE.format(db=d.db.name), ["low storage", "failure"])
     d.set_alert(
         title="FreeStorageSpace below 5% on claims-pg-prod",
@@ -198,7 +198,7 @@ def s003() -> Drill:
 
 
 def s004() -> Drill:
-    d = Drill("004-cpu-saturation-bad-query", _start(6, 16, 0), 20, Instance("pricing-pg-prod", "db.r6g.xlarge",
+    d = Drill("004-cpu-saturation-bad-query", start(6, 16, 0), 20, Instance("pricing-pg-prod", "db.r6g.xlarge",
               "us-west-2", 400), 1, "critical", "cpu_saturation")  # fmt: skip
     load = d.curve((0, 1.3), (5, 1.4), (8, 11.0), (19, 11.3))
     standard(
@@ -234,7 +234,7 @@ def s004() -> Drill:
 
 
 def s005() -> Drill:
-    d = Drill("005-failover", _start(6, 7, 15), 20, Instance("auth-pg-prod", "db.r6g.2xlarge", "us-east-1", 600), 1,
+    d = Drill("005-failover", start(6, 7, 15), 20, Instance("auth-pg-prod", "db.r6g.2xlarge", "us-east-1", 600), 1,
               "critical", "failover")  # fmt: skip
     standard(
         d,

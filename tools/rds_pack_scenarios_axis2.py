@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from gen_rds_pack import GB, MB, Drill, Instance, standard
-from rds_pack_scenarios import NO_STORAGE, _low_storage, _start
+from rds_pack_scenarios import NO_STORAGE, low_storage, start
 
 __all__ = ["AXIS2", "NO_STORAGE"]
 
 
 def s011() -> Drill:
-    d = Drill("011-cpu-storage-compositional", _start(10, 13, 0), 25, Instance("warehouse-pg-prod", "db.r6g.2xlarge",
+    d = Drill("011-cpu-storage-compositional", start(10, 13, 0), 25, Instance("warehouse-pg-prod", "db.r6g.2xlarge",
               "us-east-1", 500, replica="warehouse-pg-ro"), 4, "critical", "dual_resource_exhaustion",
               ["two independent faults: a CPU-bound report and an insert flood filling storage",
                "DatabaseConnections and ReplicaLag rise as side effects"])  # fmt: skip
@@ -23,8 +23,8 @@ def s011() -> Drill:
         WriteIOPS=d.curve((0, 900), (1, 4200), (24, 4350), noise=0.04),
         OldestReplicationSlotLag=d.curve((0, 25 * MB), (4, 40 * MB), (24, 3.1 * GB), noise=0.03),
     )
-    _low_storage(d, 13.6, 25.1 * GB)
-    _low_storage(d, 21.9, 10.2 * GB)
+    low_storage(d, 13.6, 25.1 * GB)
+    low_storage(d, 21.9, 10.2 * GB)
     d.set_alert(
         title="CPUUtilization above 90% on warehouse-pg-prod",
         alertname="RDSCPUHigh",
@@ -55,7 +55,7 @@ def s011() -> Drill:
 
 
 def s012() -> Drill:
-    d = Drill("012-replication-lag-misleading-events", _start(11, 12, 30), 25, Instance("fleet-pg-prod",
+    d = Drill("012-replication-lag-misleading-events", start(11, 12, 30), 25, Instance("fleet-pg-prod",
               "db.r6g.xlarge", "us-west-2", 1500, replica="fleet-pg-reader"), 3, "critical", "replication_lag",
               ["three earlier infrastructure events: maintenance patching, a Multi-AZ failover,"
                " a reader restart"])  # fmt: skip
@@ -68,7 +68,7 @@ def s012() -> Drill:
         OldestReplicationSlotLag=d.curve((0, 40 * MB), (2, 45 * MB), (24, 58 * GB), noise=0.02),
         DatabaseConnections=d.flat(380, 0.02),
     )
-    d.events_window = (_start(11, 4, 0), _start(11, 12, 55))
+    d.events_window = (start(11, 4, 0), start(11, 12, 55))
     d.event(-410, "Applying off-line patches to DB instance", ["maintenance"])
     d.event(-402.7, "Multi-AZ instance failover started.", ["failover"])
     d.event(-401.4, "Multi-AZ instance failover completed.", ["failover"])
@@ -103,7 +103,7 @@ def s012() -> Drill:
 
 
 def s013() -> Drill:
-    d = Drill("013-storage-recovery-false-alert", _start(11, 15, 0), 20, Instance("invoicing-pg-prod",
+    d = Drill("013-storage-recovery-false-alert", start(11, 15, 0), 20, Instance("invoicing-pg-prod",
               "db.m6g.2xlarge", "eu-west-1", 400), 3, "warning", "healthy",
               ["FreeStorageSpace dip already recovered by storage autoscaling", "WriteLatency briefly elevated",
                "the alert is still firing"])  # fmt: skip
@@ -117,7 +117,7 @@ def s013() -> Drill:
         TransactionLogsGeneration=d.curve((0, 24 * MB), (4, 25 * MB), (5, 3 * MB), (19, 2.8 * MB), noise=0.05),
         CPUUtilization=d.curve((0, 38), (4, 39), (5, 17), (19, 16), noise=0.06),
     )  # fmt: skip
-    _low_storage(d, 3.6, 36.9 * GB)
+    low_storage(d, 3.6, 36.9 * GB)
     d.event(4.9, "Applying autoscaling-initiated modification to allocated storage.", ["configuration change"])
     d.event(9.3, "Finished applying autoscaling-initiated modification to allocated storage.",
             ["configuration change"])  # fmt: skip
@@ -147,7 +147,7 @@ def s013() -> Drill:
 
 
 def s014() -> Drill:
-    d = Drill("014-checkpoint-storm-cpu-saturation", _start(12, 22, 0), 25, Instance("subscriptions-pg",
+    d = Drill("014-checkpoint-storm-cpu-saturation", start(12, 22, 0), 25, Instance("subscriptions-pg",
               "db.r6g.xlarge", "us-west-2", 2000), 4, "critical", "checkpoint_io_storm",
               ["CPUUtilization at 92% is a symptom of the write storm",
                "an automated backup runs in the same window"])  # fmt: skip
@@ -199,7 +199,7 @@ def s014() -> Drill:
 
 
 def s015() -> Drill:
-    d = Drill("015-connection-storage-compositional", _start(13, 10, 40), 25, Instance("crm-pg-prod", "db.r6g.large",
+    d = Drill("015-connection-storage-compositional", start(13, 10, 40), 25, Instance("crm-pg-prod", "db.r6g.large",
               "eu-central-1", 300, max_connections=1700), 4, "critical", "connection_exhaustion",
               ["two independent faults: leaked idle-in-transaction sessions and temporary files filling storage",
                "the alert names only the connections"])  # fmt: skip
@@ -213,8 +213,8 @@ def s015() -> Drill:
         ReadLatency=d.curve((0, 0.0009), (5, 0.0009), (7, 0.0031), (24, 0.0034), noise=0.06),
         FreeableMemory=d.curve((0, 6.1 * GB), (2, 6.1 * GB), (16, 4.3 * GB), (24, 4.2 * GB), noise=0.005),
     )
-    _low_storage(d, 15.5, 15.0 * GB)
-    _low_storage(d, 21.4, 6.0 * GB)
+    low_storage(d, 15.5, 15.0 * GB)
+    low_storage(d, 21.4, 6.0 * GB)
     d.set_alert(
         title="DatabaseConnections above 1600 on crm-pg-prod",
         alertname="RDSConnectionsHigh",
@@ -244,7 +244,7 @@ def s015() -> Drill:
 
 
 def s016() -> Drill:
-    d = Drill("016-checkpoint-replication-compositional", _start(14, 1, 10), 25, Instance("notifications-pg",
+    d = Drill("016-checkpoint-replication-compositional", start(14, 1, 10), 25, Instance("notifications-pg",
               "db.r6g.2xlarge", "us-east-1", 1500, replica="notifications-pg-ro1"), 4, "critical",
               "checkpoint_io_storm",
               ["two faults: a checkpoint storm on the primary and paused replay on the replica",
@@ -288,7 +288,7 @@ def s016() -> Drill:
 
 
 def s017() -> Drill:
-    d = Drill("017-cpu-replication-compositional", _start(15, 9, 30), 25, Instance("merch-pg-prod", "db.r6g.2xlarge",
+    d = Drill("017-cpu-replication-compositional", start(15, 9, 30), 25, Instance("merch-pg-prod", "db.r6g.2xlarge",
               "ap-northeast-1", 900, replica="merch-pg-replica"), 4, "critical", "cpu_saturation",
               ["two independent faults: a CPU-bound search query and a WAL-heavy price import",
                "the replica lag starts while CPU is already saturated"])  # fmt: skip

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from gen_rds_pack import GB, MB, Drill, Instance, standard
-from rds_pack_scenarios import NO_STORAGE, _low_storage, _start
+from rds_pack_scenarios import NO_STORAGE, low_storage, start
 
 __all__ = ["TRAPS"]
 
 
 def s006() -> Drill:
-    d = Drill("006-replication-lag-cpu-redherring", _start(7, 10, 20), 25, Instance("loyalty-pg-prod", "db.r6g.2xlarge",
+    d = Drill("006-replication-lag-cpu-redherring", start(7, 10, 20), 25, Instance("loyalty-pg-prod", "db.r6g.2xlarge",
               "eu-west-1", 1000, replica="loyalty-pg-replica-a"), 2, "critical", "replication_lag",
               ["CPUUtilization", "CPU at 75-85% from an unrelated read-only analytics query"])  # fmt: skip
     cpu = [min(max(x, 75.1), 84.9) for x in d.wave(80, 3.6, 7, noise=0.012)]
@@ -52,7 +52,7 @@ def s006() -> Drill:
 
 
 def s007() -> Drill:
-    d = Drill("007-connection-pressure-noisy-healthy", _start(7, 18, 0), 20, Instance("tickets-pg-prod",
+    d = Drill("007-connection-pressure-noisy-healthy", start(7, 18, 0), 20, Instance("tickets-pg-prod",
               "db.r6g.xlarge", "us-west-2", 500, max_connections=3400), 2, "warning", "healthy",
               ["DatabaseConnections", "CPUUtilization",
                "connections and CPU oscillate near the alarm threshold"])  # fmt: skip
@@ -93,7 +93,7 @@ def s007() -> Drill:
 
 
 def s008() -> Drill:
-    d = Drill("008-storage-full-missing-metric", _start(8, 3, 30), 20, Instance("media-meta-pg", "db.m6g.large",
+    d = Drill("008-storage-full-missing-metric", start(8, 3, 30), 20, Instance("media-meta-pg", "db.m6g.large",
               "ap-southeast-2", 200, storage_type="gp2"), 3, "critical", "storage_full",
               ["FreeStorageSpace_absent", "BurstBalance draining on gp2"])  # fmt: skip
     standard(
@@ -107,8 +107,8 @@ def s008() -> Drill:
         BurstBalance=d.curve((0, 58), (16, 21), (19, 22), noise=0.005),
         TransactionLogsGeneration=d.curve((0, 21 * MB), (16, 22 * MB), (17, 0.1 * MB), noise=0.04),
     )
-    _low_storage(d, 1.4, 12.4 * GB)
-    _low_storage(d, 11.2, 4.3 * GB)
+    low_storage(d, 1.4, 12.4 * GB)
+    low_storage(d, 11.2, 4.3 * GB)
     d.event(16.6, NO_STORAGE.format(db=d.db.name), ["low storage", "failure"])
     d.set_alert(
         title="WriteLatency above 150 ms on media-meta-pg",
@@ -136,7 +136,7 @@ def s008() -> Drill:
 
 
 def s009() -> Drill:
-    d = Drill("009-dual-fault-connection-cpu", _start(8, 20, 10), 20, Instance("recs-pg-prod", "db.r6g.4xlarge",
+    d = Drill("009-dual-fault-connection-cpu", start(8, 20, 10), 20, Instance("recs-pg-prod", "db.r6g.4xlarge",
               "us-east-1", 1200), 4, "critical", "connection_exhaustion",
               ["DatabaseConnections", "CPUUtilization",
                "connections and CPU both fail with one shared cause"])  # fmt: skip
@@ -175,7 +175,7 @@ def s009() -> Drill:
 
 
 def s010() -> Drill:
-    d = Drill("010-replication-lag-missing-metric", _start(9, 8, 0), 20, Instance("geo-pg-primary", "db.r6g.xlarge",
+    d = Drill("010-replication-lag-missing-metric", start(9, 8, 0), 20, Instance("geo-pg-primary", "db.r6g.xlarge",
               "us-east-2", 700, replica="geo-pg-replica-2"), 3, "warning", "replication_lag",
               ["ReplicaLag_absent"])  # fmt: skip
     slot = d.curve((0, 60 * MB), (3, 70 * MB), (19, 24 * GB), noise=0.02)
@@ -188,7 +188,7 @@ def s010() -> Drill:
         WriteIOPS=d.curve((0, 700), (3, 720), (4, 6200), (19, 6400), noise=0.04),
         CPUUtilization=d.curve((0, 18), (3, 19), (5, 33), (19, 34), noise=0.05),
     )
-    d.events_window = (_start(8, 20, 0), _start(9, 8, 20))
+    d.events_window = (start(8, 20, 0), start(9, 8, 20))
     d.event(-569, "Applying modification to database instance class", ["configuration change"], source=d.db.replica)
     d.event(-548, "DB instance restarted", ["availability"], source=d.db.replica)
     d.event(-536, "Finished applying modification to database instance class", ["configuration change"],

@@ -32,7 +32,7 @@ from sredrill.trajectory import ToolError
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
-    from .tool_server import ToolRegistry, _Registration
+    from .tool_server import Registration, ToolRegistry
 
 __all__ = ["MCP_PATH", "McpEndpoint", "mcp_installed"]
 
@@ -138,12 +138,12 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        from .tool_server import _Denied
+        from .tool_server import Denied
 
         run_id = scope.get("path_params", {}).get("run_id", "")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         access = self._registry.authorize(run_id, headers.get("authorization"))
-        if isinstance(access, _Denied):
+        if isinstance(access, Denied):
             await _denied_response(access.status, access.code, access.message)(scope, receive, send)
             return
         if not self.is_running:
@@ -155,7 +155,7 @@ class McpEndpoint:
 
     # -- MCP handlers (the SDK calls them with the HTTP request whose scope carries the run) --------------
 
-    def _run_of(self, ctx: Any) -> _Registration:
+    def _run_of(self, ctx: Any) -> Registration:
         request = ctx.request
         if request is None or _SCOPE_KEY not in request.scope:
             # Only reachable if the SDK stopped passing the HTTP request to handlers: fail loudly, not open.

@@ -154,14 +154,14 @@ class ToolAccess:
 
 
 @dataclass(frozen=True, slots=True)
-class _Registration:
+class Registration:
     toolset: Toolset
     recorder: Recorder
     token: str = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
-class _Denied:
+class Denied:
     status: int
     code: str
     message: str
@@ -175,7 +175,7 @@ class ToolRegistry:
     """
 
     def __init__(self) -> None:
-        self._runs: dict[str, _Registration] = {}
+        self._runs: dict[str, Registration] = {}
 
     def __len__(self) -> int:
         return len(self._runs)
@@ -192,18 +192,18 @@ class ToolRegistry:
         if run_id in self._runs:
             raise StateError(f"agent run {run_id!r} already has its tools served: unregister it first")
         token = secrets.token_urlsafe(32)
-        self._runs[run_id] = _Registration(toolset=toolset, recorder=recorder, token=token)
+        self._runs[run_id] = Registration(toolset=toolset, recorder=recorder, token=token)
         return token
 
     def unregister(self, run_id: str) -> None:
         """Stop serving `run_id`'s tools; later requests get 404 `unknown_run`. Unknown ids are ignored."""
         self._runs.pop(run_id, None)
 
-    def authorize(self, run_id: str, authorization: str | None) -> "_Registration | _Denied":
+    def authorize(self, run_id: str, authorization: str | None) -> "Registration | Denied":
         """The run's registration when `authorization` is `Bearer <its token>`, else why not."""
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            return _Denied(
+            return Denied(
                 401,
                 "unauthorized",
                 "send the run's token as 'Authorization: Bearer <token>' (the Task's `token`, or "
@@ -211,13 +211,13 @@ class ToolRegistry:
             )
         entry = self._runs.get(run_id)
         if entry is None:
-            return _Denied(
+            return Denied(
                 404,
                 "unknown_run",
                 f"no agent run {run_id!r} is being served: it has ended, or the URL is not the Task's tools_url",
             )
         if not secrets.compare_digest(token.strip().encode(), entry.token.encode()):
-            return _Denied(403, "forbidden", f"this token does not give access to run {run_id!r}")
+            return Denied(403, "forbidden", f"this token does not give access to run {run_id!r}")
         return entry
 
 
@@ -297,7 +297,7 @@ def tool_routes(registry: ToolRegistry) -> "APIRouter":
     async def list_tools(run_id: str, request: Request) -> Any:
         """The run's tools: name, description and a JSON Schema of the arguments of each."""
         access = registry.authorize(run_id, request.headers.get("authorization"))
-        if isinstance(access, _Denied):
+        if isinstance(access, Denied):
             return _error(access.status, access.code, access.message)
         return _json(200, ToolListBody(tools=access.toolset.specs()))
 
@@ -305,7 +305,7 @@ def tool_routes(registry: ToolRegistry) -> "APIRouter":
     async def call_tool(run_id: str, name: str, request: Request) -> Any:
         """Call one tool with the arguments as a JSON object (an empty body means no arguments)."""
         access = registry.authorize(run_id, request.headers.get("authorization"))
-        if isinstance(access, _Denied):
+        if isinstance(access, Denied):
             return _error(access.status, access.code, access.message)
         raw = await _read_limited(request)
         if raw is None:

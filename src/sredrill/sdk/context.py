@@ -27,7 +27,15 @@ if TYPE_CHECKING:
     from sredrill.traces import SpanCollector
     from sredrill.trajectory import Toolset
 
-__all__ = ["JudgeConfig", "Runtime", "TestContext", "current_context", "exit_text", "is_engine_cancelled"]
+__all__ = [
+    "JudgeConfig",
+    "Runtime",
+    "TestContext",
+    "context_or_none",
+    "current_context",
+    "exit_text",
+    "is_engine_cancelled",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +90,11 @@ class TestContext:
 
 
 _current: contextvars.ContextVar[TestContext | None] = contextvars.ContextVar("sredrill_test", default=None)
+
+
+def context_or_none() -> TestContext | None:
+    """The running test's context, or None outside a test body."""
+    return _current.get()
 
 
 def current_context() -> TestContext:

@@ -29,7 +29,7 @@ from sredrill.evidence import BackendMode, RcaToolset, ScenarioEvidence
 from sredrill.grading import Grade, grade_diagnosis
 from sredrill.results import Signal
 from sredrill.scenarios import Pack, Scenario, builtin_pack_names, load_pack
-from sredrill.sdk.context import TestContext, _current
+from sredrill.sdk.context import TestContext, context_or_none
 from sredrill.sdk.result import RunResult
 
 __all__ = ["RCA_PROMPT", "ScenarioCase", "scenario"]
@@ -117,7 +117,7 @@ class ScenarioCase:
         `grade` reads what it served. Read inside a test, it also hands the agent's Task the blinded alert
         (`task.alert`), as `sredrill run` does.
         """
-        ctx = _current.get()
+        ctx = context_or_none()
         if ctx is None:  # outside a test (a unit test of grading): one toolset for this case
             if self._local is None:
                 self._local = self._toolset()
@@ -168,7 +168,7 @@ class ScenarioCase:
         return RcaToolset(self.scenario, self.mode, blind=self.blind, evidence=self._evidence)
 
     def _used_toolset(self) -> RcaToolset:
-        ctx: TestContext | None = _current.get()
+        ctx: TestContext | None = context_or_none()
         if ctx is None:
             return self.tools
         toolset = ctx.extra.get(self._key)
