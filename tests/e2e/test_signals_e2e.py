@@ -110,3 +110,37 @@ def test_a_signal_ends_every_agent_and_leaves_the_run_resumable(
         assert after[test_id] == blob, "a finished result was rerun"
     [(finished,)] = _stored(project.db, "select finished from runs")
     assert finished == 1
+
+
+def test_a_killed_drivers_capture_folder_is_removed_by_the_next_run(project: Project) -> None:
+    import glob
+    import os
+    import tempfile
+
+    project.write("agents.py", 'async def agent(task):\n    return "ok"\n')
+    project.write(
+        "slow_eval.py",
+        """
+        import asyncio, pathlib
+        from sredrill import test
+
+        @test("slow")
+        async def _(agent):
+            pathlib.Path("started").touch()
+            await asyncio.sleep(60)
+        """,
+    )
+    project.write("quick_eval.py", "from sredrill import test\n\n@test('quick')\nasync def _(agent):\n    pass\n")
+    proc = project.popen("test", "slow_eval.py", "--agent", "py:agents:agent")
+    try:
+        assert wait_until(lambda: (project.root / "started").exists(), deadline_s=60)
+        pattern = os.path.join(tempfile.gettempdir(), f"sredrill-body-{proc.pid}-*")
+        left = glob.glob(pattern)
+        assert len(left) == 1  # the driver's capture folder, named for its pid
+    finally:
+        proc.send_signal(signal.SIGKILL)  # no cleanup can run: the folder stays behind
+        proc.communicate()
+    assert glob.glob(pattern) == left
+    cli = project.run("test", "quick_eval.py", "--agent", "py:agents:agent")
+    assert cli.code == 0, cli.stderr
+    assert glob.glob(pattern) == []  # the next run swept the dead driver's folder

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import shutil
 import tempfile
 import time
@@ -277,6 +278,34 @@ def _input_error(exc: RemoteError) -> InputError | None:
     )
 
 
+_CAPTURE_PREFIX: Final = "sredrill-body-"
+
+
+def _sweep_stale_capture_roots() -> None:
+    """Remove the capture folders of drivers that died without cleaning up (SIGKILL, a crash).
+
+    Each driver's folder is named `sredrill-body-<pid>-…`; one whose pid no longer runs is left over (its workers
+    follow their driver within a second). A pid reused since keeps its folder until that process is gone too.
+    """
+    root = tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(root):
+            pid = name.removeprefix(_CAPTURE_PREFIX).partition("-")[0]
+            if not name.startswith(_CAPTURE_PREFIX) or not pid.isdigit() or _alive(int(pid)):
+                continue
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive, and not ours to clean
+        return True
+    return True
+
+
 class BodyWorkers:
     """The `Executor` of `sredrill test`: attempts in body workers, one per `--jobs` slot.
 
@@ -297,7 +326,8 @@ class BodyWorkers:
         self._scope_workers: dict[int, list[Worker]] = {}
         self._spans: dict[str, list[tuple[str, Span]]] = {}
         self._all_spans: list[Span] = []
-        self._capture_root = tempfile.mkdtemp(prefix="sredrill-body-")
+        _sweep_stale_capture_roots()
+        self._capture_root = tempfile.mkdtemp(prefix=f"{_CAPTURE_PREFIX}{os.getpid()}-")
         self._capture_dirs: dict[Worker, str] = {}
 
     def __repr__(self) -> str:
