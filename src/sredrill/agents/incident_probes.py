@@ -660,17 +660,11 @@ def _http_space(client: httpx.Client, headers: Mapping[str, str], info: Mapping[
     raise LookupError(f"the server lists no task {info.get('task_id')!r} and its /schema has no action variants")
 
 
-async def play_tools(factory: PolicyFactory, task: Task, recorder: Recorder | None = None) -> AgentReply:
-    """Play an incident episode through its tools (`sredrill run --pack incidents`); rewards as the tools show.
+async def play_policy(policy: Policy, task: Task, *, rewards: bool = True) -> list[Turn]:
+    """Play an episode to its end through its tools with one policy: the turns, in order.
 
-    A tool result without a reward (the incidents pack hides step rewards) is remembered as None. A task that
-    is not an incident episode (an RCA scenario: no `declare_healthy` tool) gets a reply saying so and no tool
-    call, so the probes can run beside the baselines on any pack (they fail RCA scenarios, as they should).
+    `rewards=False` remembers no reward even where a tool result carries one (a policy that must not read them).
     """
-    if not any(t.name == _HEALTHY for t in task.tools):
-        return AgentReply(output="A shortcut probe of the incident environment: it plays incident episodes only.")
-    space = ActionSpace.from_tools(task.tools)
-    policy = factory(space)
     observation = Observation.model_validate(await task.call_tool("observe"))
     history: list[Turn] = []
     done = False
@@ -681,9 +675,22 @@ async def play_tools(factory: PolicyFactory, task: Task, recorder: Recorder | No
         result = await task.call_tool(name, **wire)
         assert isinstance(result, dict), f"{name}: a step returns an object, got {type(result).__name__}"
         observation = Observation.model_validate(result["observation"])
-        reward = result.get("reward")
+        reward = result.get("reward") if rewards else None
         history.append(Turn(action, observation, float(reward) if isinstance(reward, int | float) else None))
         done = bool(result["done"])
+    return history
+
+
+async def play_tools(factory: PolicyFactory, task: Task, recorder: Recorder | None = None) -> AgentReply:
+    """Play an incident episode through its tools (`sredrill run --pack incidents`); rewards as the tools show.
+
+    A tool result without a reward (the incidents pack hides step rewards) is remembered as None. A task that
+    is not an incident episode (an RCA scenario: no `declare_healthy` tool) gets a reply saying so and no tool
+    call, so the probes can run beside the baselines on any pack (they fail RCA scenarios, as they should).
+    """
+    if not any(t.name == _HEALTHY for t in task.tools):
+        return AgentReply(output="A shortcut probe of the incident environment: it plays incident episodes only.")
+    history = await play_policy(factory(ActionSpace.from_tools(task.tools)), task)
     output = "Played " + ", ".join(_describe(t.action) for t in history) + "."
     if recorder is not None:
         recorder.add(ResponseStep(content=output))

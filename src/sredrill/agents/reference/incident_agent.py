@@ -8,10 +8,9 @@ family's components; on a classic task it is the classic `incident_policy`.
 
 from __future__ import annotations
 
-from sredrill.agents.incident_probes import ActionSpace, Turn
+from sredrill.agents.incident_probes import ActionSpace, play_policy
 from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.reference.family_policy import ReferencePolicy
-from sredrill.env import Observation
 from sredrill.trajectory import Recorder, ThinkingStep
 
 __all__ = ["is_incident_task", "play_incident"]
@@ -28,18 +27,8 @@ async def play_incident(task: Task, recorder: Recorder) -> AgentReply:
     """Play the episode to its end with the reference incident policy."""
     recorder.add(ThinkingStep(content=_PLAN))
     policy = ReferencePolicy(ActionSpace.from_tools(task.tools))
-    observation = Observation.model_validate(await task.call_tool("observe"))
-    history: list[Turn] = []
-    actions: list[str] = []
-    done = False
-    while not done:
-        action = policy.choose(observation, history)
-        wire = action.model_dump(mode="json", exclude_none=True)
-        name = wire.pop("action_type")
-        result = await task.call_tool(name, **wire)
-        observation = Observation.model_validate(result["observation"])
-        history.append(Turn(action, observation, None))  # the policy reads no reward
-        actions.append(name if action.target is None else f"{name}({action.target})")
-        done = bool(result["done"])
+    history = await play_policy(policy, task, rewards=False)  # the policy reads no reward
+    actions = [t.action.action_type if t.action.target is None else f"{t.action.action_type}({t.action.target})"
+               for t in history]  # fmt: skip
     output = f"Played {len(actions)} step(s): {', '.join(actions)}."
     return AgentReply(output=output, loops=1)
