@@ -199,6 +199,35 @@ SeedsOpt = Annotated[
     typer.Option("--seeds", help="Seeds of the incidents pack's episodes: A-B, A, or A-B,C (default: its own)."),
 ]
 
+EpisodeKeyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--episode-key-file",
+        help="A file holding the secret that keys the task families' episodes (the same key plays the same "
+        "episodes); default: a fresh key per run.",
+    ),
+]
+
+
+def _read_episode_key(path: Path | None) -> str | None:
+    """The key in `--episode-key-file`, checked; read from a file so it is never on a command line."""
+    if path is None:
+        return None
+    from sredrill.incidents.families import check_key
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"--episode-key-file: cannot read the key ({exc.__class__.__name__}: {exc})",
+            path=str(path),
+            hint='write one with: python -c "import secrets; print(secrets.token_hex(16))" > KEYFILE',
+        ) from exc
+    try:
+        return check_key(text)
+    except InputError as exc:
+        raise InputError(f"--episode-key-file: {exc.message}", path=str(path), hint=exc.hint) from exc
+
 
 @app.command("run")
 def run_cmd(
@@ -214,6 +243,7 @@ def run_cmd(
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per scenario.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for seeded agents (random).")] = None,
     seeds: SeedsOpt = None,
+    episode_key_file: EpisodeKeyOpt = None,
     no_blind: Annotated[bool, typer.Option("--no-blind", help="Show agents the raw alert (debugging).")] = False,
     resume: Annotated[str | None, typer.Option("--resume", help="Continue an interrupted run.")] = None,
     reporter: ReporterOpt = None,
@@ -267,7 +297,7 @@ def run_cmd(
             run_packs(
                 packs, settings=settings, options=options, listener=listener, store=store, mode=mode_,
                 axis2=axis2_, scenario_ids=scenarios_, difficulty=level, blind=blind, seed=seed_, resume=resume_id,
-                last_failed=failures, seeds=seeds_,
+                last_failed=failures, seeds=seeds_, episode_key=_read_episode_key(episode_key_file),
             )
         )  # fmt: skip
         return exit_code_for(report.summary)
@@ -281,6 +311,7 @@ def baselines_cmd(
     db: DbOpt = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random baseline.")] = 0,
     seeds: SeedsOpt = None,
+    episode_key_file: EpisodeKeyOpt = None,
     jobs: JobsOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -298,6 +329,7 @@ def baselines_cmd(
             run_baselines(
                 list(pack or []), settings=settings, options=RunOptions(jobs=settings.jobs),
                 store=_store(db, settings), seed=seed, seeds=seeds,
+                episode_key=_read_episode_key(episode_key_file),
             )
         )  # fmt: skip
         from sredrill.engine.reporters.tables import baselines_rows, baselines_table
@@ -334,6 +366,7 @@ def serve_cmd(
         ),
     ] = None,
     db: DbOpt = None,
+    episode_key_file: EpisodeKeyOpt = None,
 ) -> None:
     """Serve the environment over OpenEnv's protocol (HTTP, WebSocket, MCP) and agents' tool routes."""
 
@@ -344,7 +377,7 @@ def serve_cmd(
         served = create_app(
             packs=list(pack) if pack else None, max_sessions=max_sessions, idle_timeout_s=idle_timeout,
             token=token, loopback_only=is_loopback(host), evals=evals, db=db or load_settings({}).db,
-            max_runs=max_runs, allow_agents=allow_agent or (),
+            max_runs=max_runs, allow_agents=allow_agent or (), episode_key=_read_episode_key(episode_key_file),
         )  # fmt: skip
         runs_token = served.state.options.runs_token
 

@@ -111,13 +111,15 @@ FAMILY_SAMPLE = range(EVAL_SEEDS.start, EVAL_SEEDS.start + 50)
 """50 evaluation seeds per family (the benchmark measures 1,000 episodes; at 20 per family one lucky bin moves a
 probe's rate by several points)."""
 PROBE_GOAL = 0.20
+EPISODE_KEY = "a-test-episode-key-the-probes-never-see"
+"""Evaluated episodes are keyed (`sredrill run` makes a key per run): the probes are measured on keyed ones."""
 
 
-def _family_played(name: str) -> list[tuple[FamilyTask, Played]]:
+def _family_played(name: str, key: str | None = EPISODE_KEY) -> list[tuple[FamilyTask, Played]]:
     out = []
     for family in FAMILIES:
         for seed in FAMILY_SAMPLE:
-            task = family_task(family, seed=seed)
+            task = family_task(family, seed=seed, key=key)
             space = ActionSpace.from_schema(task.action_schema())
             out.append((task, play_episode(PROBES[name], FamilyEpisode(task), space)))
     return out
@@ -128,6 +130,17 @@ def test_no_probe_resolves_more_than_a_fifth_of_the_family_episodes(name: str) -
     played = _family_played(name)
     resolved = sum(p.resolved for _, p in played)
     assert resolved <= PROBE_GOAL * len(played), f"{name}: {resolved}/{len(played)}"
+
+
+def test_the_regenerating_oracle_solves_public_episodes_and_only_false_alarms_of_keyed_ones() -> None:
+    # The oracle is real: on the public (unkeyed) tasks it resolves every episode without one inspection.
+    public = _family_played("regenerate", key=None)
+    assert all(p.resolved for _, p in public)
+    assert not any(a.action_type.startswith("inspect") for _, p in public for a in p.actions)
+    keyed = _family_played("regenerate")
+    assert {(t.family, t.seed) for t, p in keyed if p.resolved} <= {
+        (t.family, t.seed) for t, _ in keyed if t.cause.fix is None
+    }
 
 
 def test_always_healthy_resolves_only_the_false_alarms() -> None:

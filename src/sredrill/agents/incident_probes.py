@@ -12,6 +12,10 @@ name keeps every one of them at or below 20% resolved (`always_healthy` at or be
   the suspects, and tries the remediations on them in a fixed order until one pays +5.
 - `try_everything`: every remediation on every target, budget permitting, then waits and declares healthy.
 - `always_healthy`: declares healthy at once.
+- `regenerate` (an oracle): the generator is public, so it regenerates the public task of each of the first
+  `REGENERATE_SEEDS` evaluation seeds, finds the one with the episode's components and plays that task's fix.
+  It resolves every unkeyed episode of those seeds, and nothing but false alarms of a keyed one: why
+  `sredrill run` keys its episodes (`family_task(..., key=)`).
 
 A policy is built per episode from the episode's `ActionSpace` (its action types and their targets, read from
 the action schema or from the tools) and answers `choose(observation, history)`, like the reference policy,
@@ -48,6 +52,7 @@ from sredrill.trajectory import Recorder, ResponseStep, ToolSpec
 __all__ = [
     "FIX_REWARD",
     "PROBES",
+    "REGENERATE_SEEDS",
     "ActionKind",
     "ActionSpace",
     "AlwaysHealthy",
@@ -57,6 +62,7 @@ __all__ = [
     "Played",
     "Policy",
     "PolicyFactory",
+    "Regenerate",
     "RewardProbe",
     "TryEverything",
     "Turn",
@@ -70,6 +76,8 @@ __all__ = [
     "play_episode",
     "play_http",
     "play_tools",
+    "public_tasks",
+    "regenerate",
     "reward_probe",
     "trained_lookup",
     "try_everything",
@@ -365,6 +373,50 @@ class TryEverything:
         return _act(_WAIT) if history and history[-1].action.action_type != _WAIT else _act(_HEALTHY)
 
 
+# -- the regenerating oracle -------------------------------------------------------------------------------
+
+REGENERATE_SEEDS = 2000
+"""Evaluation seeds per family the oracle indexes: the first ones of `EVAL_SEEDS`, where the pack's are."""
+
+
+@functools.cache
+def public_tasks() -> Mapping[tuple[str, ...], Any]:
+    """Every public (unkeyed) family task of the first `REGENERATE_SEEDS` evaluation seeds, by its components:
+    what anyone can build from the open generator."""
+    from sredrill.incidents.families import EVAL_SEEDS, FAMILIES, family_task
+
+    index: dict[tuple[str, ...], Any] = {}
+    for family in FAMILIES:
+        for seed in EVAL_SEEDS[:REGENERATE_SEEDS]:
+            task = family_task(family, seed=seed)
+            index.setdefault(task.components, task)
+    return MappingProxyType(index)
+
+
+@dataclass(frozen=True, slots=True)
+class Regenerate:
+    """The oracle: regenerates the public task whose components match the episode's and plays its known fix,
+    without reading an inspection. It resolves every unkeyed episode of the seeds it indexes; on a keyed
+    episode (`sredrill run`, an evaluation server) no public task matches and it declares healthy."""
+
+    space: ActionSpace
+
+    def choose(self, observation: Observation, history: History) -> Action:
+        task = public_tasks().get(tuple(observation.services))
+        if task is None or task.cause.fix is None:
+            return _act(_HEALTHY)
+        if not history:
+            action, target, floor = task.cause.fix
+            kind = self.space.kinds.get(action)
+            value = floor
+            if kind is not None and kind.value_range is not None:
+                value = max(floor or 0, _value(kind) or 0)
+            return _act(action, target, value)
+        # The task says how long the system takes to settle after the fix: wait that long, then declare.
+        waited = sum(t.action.action_type == _WAIT for t in history)
+        return _act(_HEALTHY) if waited > task.plan.settle or _steps_left(observation) <= 1 else _act(_WAIT)
+
+
 # -- the first-observation lookup --------------------------------------------------------------------------
 
 Bin = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
@@ -555,6 +607,7 @@ PROBES: Mapping[str, PolicyFactory] = MappingProxyType(
         "inspection_probe": InspectionProbe,
         "try_everything": TryEverything,
         "always_healthy": AlwaysHealthy,
+        "regenerate": Regenerate,
     }
 )
 """Every probe by name."""
@@ -728,3 +781,8 @@ async def try_everything(task: Task) -> str:
 async def always_healthy(task: Task) -> str:
     """`always_healthy` as a `py:` agent."""
     return (await play_tools(AlwaysHealthy, task)).output
+
+
+async def regenerate(task: Task) -> str:
+    """`regenerate` (the oracle) as a `py:` agent."""
+    return (await play_tools(Regenerate, task)).output

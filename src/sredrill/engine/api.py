@@ -228,6 +228,7 @@ async def run_packs(
     resume: str | None = None,
     last_failed: LastFailures | None = None,
     seeds: str | Sequence[int] | None = None,
+    episode_key: str | None = None,
 ) -> RunReport:
     """What `sredrill run` does: scenario packs against one agent, graded, stored, reported.
 
@@ -244,9 +245,12 @@ async def run_packs(
         last_failed: `--last-failed`: only the tests it selects (`selection.last_failures`).
         seeds: `--seeds` (`"A-B"`, `"A"`, `"A-B,C"` or a list): the seeds every task of the incidents pack
             plays; None: its defaults (classic tasks 0-4, families the first evaluation seeds).
+        episode_key: the secret that keys the families' episodes (`incident_tests`); None: a fresh one for
+            this run. It is stored with the run, so `resume` replays the same episodes (a resumed run always
+            uses its stored key), and it is never reported or shown to the agent.
 
     Raises:
-        InputError: an unknown pack, scenario id, mode, difficulty or seed (before anything runs).
+        InputError: an unknown pack, scenario id, mode, difficulty, seed or episode key (before anything runs).
         NothingSelected: the filters select no scenario and no episode: nothing runs, no run is stored.
     """
     from sredrill.scenarios import builtin_pack_names, load_pack
@@ -272,8 +276,11 @@ async def run_packs(
             loaded, axes, blind=blind, scenario_ids=chosen.rca_ids, difficulties=levels, timeout_s=timeout_s
         )
         preset += pack_error_results(loaded, axes, scenario_ids=chosen.rca_ids)
+    key = _episode_key(episode_key, store, resume)
     if INCIDENTS_PACK in names and chosen.runs_incidents:
-        tests += incident_tests(episodes=chosen.episodes, difficulties=levels, seeds=played_seeds, timeout_s=timeout_s)
+        tests += incident_tests(
+            episodes=chosen.episodes, difficulties=levels, seeds=played_seeds, episode_key=key, timeout_s=timeout_s
+        )
     if last_failed is not None and last_failed.ids:
         tests = [t for t in tests if last_failed.selects(t.id, None)]  # load errors are reported regardless
     if not tests and not preset:
@@ -330,6 +337,7 @@ async def run_packs(
                 "timeout": options.timeout_s,
                 "maxfail": options.maxfail,
                 "last_failed": last_failed.config() if last_failed is not None else None,
+                "episode_key": key,
             },
         )
     title = " · ".join(["sredrill run", ", ".join(ran or names), agent_spec, *([mode_label] if mode_label else [])])
@@ -349,6 +357,19 @@ async def run_packs(
         mode=mode_label,
         started_at=started_at,
     )
+
+
+def _episode_key(given: str | None, store: Any | None, resume: str | None) -> str | None:
+    """The run's episode key: a resumed run's stored one (None: a run stored before keys, played unkeyed),
+    else the given one, else a fresh secret."""
+    import secrets
+
+    from sredrill.incidents.families import check_key
+
+    if resume is not None and store is not None and (record := store.get_run(resume)) is not None:
+        stored = record.config.get("episode_key")
+        return stored if isinstance(stored, str) else None
+    return check_key(given) or secrets.token_hex(16)
 
 
 BASELINE_AGENTS = ("majority", "keyword", "random", "reference")
@@ -372,14 +393,20 @@ async def run_baselines(
     seed: int | None = 0,
     agents: Sequence[str] = BASELINE_AGENTS,
     seeds: str | Sequence[int] | None = None,
+    episode_key: str | None = None,
 ) -> list[RunReport]:
     """Every naive baseline and the reference agent on the same packs (Axis 1, full backend), one run each.
 
     A benchmark that a constant guess or the alert title alone can pass is caught here (DESIGN §9).
-    `seeds` is `--seeds` for the incidents pack (see `run_packs`).
+    `seeds` is `--seeds` for the incidents pack (see `run_packs`); every agent plays the same episodes (one
+    episode key for all of them, unless `episode_key` is given).
     """
+    import secrets
     from dataclasses import replace
 
+    from sredrill.incidents.families import check_key
+
+    key = check_key(episode_key) or secrets.token_hex(16)
     reports = []
     for spec in agents:
         reports.append(
@@ -391,6 +418,7 @@ async def run_baselines(
                 store=store,
                 seed=seed,
                 seeds=seeds,
+                episode_key=key,
             )
         )
     return reports
@@ -410,6 +438,7 @@ def run(
     difficulty: str | Sequence[int] | None = None,
     maxfail: int | None = None,
     seeds: str | Sequence[int] | None = None,
+    episode_key: str | None = None,
 ) -> RunReport:
     """What `sredrill run` does, from Python: run packs against an agent and return the RunReport.
 
@@ -424,9 +453,11 @@ def run(
         difficulty: only these levels (as `--difficulty`: `"1,2"` or `[1, 2]`).
         maxfail: stop starting scenarios after this many failed or errored ones (as `--maxfail`).
         seeds: the incidents pack's seeds (as `--seeds`: `"100000-100009"` or a list of ints).
+        episode_key: the secret that keys the families' episodes (pass the same one to play the same
+            episodes in two runs); None: a fresh one.
 
     Raises:
-        InputError: a bad pack, scenario, option or agent spec.
+        InputError: a bad pack, scenario, option, agent spec or episode key.
         NothingSelected: the filters select nothing.
 
     Examples:
@@ -450,6 +481,7 @@ def run(
             scenario_ids=scenarios,
             difficulty=difficulty,
             seeds=seeds,
+            episode_key=episode_key,
         )
     )
 

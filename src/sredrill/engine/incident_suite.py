@@ -65,10 +65,10 @@ class _Played:
     normalized_reward: float | None = None
 
 
-def _body(task: TaskInfo, seed: int, prompt: str) -> Callable[..., Any]:
+def _body(task: TaskInfo, seed: int, prompt: str, key: str | None) -> Callable[..., Any]:
     async def body(agent: Any) -> None:
         ctx = current_context()
-        env = make(task.task_id, seed=seed)
+        env = make(task.task_id, seed=seed, episode_key=key)
         env.reset(seed=seed)
         toolset = EnvToolset(env)
         ctx.extra["played"] = _Played(task, seed)
@@ -121,11 +121,11 @@ def _default_seeds(task: TaskInfo) -> tuple[int, ...]:
     return FAMILY_SEEDS if task.kind is TaskKind.FAMILY else SEEDS
 
 
-def _episode(task: TaskInfo, seed: int) -> tuple[TaskInfo, str]:
-    """One episode as the pack lists it (a family's: its seed's task) and the prompt the agent gets."""
+def _episode(task: TaskInfo, seed: int, key: str | None) -> tuple[TaskInfo, str]:
+    """One episode as the pack lists it (a family's: its seed's task under the key) and the prompt the agent gets."""
     if task.kind is not TaskKind.FAMILY:
         return task, INCIDENT_PROMPT
-    played = episode_info(TaskFamily(task.task_id).task(seed))
+    played = episode_info(TaskFamily(task.task_id, key=key).task(seed))
     return played, FAMILY_PROMPT.format(description=played.description)
 
 
@@ -191,6 +191,7 @@ def incident_tests(
     episodes: Sequence[Episode] = (),
     difficulties: Sequence[int] = (),
     seeds: Sequence[int] | None = None,
+    episode_key: str | None = None,
     timeout_s: float = 120.0,
 ) -> list[TestDef]:
     """One TestDef per (incident task, seed), ids `incidents/<task>#seed<N>`.
@@ -200,9 +201,13 @@ def incident_tests(
         difficulties: only tasks of these difficulties (1 easy … 3 hard); empty = all.
         seeds: `--seeds`: the seeds every task plays; None = the pack's defaults (`SEEDS` for the classic
             tasks, `FAMILY_SEEDS` for the families).
+        episode_key: the run's secret episode key: each family seed plays the keyed task (`sredrill run` makes
+            a fresh key per run), so no agent can regenerate an episode from the public generator and read
+            its cause; None: the public tasks (listing, training, examples). A family's difficulty, step
+            budget and components are its keyed task's.
 
     Raises:
-        InputError: a family seed outside [0, 2**31).
+        InputError: a family seed outside [0, 2**31), or a key shorter than 16 characters.
     """
     scope = Scope(name=INCIDENTS_PACK)
     tests = []
@@ -216,7 +221,7 @@ def incident_tests(
         else:
             task_seeds = list(played_seeds)
         for seed in task_seeds:
-            task, prompt = _episode(family_or_task, seed)
+            task, prompt = _episode(family_or_task, seed, episode_key)
             if difficulties and task.difficulty not in difficulties:
                 continue
             name = f"{INCIDENTS_PACK}/{task.task_id}#seed{seed}"
@@ -233,7 +238,7 @@ def incident_tests(
                     context=(),
                     skip_judge=True,
                     description=task.description,
-                    body=_body(task, seed, prompt),
+                    body=_body(task, seed, prompt, episode_key),
                     fixtures={},
                     scope=scope,
                     content_hash=hashlib.sha256(name.encode()).hexdigest()[:16],

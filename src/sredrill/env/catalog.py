@@ -16,6 +16,7 @@ from sredrill.env.models import RewardMode, TaskInfo
 from sredrill.env.rca import RcaTask
 from sredrill.errors import InputError, did_you_mean
 from sredrill.incidents import TASKS, IncidentTask
+from sredrill.incidents.families import check_key
 from sredrill.scenarios import Pack, builtin_pack_names, load_pack
 
 __all__ = ["TaskCatalog", "list_tasks", "make"]
@@ -38,6 +39,7 @@ class TaskCatalog:
         *,
         incident_tasks: Mapping[str, IncidentTask] | None = None,
         families: Iterable[str] | None = None,
+        episode_key: str | None = None,
     ) -> None:
         """Build a catalog.
 
@@ -45,17 +47,19 @@ class TaskCatalog:
             packs: scenario packs whose loaded scenarios become RCA tasks (broken scenarios are skipped).
             incident_tasks: incident tasks by id; default: the built-in ones.
             families: task family ids; default: every family (`family_ids()`); `()`: none.
+            episode_key: the families' episode key (see `make`); None: their public, unkeyed tasks.
 
         Raises:
-            InputError: two tasks would share an id, or an unknown family.
+            InputError: two tasks would share an id, an unknown family, or a key shorter than 16 characters.
         """
+        key = check_key(episode_key)
         tasks: dict[str, EnvTask] = dict(incident_tasks if incident_tasks is not None else TASKS)
         for family in family_ids() if families is None else families:
             if family not in family_ids():
                 raise _unknown_task(family, dict.fromkeys(family_ids()))
             if family in tasks:
                 raise InputError(f"two tasks share the id {family!r}", hint="rename the incident task")
-            tasks[family] = TaskFamily(family)
+            tasks[family] = TaskFamily(family, key=key)
         for pack in packs:
             for scenario in pack.scenarios:
                 rca = RcaTask.of(pack, scenario)
@@ -95,7 +99,13 @@ class TaskCatalog:
         return Env(self.task(task_id), seed=seed, reward_mode=reward_mode)
 
 
-def make(task_id: str, *, seed: int | None = None, reward_mode: RewardMode | str = RewardMode.DENSE) -> Env:
+def make(
+    task_id: str,
+    *,
+    seed: int | None = None,
+    reward_mode: RewardMode | str = RewardMode.DENSE,
+    episode_key: str | None = None,
+) -> Env:
     """A new environment for one task: an incident task or an RCA scenario of a built-in pack.
 
     Args:
@@ -103,18 +113,22 @@ def make(task_id: str, *, seed: int | None = None, reward_mode: RewardMode | str
             episode's seed generates its task) or an RCA task's opaque id from `list_tasks()`.
         seed: the first episode's seed (see `Env`); a family's seed chooses its generated task.
         reward_mode: `dense` (every step's reward) or `sparse` (only the grade, on the last step).
+        episode_key: for a family, a secret (16+ characters) that keys each seed's task, so that no one
+            without it can regenerate the episode and read its cause (evaluation); None: the public task of
+            the seed (training). Classic tasks and RCA tasks ignore it.
 
     Returns:
         The environment; call `reset()` before `step()`.
 
     Raises:
-        InputError: unknown task id (with "did you mean" and the known ids), a bad seed or reward mode.
+        InputError: unknown task id (with "did you mean" and the known ids), a bad seed, reward mode or key.
     """
+    key = check_key(episode_key)
     task = TASKS.get(task_id)
     if task is not None:
         return Env(task, seed=seed, reward_mode=reward_mode)
     if task_id in family_ids():
-        return Env(TaskFamily(task_id), seed=seed, reward_mode=reward_mode)
+        return Env(TaskFamily(task_id, key=key), seed=seed, reward_mode=reward_mode)
     if not task_id.startswith("rca-"):
         # Not an RCA id either: answer without loading any pack.
         raise _unknown_task(task_id, {**TASKS, **dict.fromkeys(family_ids())})

@@ -1,15 +1,17 @@
 """Task families as environment tasks: a family id names a generator, and each episode's seed draws its task.
 
 `make("web_api", seed=100017)` plays `family_task("web_api", 100017)` (`sredrill.incidents.families`): one
-generated topology with one hidden fault. The family is listed once (`TaskInfo` kind `family`); what varies by
-seed (difficulty, step budget, components, the action schema's targets) is the episode's (`episode_info`).
+generated topology with one hidden fault; `make(..., episode_key=KEY)` plays the keyed task of the seed, which
+only the key's holder can regenerate (how `sredrill run` evaluates). The family is listed once (`TaskInfo`
+kind `family`); what varies by seed (difficulty, step budget, components, the action schema's targets) is the
+episode's (`episode_info`).
 Seeds are split: `TRAIN_SEEDS` to develop a policy on, `EVAL_SEEDS` to measure it.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sredrill.env.models import TaskInfo, TaskKind
@@ -70,9 +72,15 @@ _MAXIMUM_SCHEMA = _maximum_schema()
 
 @dataclass(frozen=True, slots=True)
 class TaskFamily:
-    """A generated task family behind `sredrill.env`: `task(seed)` is that seed's `FamilyTask`."""
+    """A generated task family behind `sredrill.env`: `task(seed)` is that seed's `FamilyTask`.
+
+    With an episode `key` every seed draws a task only the key's holder can regenerate (an evaluation run's
+    episodes); without one, the public task of the seed (training).
+    """
 
     family: str
+    key: str | None = field(default=None, repr=False, compare=False)
+    """The episode key (`family_task(..., key=)`): a secret, never printed."""
 
     @property
     def task_id(self) -> str:
@@ -89,7 +97,7 @@ class TaskFamily:
         Raises:
             InputError: the seed is not an integer in [0, 2**31).
         """
-        return family_task(self.family, seed)
+        return family_task(self.family, seed, key=self.key)
 
     def action_schema(self) -> dict[str, Any]:
         """The family's maximum action schema: every action type, targets as strings (fresh on every call)."""

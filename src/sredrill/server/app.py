@@ -181,6 +181,7 @@ def create_app(
     db: str | os.PathLike[str] | None = None,
     allow_agents: Sequence[str] = (),
     max_runs: int = DEFAULT_MAX_RUNS,
+    episode_key: str | None = None,
 ) -> "FastAPI":
     """The environment server as a FastAPI application.
 
@@ -199,6 +200,9 @@ def create_app(
         allow_agents: glob patterns of agent specs the runs API may start beyond the built-in agents
             (`sredrill serve --allow-agent`; `agent_policy.py`).
         max_runs: runs of the runs API going on at once; one more answers 429 with `Retry-After`.
+        episode_key: a secret that keys the task families' episodes, so a client cannot regenerate one from
+            the public generator (an evaluation server); None: their public tasks (training). Ignored when
+            `catalog` is given; never served.
 
     Returns:
         The app; `app.state` holds `options`, `catalog`, `sessions` and `tool_registry`.
@@ -227,7 +231,7 @@ def create_app(
         max_runs=max_runs,
     )
     sessions = SessionStore(max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
-    served = catalog if catalog is not None else TraceCatalog.load(packs=packs)
+    served = catalog if catalog is not None else TraceCatalog.load(packs=packs, episode_key=episode_key)
     service = EnvService(served, sessions)
     guard = Guard(token=token)
     mcp = McpHandler(service)

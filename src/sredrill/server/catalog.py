@@ -169,9 +169,15 @@ class TraceCatalog:
         )
 
     @classmethod
-    def load(cls, *, packs: Sequence[str | os.PathLike[str] | Pack] | None = None) -> TraceCatalog:
-        """The incident tasks plus the scenarios of `packs` (None: every built-in pack; `()`: none)."""
-        return cls(TaskCatalog(load_packs(packs)))
+    def load(
+        cls, *, packs: Sequence[str | os.PathLike[str] | Pack] | None = None, episode_key: str | None = None
+    ) -> TraceCatalog:
+        """The incident tasks plus the scenarios of `packs` (None: every built-in pack; `()`: none).
+
+        `episode_key` keys the families' episodes (an evaluation server: see `sredrill.env.make`); None serves
+        their public tasks (training).
+        """
+        return cls(TaskCatalog(load_packs(packs), episode_key=episode_key))
 
     def ids(self) -> tuple[str, ...]:
         return self._ids

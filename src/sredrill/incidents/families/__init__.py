@@ -18,9 +18,11 @@ from sredrill.incidents.families.actions import ACTION_TYPES, TARGET_KINDS, pars
 from sredrill.incidents.families.generate import (
     FAMILIES,
     HISTORY_STEPS,
+    MIN_KEY_LENGTH,
     FamilyCause,
     FamilyTask,
     FaultPlan,
+    check_key,
     family_task,
     max_components,
 )
@@ -36,6 +38,7 @@ __all__ = [
     "FAMILY_TEMPLATES",
     "FAULTS",
     "HISTORY_STEPS",
+    "MIN_KEY_LENGTH",
     "REWARD_MODES",
     "SEED_LIMIT",
     "TARGET_KINDS",
@@ -48,6 +51,7 @@ __all__ = [
     "FaultPlan",
     "Kind",
     "Topology",
+    "check_key",
     "family_task",
     "max_components",
     "parse_family_action",
