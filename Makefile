@@ -4,7 +4,7 @@ PYTHON ?= python3
 UV := .tools/bin/uv
 RUN := $(UV) run --frozen --no-sync
 
-.PHONY: setup run evals test lint fmt bench clean
+.PHONY: setup run evals test lint typecheck fmt bench clean
 
 $(UV):
 	$(PYTHON) -m venv .tools
@@ -28,6 +28,10 @@ evals: setup
 lint: setup
 	$(RUN) ruff check src tests benchmarks evals examples
 	$(RUN) ruff format --check src tests benchmarks evals examples
+
+# mypy over src/ ([tool.mypy] in pyproject.toml: default mode everywhere, strict on the packages listed there).
+typecheck: setup
+	$(RUN) mypy
 
 fmt: setup
 	$(RUN) ruff format src tests benchmarks evals examples
