@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from math import comb
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -48,7 +48,7 @@ __all__ = [
     "summarize",
 ]
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION: Final = "2"
 """Version of the RunReport format: 2 gave the summary one section per kind of result (it mixed them in 1)."""
 
 

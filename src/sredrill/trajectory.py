@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol, overload
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, create_model
 
@@ -156,7 +156,13 @@ class Trajectory(Sequence[Step]):
     def __init__(self, steps: Sequence[Step] = ()) -> None:
         self._steps: tuple[Step, ...] = tuple(steps)
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Step, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Step | tuple[Step, ...]:
         return self._steps[index]
 
     def __len__(self) -> int:
@@ -248,6 +254,11 @@ class Trajectory(Sequence[Step]):
         return [s.model_dump(mode="json") for s in self._steps]
 
 
+def _empty_object_schema() -> dict[str, JsonValue]:
+    """The schema of a tool that takes no arguments."""
+    return {"type": "object", "properties": {}}
+
+
 # Every built-in tool's `input_schema` is strict (`strict_schema`), so it can be sent to an LLM with OpenAI's
 # `strict: true` as it is. (The docstring below is published in docs/agent-protocol.md's Task schema.)
 class ToolSpec(BaseModel):
@@ -257,7 +268,7 @@ class ToolSpec(BaseModel):
 
     name: str
     description: str
-    input_schema: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    input_schema: dict[str, JsonValue] = Field(default_factory=_empty_object_schema)
 
     @classmethod
     def from_function(cls, name: str, fn: Callable[..., Any]) -> ToolSpec:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import io
 import itertools
 import json
 import os
@@ -66,6 +67,7 @@ __all__ = [
     "WorkerDied",
     "WorkerPool",
     "attach_trace",
+    "attach_worker_data",
     "attached_trace",
     "capture_output",
     "describe_exception",
@@ -115,7 +117,7 @@ class RemoteError(SredrillError):
         type_name: the class name of the exception in the worker (`SystemExit`, `RuntimeError`).
         message: `str(exc)` in the worker.
         traceback: the worker's formatted traceback.
-        data: what the handler attached (`exc.worker_data`, JSON), for errors with fields (`AgentSpecError`).
+        data: what the handler attached (`attach_worker_data`, JSON), for errors with fields (`AgentSpecError`).
     """
 
     def __init__(self, type_name: str, message: str, *, traceback: str = "", data: Any = None) -> None:
@@ -145,6 +147,7 @@ _TRACE_DEPTH: Final = 8
 _TRACE_GROUP_MEMBERS: Final = 10
 _TRACE_MESSAGE_CHARS: Final = 4000
 _TRACE_ATTR: Final = "__sredrill_trace__"
+_DATA_ATTR: Final = "worker_data"
 
 
 class TraceFrame(BaseModel):
@@ -193,6 +196,15 @@ class ExceptionTrace(BaseModel):
 def attach_trace(exc: BaseException, trace: ExceptionTrace) -> BaseException:
     """Attach the trace of the exception that caused `exc` in another process (an agent worker); returns `exc`."""
     setattr(exc, _TRACE_ATTR, trace)
+    return exc
+
+
+def attach_worker_data(exc: BaseException, data: Any) -> BaseException:
+    """Attach JSON data to an exception a handler raises: the driver gets it as `RemoteError.data`; returns `exc`.
+
+    For errors with fields (an `InputError`'s path, field, allowed values), so the driver can raise them again.
+    """
+    setattr(exc, _DATA_ATTR, data)
     return exc
 
 
@@ -347,7 +359,7 @@ def _error_body(exc: BaseException) -> dict[str, Any]:
         "type": type(exc).__name__,
         "message": str(exc),
         "traceback": "".join(traceback.format_exception(exc))[-20_000:],
-        "data": getattr(exc, "worker_data", None),
+        "data": getattr(exc, _DATA_ATTR, None),
     }
 
 
@@ -454,8 +466,9 @@ def _worker_main(fd: int, handler_ref: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # User code printing text that is not valid Unicode (a lone surrogate) is captured escaped, not an error.
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(AttributeError, ValueError):
-            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        if isinstance(stream, io.TextIOWrapper):  # else (None, or a stream without encodings) nothing to set
+            with contextlib.suppress(ValueError):
+                stream.reconfigure(errors="backslashreplace")
     _die_with_parent(int(os.environ.pop(_PARENT_ENV, "0")) or os.getppid())
     _limit_memory(os.environ.pop(_MEMORY_ENV, None))
     for entry in reversed(json.loads(os.environ.pop(_PATH_ENV, "[]"))):
@@ -773,12 +786,12 @@ class Worker:
             if message.get("t") == "result" and message.get("id") == call_id:
                 if message.get("ok"):
                     return message.get("body")
-                error = message.get("error") or {}
+                failure: dict[str, Any] = message.get("error") or {}
                 raise RemoteError(
-                    str(error.get("type", "Error")),
-                    str(error.get("message", "")),
-                    traceback=str(error.get("traceback", "")),
-                    data=error.get("data"),
+                    str(failure.get("type", "Error")),
+                    str(failure.get("message", "")),
+                    traceback=str(failure.get("traceback", "")),
+                    data=failure.get("data"),
                 )
             if message.get("t") == "group":
                 self._group(message)

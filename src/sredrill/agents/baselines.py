@@ -159,16 +159,18 @@ class KeywordAgent:
         """
         if _is_incident(task):
             observation = await task.call_tool("observe")
-            firing = observation.get("alerts", []) if isinstance(observation, dict) else []
-            words = set(_tokens(" ".join(firing).replace("_", " ").replace(":", " ")))
+            alerts = observation.get("alerts") if isinstance(observation, dict) else None
+            firing = [a for a in alerts if isinstance(a, str)] if isinstance(alerts, list) else []
+            alert_words = set(_tokens(" ".join(firing).replace("_", " ").replace(":", " ")))
             # A family's alerts are `<rule>:<component>`: a remediation that takes a target aims at the first
             # alert's component when it may (else it is left out).
             component = firing[0].partition(":")[2] if firing and ":" in firing[0] else None
-            plan = []
+            plan: list[tuple[str, dict[str, Any]]] = []
             for spec in task.tools:
-                if spec.name not in _REMEDIATIONS or not words & set(_tokens(spec.name.replace("_", " "))):
+                if spec.name not in _REMEDIATIONS or not alert_words & set(_tokens(spec.name.replace("_", " "))):
                     continue
-                targets = _enum(spec.input_schema.get("properties", {}).get("target"))
+                properties = spec.input_schema.get("properties")
+                targets = _enum(properties.get("target")) if isinstance(properties, dict) else []
                 if not targets:
                     plan.append((spec.name, {}))
                 elif component in targets:

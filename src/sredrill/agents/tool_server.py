@@ -355,7 +355,9 @@ def tool_app(
     app.add_middleware(_LocalOnly)
     app.include_router(routes)
     if mcp is not None:
-        app.add_route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+        # Starlette's Route serves an ASGI app (as `mcp` is) as well as a request handler; add_route's
+        # annotation names only the handler.
+        app.add_route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)  # type: ignore[arg-type]
     if spans is not None:
         from sredrill.traces import otlp_routes
 

@@ -113,8 +113,8 @@ class Points:
             self._iso = tuple(map(iso, self.times))
         return self._iso
 
-    def select(self, window: TimeFilter) -> tuple[list[str], list[float]]:
-        """Fresh lists of the admitted timestamps (ISO) and values."""
+    def select(self, window: TimeFilter) -> tuple[list[JsonValue], list[JsonValue]]:
+        """Fresh lists of the admitted timestamps (ISO strings) and values (floats), for a tool's JSON answer."""
         lo, hi = window.bounds(self.times)
         return list(self.iso_times[lo:hi]), list(self.values[lo:hi])
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
@@ -119,7 +120,7 @@ class InspectAlert(_Typed):
     """Read an alert's rule and state: service, metric, threshold, current value, firing or not."""
 
     action_type: Literal["inspect_alert"] = "inspect_alert"
-    target: Literal[ALERTS]  # type: ignore[valid-type]
+    target: Literal[ALERTS]  # type: ignore[valid-type]  # the alert names, a tuple known only at run time
     value: None = None
 
 
@@ -212,7 +213,7 @@ class ActionRule:
     """What one action type accepts, read from its variant's fields (so messages and models cannot drift)."""
 
     action_type: ActionType
-    model: type[_Typed]
+    model: type[IncidentAction]
     targets: tuple[str, ...] | None
     """Allowed targets; None when the action takes no target."""
     value_range: tuple[int, int] | None
@@ -223,8 +224,8 @@ def _targets(model: type[_Typed]) -> tuple[str, ...] | None:
     annotation = model.model_fields["target"].annotation
     if annotation is type(None):
         return None
-    if isinstance(annotation, type) and issubclass(annotation, str):  # a StrEnum
-        return tuple(str(m) for m in annotation)  # type: ignore[attr-defined]
+    if isinstance(annotation, type) and issubclass(annotation, StrEnum):
+        return tuple(str(m) for m in annotation)
     return tuple(str(a) for a in typing.get_args(annotation))
 
 
@@ -236,7 +237,7 @@ def _value_range(model: type[_Typed]) -> tuple[int, int] | None:
     return (bounds["Ge"].ge, bounds["Le"].le)
 
 
-_VARIANTS: tuple[type[_Typed], ...] = typing.get_args(typing.get_args(IncidentAction)[0])
+_VARIANTS: tuple[type[IncidentAction], ...] = typing.get_args(typing.get_args(IncidentAction)[0])
 _RULES: Mapping[str, ActionRule] = MappingProxyType(
     {
         (t := ActionType(m.model_fields["action_type"].default)): ActionRule(t, m, _targets(m), _value_range(m))
@@ -293,7 +294,7 @@ def parse_action(data: IncidentAction | Action | Mapping[str, Any]) -> IncidentA
             allowed values and, for a misspelt name, the closest one.
     """
     if isinstance(data, _Typed):
-        return data  # type: ignore[return-value]  # already validated
+        return data  # already validated
     action = validate_envelope(data)
     rule = _RULES.get(action.action_type)
     if rule is None:
@@ -340,4 +341,4 @@ def parse_action(data: IncidentAction | Action | Mapping[str, Any]) -> IncidentA
         fields["value"] = int(v)
     if action.args is not None:
         raise ActionError(f"{name} takes no args", field="args", hint="send args: null")
-    return rule.model(**fields)  # type: ignore[return-value]
+    return rule.model(**fields)

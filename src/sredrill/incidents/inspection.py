@@ -111,7 +111,7 @@ def inspect(sim: Simulator, action: IncidentAction) -> InspectionResult:
     kind = action.action_type
     target = str(action.target)
     if kind == ActionType.INSPECT_LOGS:
-        logs = _logs(sim, target)
+        logs = _logs(sim, Service(target))
         return InspectionResult(
             ActionType.INSPECT_LOGS, target, f"read {len(logs)} log records of {target}", logs, None, None
         )
@@ -133,7 +133,7 @@ def inspect(sim: Simulator, action: IncidentAction) -> InspectionResult:
     )
 
 
-def _logs(sim: Simulator, service: str) -> tuple[RawRecord, ...]:
+def _logs(sim: Simulator, service: Service) -> tuple[RawRecord, ...]:
     t = sim.t
     raw: list[RawRecord] = []
     for fault in sim.faults:

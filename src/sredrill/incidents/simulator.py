@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from sredrill.errors import StateError
 from sredrill.incidents import scoring
-from sredrill.incidents.actions import ActionKey, IncidentAction
+from sredrill.incidents.actions import ActionKey, IncidentAction, ScaleWorkers
 from sredrill.incidents.faults import CompiledImpact, CompiledStage, FaultState, compile_impacts, compile_stages
 from sredrill.incidents.inspection import InspectionResult, inspect
 from sredrill.incidents.model import ActionMatch, Harm, IncidentTask
@@ -67,7 +67,8 @@ _ALERTS_BY_SLOT = tuple(
 _ALERT_NAMES = tuple(r.name for r in ALERT_RULES)
 _ALERT_HOLDS = tuple(r.hold for r in ALERT_RULES)
 _TELEMETRY_SLOTS = tuple(tuple(slot(s, m) for m in TELEMETRY) for s in SERVICES)
-_REWARD_OF_INSPECTION = {
+# Keyed by str: an action key's action_type is the plain string (ActionType is a StrEnum).
+_REWARD_OF_INSPECTION: dict[str, float] = {
     ActionType.INSPECT_LOGS: scoring.INSPECTION,
     ActionType.INSPECT_METRICS: scoring.INSPECTION,
     ActionType.INSPECT_ALERT: scoring.ALERT_INSPECTION,
@@ -75,7 +76,7 @@ _REWARD_OF_INSPECTION = {
 _SERVICE_INDEX = {s: i for i, s in enumerate(SERVICES)}
 # What each remediation writes to which service's log (None: the action's target). The agent's own actions
 # show up in the logs, as in life.
-_ACTION_EVENTS = {
+_ACTION_EVENTS: dict[str, tuple[Service | None, Signal, str]] = {
     ActionType.RESTART_SERVICE: (None, Signal.SERVICE_RESTARTED, "restarted by an operator"),
     ActionType.SCALE_WORKERS: (None, Signal.REPLICAS_CHANGED, "replicas set to {value:.0f} by an operator"),
     ActionType.RESTART_DATABASE: (Service.DATABASE, Signal.SERVICE_RESTARTED, "database restarted by an operator"),
@@ -86,7 +87,7 @@ _ACTION_EVENTS = {
     ),
     ActionType.CLEAR_QUEUE: (Service.QUEUE_SERVICE, Signal.QUEUE_CLEARED, "queue purged: {value:.0f} messages dropped"),
 }
-_DESCRIPTIONS = {
+_DESCRIPTIONS: dict[str, str] = {
     ActionType.RESTART_DATABASE: "restarted the database",
     ActionType.ROLLBACK_RELEASE: "rolled the application back to its previous release",
     ActionType.CLEAR_QUEUE: "purged the queue",
@@ -255,8 +256,8 @@ class Simulator:
     def _remediate(self, action: IncidentAction, key: ActionKey, t: int) -> _Handled:
         kind, target, value = key
         effective = t + 1  # effects show from the observation this step returns
-        if kind == ActionType.SCALE_WORKERS:
-            self._replicas[_SERVICE_INDEX[target]] = value
+        if isinstance(action, ScaleWorkers):
+            self._replicas[_SERVICE_INDEX[action.target]] = action.value
         logged: float | None = value
         if kind == ActionType.CLEAR_QUEUE:
             logged = float(round(self._rows[-1][_QUEUE_SLOT]))
@@ -340,7 +341,10 @@ class Simulator:
         replicas = self._replicas
         row[_API_REPLICAS] = replicas[0]
         row[_QUEUE_REPLICAS] = replicas[1]
-        firing = tuple([_ALERT_NAMES[a] for a in self._breached if t - breach[a] < _ALERT_HOLDS[a]])
+        # Every alert in _breached has a breach step; the `is not None` only says so to the type checker.
+        firing = tuple(
+            [_ALERT_NAMES[a] for a in self._breached if (b := breach[a]) is not None and t - b < _ALERT_HOLDS[a]]
+        )
         self._rows.append(row)
         self._ranks.append(ranks)
         self._firing.append(firing)
@@ -460,7 +464,7 @@ class _DrawnHarm:
         self.applied = False
 
 
-def _describe(kind: str, target: str | None, value: int | None) -> str:
+def _describe(kind: str, target: str | None, value: float | None) -> str:
     if kind == ActionType.SCALE_WORKERS:
         return f"scaled {target} to {value} replicas"
     if kind == ActionType.RESTART_SERVICE:

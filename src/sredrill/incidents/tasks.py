@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Final
 
 from sredrill.errors import InputError, did_you_mean
 from sredrill.incidents.actions import (
@@ -45,7 +46,10 @@ from sredrill.incidents.vocabulary import ActionType, Difficulty, LogLevel, Metr
 __all__ = ["TASKS", "incident_task", "incident_task_ids"]
 
 A = ActionType
-API, QUEUE, DB = Service.API_WORKERS, Service.QUEUE_SERVICE, Service.DATABASE
+# Final, so each keeps its member's Literal type (the typed actions accept only some services).
+API: Final = Service.API_WORKERS
+QUEUE: Final = Service.QUEUE_SERVICE
+DB: Final = Service.DATABASE
 M = Metric
 DEGRADED, DOWN = Status.DEGRADED, Status.DOWN
 INFO, WARN, ERROR = LogLevel.INFO, LogLevel.WARN, LogLevel.ERROR

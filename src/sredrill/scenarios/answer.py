@@ -29,7 +29,7 @@ LEGACY_ACTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "query_grafana_alert_rules": ("get_alert",),
     }
 )
-TrajectoryAction = Literal[(*TOOL_ACTIONS, *LEGACY_ACTIONS)]  # type: ignore[valid-type]
+TrajectoryAction = Literal[(*TOOL_ACTIONS, *LEGACY_ACTIONS)]  # type: ignore[valid-type]  # built from tuples at import
 
 
 def trajectory_tools(actions: Iterable[str]) -> frozenset[str]:

@@ -28,6 +28,7 @@ from sredrill.scenarios.telemetry import (
     MetricEnvelope,
     MetricSeries,
     PerformanceInsights,
+    RdsEvent,
     RdsEvents,
 )
 from sredrill.scenarios.vocabulary import Vocabulary, normalize_name
@@ -222,7 +223,8 @@ class _ScenarioReader:
         locations: tuple[SeriesLocation, ...] = ()
         if EvidenceSource.CLOUDWATCH_METRICS in available:
             window, metrics, locations = self._metrics(folders, files)
-        events, event_window = (), None
+        events: tuple[RdsEvent, ...] = ()
+        event_window: TimeWindow | None = None
         if EvidenceSource.RDS_EVENTS in available:
             rds = read_model(RdsEvents, *find("aws_rds_events.json"))
             events = tuple(rds.events)
@@ -302,7 +304,8 @@ class _ScenarioReader:
                         path=env_rel,
                         hint=f"add one file per series, or use a single {_METRICS}, {LINT_HINT}",
                     )
-                series, locs = [], []
+                series: list[MetricSeries] = []
+                split_locs: list[SeriesLocation] = []
                 for p in parts:
                     name, undecodable = scrub(p.name)
                     if undecodable:
@@ -313,8 +316,8 @@ class _ScenarioReader:
                         )
                     rel = files[p.name] = self.rel(folder, p.name)
                     series.append(read_model(MetricSeries, self.path(folder, p.name), rel))
-                    locs.append(SeriesLocation(rel, ""))
-                return envelope, tuple(series), tuple(locs)
+                    split_locs.append(SeriesLocation(rel, ""))
+                return envelope, tuple(series), tuple(split_locs)
         raise PackError(
             "file is missing",
             path=self.rel(self.folder, _METRICS),

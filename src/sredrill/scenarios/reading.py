@@ -18,7 +18,7 @@ import re
 import types
 import typing
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeAlias, TypeVar, cast
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -126,14 +126,14 @@ def _parse_yaml(text: str, rel: str) -> object:
         raise PackError(f"invalid YAML: {exc}", path=rel, hint=f"write the number in range, {LINT_HINT}") from exc
 
 
-_Where = tuple[object, int | str] | None
+_Where: TypeAlias = "tuple[_Where, int | str] | None"
 """A location as a linked list (parent, key): O(1) per value; spelled out only for an error."""
 
 
 def _spell(where: _Where) -> str:
     parts: list[int | str] = []
     while where is not None:
-        where, key = where  # type: ignore[misc]
+        where, key = where
         parts.append(key if isinstance(key, int) else scrub(str(key))[0])
     return _field(tuple(reversed(parts)))
 
@@ -198,7 +198,7 @@ def _check_values(data: object, rel: str, *, surrogates: bool) -> None:
             kind = type(value)
             if kind is int or kind is bool or value is None or (kind is str and not surrogates):
                 continue  # nothing to check: skip the push (most values of a pack file are such)
-            if kind is float and math.isfinite(value):
+            if isinstance(value, float) and math.isfinite(value):
                 continue
             stack.append((value, (where, key), depth + 1, repeated))
 
@@ -213,7 +213,7 @@ def _is_plain(items: list[object], surrogates: bool) -> bool:
         return not surrogates
     if kinds <= _NUMBERS:
         try:
-            return math.isfinite(math.fsum(items))  # type: ignore[arg-type]
+            return math.isfinite(math.fsum(cast("list[float]", items)))  # every item is an int, float or bool
         except OverflowError:
             return False
     return False

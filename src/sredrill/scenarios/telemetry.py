@@ -41,7 +41,7 @@ CLOUDWATCH_UNITS: tuple[str, ...] = (
     "Bits/Second", "Kilobits/Second", "Megabits/Second", "Gigabits/Second", "Terabits/Second",
     "Count/Second", "None",
 )  # fmt: skip
-_UNIT = Literal[CLOUDWATCH_UNITS]  # type: ignore[valid-type]
+_UNIT = Literal[CLOUDWATCH_UNITS]  # type: ignore[valid-type]  # a Literal of the tuple above, built at import
 # GetMetricData statistics: the five simple ones plus extended statistics (p99, tm90, wm99.5, IQM, …).
 _STAT = re.compile(r"^(Average|Maximum|Minimum|Sum|SampleCount|IQM|(p|tm|wm|tc|ts|pr)\d{1,2}(\.\d+)?)$")
 

@@ -317,7 +317,7 @@ async def _reap(proc: asyncio.subprocess.Process, *, held_open: bool = False) ->
             pass
     logger.warning("agent pid %s: a process outside its group still holds its output open", proc.pid)
     # Closing our ends frees the pipes and our file descriptors; asyncio.subprocess.Process has no public way.
-    proc._transport.close()
+    proc._transport.close()  # type: ignore[attr-defined]  # private, so typeshed does not declare it
 
 
 def _exit_message(command: str, returncode: int, stderr: str) -> str:

@@ -50,6 +50,7 @@ from sredrill.workers import (
     WorkerDied,
     WorkerPool,
     attach_trace,
+    attach_worker_data,
     capture_output,
     worker_role,
 )
@@ -160,11 +161,11 @@ def _function(spec: AgentSpec, obj: object, name: str) -> AgentFunction:
     if inspect.isclass(obj):
         raise _error(spec, f"{name!r} is a class", hint=f"point at an instance (`agent = {name}()`) instead")
     if inspect.iscoroutinefunction(obj):
-        function: AgentFunction = obj  # type: ignore[assignment]
-    elif inspect.iscoroutinefunction(getattr(obj, "run", None)):
-        function = obj.run  # type: ignore[attr-defined]
-    elif callable(obj) and inspect.iscoroutinefunction(type(obj).__call__):  # type: ignore[operator]
-        function = obj  # type: ignore[assignment]
+        function: AgentFunction = obj
+    elif inspect.iscoroutinefunction(run := getattr(obj, "run", None)):
+        function = run
+    elif callable(obj) and inspect.iscoroutinefunction(type(obj).__call__):
+        function = obj
     elif inspect.isasyncgenfunction(obj):
         raise _error(spec, f"{name!r} is an async generator", hint="return the answer instead of yielding it")
     elif callable(getattr(obj, "run", None)):
@@ -233,7 +234,7 @@ class AgentWorkerHandler:
             try:
                 self._function = _load(_parse_spec(body["spec"]))
             except InputError as exc:
-                exc.worker_data = _spec_error_data(exc)  # type: ignore[attr-defined]
+                attach_worker_data(exc, _spec_error_data(exc))
                 raise
             return {}
         if self._function is None:
