@@ -4,11 +4,14 @@
     python benchmarks/incident_shortcuts.py --quick      # about 100
     python benchmarks/incident_shortcuts.py --episodes 300 --paths http
     python benchmarks/incident_shortcuts.py --classic    # also the six classic tasks, seeds 0-199 (why families exist)
+    python benchmarks/incident_shortcuts.py --public     # also the public (unkeyed) episodes, in process
 
 Issue 21's "How we will know": over evaluation seeds (`sredrill.incidents.families.EVAL_SEEDS`, never used while
 writing a policy), each probe of `sredrill.agents.incident_probes` resolves at most 20%, `always_healthy` at
 most the false-alarm rate (the share of episodes whose cause is a false alarm), the reference policy at least
-90%. Each is measured on two paths:
+90%. The episodes are keyed, as every `sredrill run` keys them: one fresh secret per benchmark run, given to
+both paths (`--episode-key-file`), so the `regenerate` oracle (it rebuilds the public episodes and plays the
+matching one's fix) finds nothing; `--public` shows what it does on unkeyed ones. Each is measured on two paths:
 
 - `run`: `sredrill run --pack incidents --scenario FAMILY --seeds A-B --agent py:…` in a subprocess (the
   engine's incidents pack: step rewards hidden from the agent); resolved = passed, grade = the result's score.
@@ -26,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -74,29 +78,30 @@ def eval_seeds(n: int) -> range:
     return range(EVAL_SEEDS.start, EVAL_SEEDS.start + n)
 
 
-def false_alarm_rate(seeds: range) -> float:
+def false_alarm_rate(seeds: range, key: str | None) -> float:
     """The share of the episodes whose hidden cause is a false alarm (nothing to fix)."""
-    tasks = [family_task(f, seed=s) for f in FAMILIES for s in seeds]
+    tasks = [family_task(f, seed=s, key=key) for f in FAMILIES for s in seeds]
     return sum(t.cause.fix is None for t in tasks) / len(tasks)
 
 
-def in_process(agent: str, seeds: range) -> Rate:
+def in_process(agent: str, seeds: range, key: str | None) -> Rate:
     factory = AGENTS[agent][1]
     start = time.perf_counter()
     played = []
     for family in FAMILIES:
         for seed in seeds:
-            task = family_task(family, seed=seed)
+            task = family_task(family, seed=seed, key=key)
             episode = FamilyEpisode(task, reward_mode="dense")
             played.append(play_episode(factory, episode, ActionSpace.from_schema(task.action_schema())))
-    return _rate(agent, "in process", [(p.resolved, p.grade) for p in played], time.perf_counter() - start)
+    path = "in process" if key is not None else "in process, public (unkeyed) episodes"
+    return _rate(agent, path, [(p.resolved, p.grade) for p in played], time.perf_counter() - start)
 
 
-def through_run(agent: str, seeds: range, db: Path) -> Rate:
+def through_run(agent: str, seeds: range, db: Path, key_file: Path) -> Rate:
     """`sredrill run --pack incidents` over the families' seeds: rewards hidden from the agent."""
     spec = AGENTS[agent][0]
     cmd = [*SREDRILL, "run", "--pack", "incidents", "--agent", spec, "--seeds", f"{seeds.start}-{seeds.stop - 1}",
-           "--db", str(db), "--json", "--jobs", "2"]  # fmt: skip
+           "--db", str(db), "--json", "--jobs", "2", "--episode-key-file", str(key_file)]  # fmt: skip
     for family in FAMILIES:
         cmd += ["--scenario", family]
     start = time.perf_counter()
@@ -113,11 +118,12 @@ def through_run(agent: str, seeds: range, db: Path) -> Rate:
 
 
 @contextmanager
-def served() -> Iterator[str]:
-    """`sredrill serve --port 0` in a subprocess; yields its URL once `/health` answers."""
+def served(key_file: Path) -> Iterator[str]:
+    """`sredrill serve --port 0` (an evaluation server: keyed episodes) in a subprocess; yields its URL once
+    `/health` answers."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([*SREDRILL, "serve", "--port", "0", "--max-sessions", "8"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    cmd = [*SREDRILL, "serve", "--port", "0", "--max-sessions", "8", "--episode-key-file", str(key_file)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
         url = None
@@ -173,7 +179,7 @@ def goal(agent: str, false_alarms: float) -> tuple[str, float, bool]:
     """(goal text, bound, True if an upper bound)."""
     if agent == "reference":
         return f"≥ {REFERENCE_GOAL:.0%}", REFERENCE_GOAL, False
-    if agent == "always_healthy":
+    if agent in ("always_healthy", "regenerate"):
         return f"≤ false-alarm rate ({false_alarms:.1%})", false_alarms, True
     return f"≤ {PROBE_GOAL:.0%}", PROBE_GOAL, True
 
@@ -200,6 +206,7 @@ def main() -> None:
     parser.add_argument("--in-process", action="store_true", help="also play the episodes on FamilyEpisode")
     parser.add_argument("--agents", default=",".join(AGENTS), help="comma list of: " + ", ".join(AGENTS))
     parser.add_argument("--classic", action="store_true", help="also the classic tasks, seeds 0-199, in process")
+    parser.add_argument("--public", action="store_true", help="also the public (unkeyed) episodes, in process")
     args = parser.parse_args()
     total = 100 if args.quick else args.episodes
     seeds = eval_seeds(episodes_per_family(total))
@@ -208,23 +215,30 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"--agents: unknown {', '.join(unknown)}; known: {', '.join(AGENTS)}")
     paths = {p for p in args.paths.split(",") if p} | ({"in-process"} if args.in_process else set())
-    false_alarms = false_alarm_rate(seeds)
+    key = secrets.token_hex(16)  # this benchmark run's episode key, as `sredrill run` makes one per run
+    false_alarms = false_alarm_rate(seeds, key)
+    episodes = len(seeds) * len(FAMILIES)
     print(f"families: {', '.join(FAMILIES)}; evaluation seeds {seeds.start}-{seeds.stop - 1} per family "
-          f"({len(seeds) * len(FAMILIES)} episodes); false alarms {false_alarms:.1%}", file=sys.stderr)  # fmt: skip
+          f"({episodes} keyed episodes); false alarms {false_alarms:.1%}", file=sys.stderr)  # fmt: skip
     rates: list[Rate] = []
-    if "in-process" in paths:
-        rates += [in_process(a, seeds) for a in agents]
-    if "run" in paths:
-        with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
+        key_file = Path(tmp) / "episode.key"
+        key_file.write_text(key)
+        if "in-process" in paths:
+            rates += [in_process(a, seeds, key) for a in agents]
+        if "run" in paths:
             for a in agents:
-                rates.append(through_run(a, seeds, Path(tmp) / f"{a}.db"))
+                rates.append(through_run(a, seeds, Path(tmp) / f"{a}.db", key_file))
                 print(f"  run {a}: {rates[-1].seconds:.0f} s", file=sys.stderr)
-    if "http" in paths:
-        with served() as url:
-            for a in agents:
-                rates.append(through_http(a, seeds, url))
-                print(f"  http {a}: {rates[-1].seconds:.0f} s", file=sys.stderr)
+        if "http" in paths:
+            with served(key_file) as url:
+                for a in agents:
+                    rates.append(through_http(a, seeds, url))
+                    print(f"  http {a}: {rates[-1].seconds:.0f} s", file=sys.stderr)
     print(table(rates, false_alarms))
+    if args.public:
+        print(f"\npublic (unkeyed) episodes, in process (false alarms {false_alarm_rate(seeds, None):.1%})\n")
+        print(table([in_process(a, seeds, None) for a in agents], None))
     if args.classic:
         print("\nclassic tasks (six tasks × seeds 0-199; no goal: they keep the seed's behaviour)\n")
         print(table([classic(a, range(200)) for a in agents], None))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from sredrill.engine.incident_suite import FAMILY_SEEDS
 from sredrill.env import TaskKind, list_tasks
-from sredrill.incidents.families import FAMILIES
+from sredrill.incidents.families import FAMILIES, family_task
 
 from .conftest import Project
 
@@ -117,3 +118,53 @@ def test_baselines_take_seeds_too(project: Project) -> None:
     rows = {row["agent"]: row for row in json.loads(cli.stdout)}
     assert rows["reference"]["total"] == 6 + 3  # each task and family once, on seed 100020
     assert project.run("baselines", "--pack", "incidents", "--seeds", "-1").code == 2
+
+
+# -- keyed episodes: the public generator cannot regenerate an evaluated episode ------------------------------
+
+
+def _outputs(report: dict[str, Any]) -> dict[str, str]:
+    return {r["id"]: r["output"] for r in report["results"]}
+
+
+def test_each_run_keys_its_family_episodes_and_a_key_file_pins_them(project: Project) -> None:
+    key = project.write("episode.key", "0123456789abcdef0123456789abcdef\n")
+    args = ("run", "--pack", "incidents", "--scenario", "web_api", "--seeds", "100000-100002", "--json")
+    first, second = project.run(*args), project.run(*args)
+    pinned = [project.run(*args, "--episode-key-file", str(key)) for _ in range(2)]
+    for cli in (first, second, *pinned):
+        assert cli.code == 0, cli.stderr[-2000:]
+    # Each run draws its own episodes (the reference agent's actions name their components)...
+    assert _outputs(first.report()) != _outputs(second.report())
+    # ...and the same key plays the same ones: the key's holder can compare two agents episode by episode.
+    assert _outputs(pinned[0].report()) == _outputs(pinned[1].report())
+    # The key is never reported.
+    for cli in (first, *pinned):
+        assert "0123456789abcdef" not in cli.stdout + cli.stderr
+
+
+def test_the_regenerating_oracle_passes_only_the_false_alarms_of_a_run(project: Project) -> None:
+    """An agent that rebuilds every public episode and plays the matching one's fix (no inspection at all)."""
+    key_text = "fedcba9876543210fedcba9876543210"
+    key = project.write("episode.key", key_text)
+    seeds = range(100000, 100010)
+    cli = project.run(
+        "run", "--pack", "incidents", "--seeds", f"{seeds.start}-{seeds.stop - 1}", "--episode-key-file", str(key),
+        "--agent", "py:sredrill.agents.incident_probes:regenerate", *[a for f in FAMILIES for a in ("--scenario", f)],
+        "--json", timeout=300,
+    )  # fmt: skip
+    assert cli.code in (0, 1), cli.stderr[-2000:]
+    passed = {r["id"] for r in cli.report()["results"] if r["status"] == "passed"}
+    false_alarms = {
+        f"incidents/{f}#seed{s}" for f in FAMILIES for s in seeds if family_task(f, s, key=key_text).cause.fix is None
+    }
+    assert passed <= false_alarms
+    assert len(cli.report()["results"]) == len(FAMILIES) * len(seeds)
+
+
+def test_a_bad_episode_key_file_is_a_clear_error(project: Project) -> None:
+    short = project.write("short.key", "abc\n")
+    for path, message in ((project.root / "missing.key", "cannot read the key"), (short, "at least 16 characters")):
+        cli = project.run("run", "--pack", "incidents", "--episode-key-file", str(path))
+        assert cli.code == 2, cli.stderr
+        assert message in cli.stderr and str(path) in cli.stderr and "Traceback" not in cli.stderr
