@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import JsonValue
+
 __all__ = ["REPLACED_NOTE", "parse_json", "scrub", "scrub_json"]
 
 REPLACED_NOTE = "text that was not valid Unicode (lone surrogates) was replaced with U+FFFD"
@@ -68,7 +70,7 @@ def scrub_json(value: Any) -> tuple[Any, bool]:
     return (root[0] if changed else value), changed
 
 
-def parse_json(text: str | bytes) -> tuple[Any, bool]:
+def parse_json(text: str | bytes) -> tuple[JsonValue, bool]:
     """Parse JSON from outside: (value scrubbed of lone surrogates, whether any was replaced).
 
     Raises:

@@ -121,7 +121,7 @@ class TokenUsage(BaseModel):
     total: int
 
 
-def is_subset(expected: Any, actual: Any) -> bool:
+def is_subset(expected: object, actual: object) -> bool:
     """True when `expected` is a recursive subset of `actual` (dict keys, list items in order-free match)."""
     if isinstance(expected, Mapping):
         return isinstance(actual, Mapping) and all(k in actual and is_subset(v, actual[k]) for k, v in expected.items())

@@ -85,8 +85,8 @@ class ChatReply:
     """`stop`, `tool_calls`, `length`, …; None when the server did not say."""
     usage: TokenUsage | None
     """Tokens spent; None when the server did not report them (never zeros)."""
-    raw: Mapping[str, Any]
-    """The response body as received (lone surrogates replaced)."""
+    raw: JsonValue
+    """The response body as received (lone surrogates replaced): a JSON object, as the completion is one."""
     notes: tuple[str, ...] = ()
     """What the client changed on the way in: text replaced, content cut to 1 MiB."""
     size_bytes: int | None = None
@@ -215,8 +215,9 @@ def _error_text(response: httpx.Response, content: bytes) -> str:
         text = content[: _ERROR_EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
         return text[:_ERROR_EXCERPT_CHARS].strip() or response.reason_phrase
     error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return error["message"][:_ERROR_EXCERPT_CHARS]
+    message = error.get("message") if isinstance(error, dict) else None
+    if isinstance(message, str):
+        return message[:_ERROR_EXCERPT_CHARS]
     if isinstance(error, str):
         return error[:_ERROR_EXCERPT_CHARS]
     try:
@@ -298,7 +299,7 @@ class ChatClient:
     def _delay_s(self, retry: int, retry_after_s: float | None) -> float:
         if retry_after_s is not None:
             return min(retry_after_s, self.max_retry_after_s)
-        ceiling = min(self.backoff_s * 2**retry, self.max_backoff_s)
+        ceiling = min(self.backoff_s * 2.0**retry, self.max_backoff_s)
         return ceiling * (0.5 + self._random.random() / 2)
 
     async def complete(

@@ -160,7 +160,8 @@ class McpEndpoint:
         if request is None or _SCOPE_KEY not in request.scope:
             # Only reachable if the SDK stopped passing the HTTP request to handlers: fail loudly, not open.
             raise StateError("an MCP request arrived without its authorized run")
-        return request.scope[_SCOPE_KEY]
+        run: Registration = request.scope[_SCOPE_KEY]  # put there by __call__, from the registry
+        return run
 
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         types = self._types

@@ -205,15 +205,15 @@ class Transcript:
             parsed = _step_line.validate_python(obj)
         except ValidationError as exc:
             kind = obj["kind"]
-            known = isinstance(kind, str) and kind in STEP_KINDS
+            known = kind if isinstance(kind, str) and kind in STEP_KINDS else None
             problem = (
-                _first_error(exc, kind, inline=inline)
-                if known
+                _first_error(exc, known, inline=inline)
+                if known is not None
                 else f"unknown kind {kind!r} (known: {', '.join(STEP_KINDS)})"
             )
             self.warnings.append(f"stdout line {len(self.lines)}: invalid step, kept as text: {problem}")
-            if known and kind in _ANSWER_KINDS:
-                self._rejected = (kind, f"the agent's {kind} line {len(self.lines)} was rejected: {problem}")
+            if known is not None and known in _ANSWER_KINDS:
+                self._rejected = (known, f"the agent's {known} line {len(self.lines)} was rejected: {problem}")
             self._text(line)
             return
         self._record(parsed, line)

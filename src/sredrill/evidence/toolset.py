@@ -228,7 +228,8 @@ class RcaToolset:
     @property
     def alert(self) -> dict[str, JsonValue]:
         """What `get_alert` returns, without making a call: for `Task.alert`, which the agent sees anyway."""
-        return json.loads(self._alert_json)
+        alert: dict[str, JsonValue] = json.loads(self._alert_json)
+        return alert
 
     def queried_metrics(self) -> tuple[str, ...]:
         """The metric names the agent asked `query_metrics` for, exactly as asked, once each, in order."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sredrill.incidents.actions import IncidentAction
+from sredrill.incidents.actions import IncidentAction, InspectLogs, InspectMetrics
 from sredrill.incidents.records import AlertDetail, LogRecord, MetricSeries
 from sredrill.incidents.system import HISTORY_STEPS, POOL_SIZE, slot
 from sredrill.incidents.vocabulary import (
@@ -108,16 +108,15 @@ class InspectionResult:
 
 def inspect(sim: Simulator, action: IncidentAction) -> InspectionResult:
     """Run one inspection against the state at the simulator's current step."""
-    kind = action.action_type
     target = str(action.target)
-    if kind == ActionType.INSPECT_LOGS:
-        logs = _logs(sim, Service(target))
+    if isinstance(action, InspectLogs):
+        logs = _logs(sim, action.target)
         return InspectionResult(
             ActionType.INSPECT_LOGS, target, f"read {len(logs)} log records of {target}", logs, None, None
         )
-    if kind == ActionType.INSPECT_METRICS:
+    if isinstance(action, InspectMetrics):
         rows = sim.history()
-        services = ", ".join(METRIC_SERVICES[Metric(target)])
+        services = ", ".join(METRIC_SERVICES[action.target])
         return InspectionResult(ActionType.INSPECT_METRICS, target, f"read {target} of {services}", None, rows, None)
     index, rule = _RULES[target]
     firing = target in sim.firing()

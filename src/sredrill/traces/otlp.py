@@ -99,9 +99,12 @@ def _proto_value(value: Any) -> JsonValue:
         return [_proto_value(v) for v in value.array_value.values]
     if which == "kvlist_value":
         return {kv.key: _proto_value(kv.value) for kv in value.kvlist_value.values}
+    # protobuf ships no types: the message's fields are what the OTLP schema says they are.
     if which == "bytes_value":
-        return value.bytes_value.hex()
-    return getattr(value, which)
+        text: str = value.bytes_value.hex()
+        return text
+    scalar: str | bool | int | float = getattr(value, which)
+    return scalar
 
 
 def _spans_of_protobuf(body: bytes) -> list[Span]:

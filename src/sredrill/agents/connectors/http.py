@@ -213,7 +213,8 @@ class HttpAgent:
 
 
 def _is_event_stream(response: httpx.Response) -> bool:
-    return response.headers.get("content-type", "").startswith("text/event-stream")
+    content_type: str = response.headers.get("content-type", "")  # httpx's Headers.get returns Any
+    return content_type.startswith("text/event-stream")
 
 
 class _SseLines:

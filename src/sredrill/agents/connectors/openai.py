@@ -19,6 +19,7 @@ Examples:
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -123,7 +124,7 @@ class _Run:
         self.turns += 1
         self.raw_bytes += reply.size_bytes or 0
         if self.raw_bytes <= OUTPUT_LIMIT_BYTES:
-            self.raw.append(dict(reply.raw))
+            self.raw.append(copy.copy(reply.raw))  # a shallow copy of the body, as received
         elif len(self.raw) == self.turns - 1:
             self.edge_notes.append(
                 f"the model's replies passed {OUTPUT_LIMIT_BYTES} bytes at turn {self.turns}; "
