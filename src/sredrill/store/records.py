@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from pydantic import JsonValue
@@ -30,8 +30,10 @@ class RunRecord:
     """False while the run goes on, or when it was interrupted (then `--resume` continues it)."""
     duration_ms: float | None
     """None until the run finished."""
-    config: dict[str, JsonValue]
-    """The options needed to resume the run exactly."""
+    config: dict[str, JsonValue] = field(repr=False)
+    """The plan the run started from, as the engine stored it (`engine.plan.RunPlan.stored()`; an older
+    sredrill stored an untyped dict that `engine.plan.upgrade_config` reads). It may hold a secret (the
+    episode key), so it is left out of the record's repr; only the engine reads it."""
     summary: Summary | None
     """The finished run's summary; None until it finished (`Store.report` rebuilds one meanwhile), or when an
     older sredrill stored it (`Store.report` summarizes its results again)."""
