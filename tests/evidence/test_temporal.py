@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.scenarios import Pack
 from sredrill.trajectory import ToolError
-from tests.evidence.conftest import PERIOD_S, STARTS_AT, T0
+from tests.evidence.conftest import STARTS_AT
+from tests.support.scenario_builder import PERIOD_S, T0
 
 PERIOD = timedelta(seconds=PERIOD_S)
 # Keys whose values are moments an agent could read as "data exists up to here".

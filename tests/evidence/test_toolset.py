@@ -11,7 +11,8 @@ from sredrill.diagnosis import Category, Diagnosis
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.scenarios import Pack
 from sredrill.trajectory import Recorder, ToolError, ToolResultStep
-from tests.evidence.conftest import INSTANCE, N_POINTS
+from tests.evidence.conftest import N_POINTS
+from tests.support.scenario_builder import INSTANCE
 
 ALL_NAMES = ["CPUUtilization", "CPUUtilization", "DatabaseConnections", "FreeStorageSpace", "ReadIOPS", "WriteIOPS"]
 

@@ -7,7 +7,6 @@ Nothing here names a scenario: every expectation comes from the answer key itsel
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -18,7 +17,8 @@ import sredrill.scenarios
 from sredrill.diagnosis import parse_diagnosis_text
 from sredrill.grading import grade_diagnosis
 from sredrill.scenarios import Pack, load_pack, trajectory_tools
-from tests.grading.builders import scenario_files, trajectory
+from tests.grading.agent_output import trajectory
+from tests.support.scenario_builder import scenario_yml, write_scenario
 
 BUILTIN = Path(sredrill.scenarios.__file__).resolve().parent / "packs" / "rds_postgres"
 ANSWERS = sorted(BUILTIN.glob("[0-9][0-9][0-9]-*/answer.yml"))
@@ -34,14 +34,10 @@ def answers_pack(tmp_path_factory: pytest.TempPathFactory) -> Pack:
         shutil.copy(BUILTIN / "pack.yml", root / "pack.yml")
     for answer in ANSWERS:
         key = yaml.safe_load(answer.read_text(encoding="utf-8"))
-        folder = root / answer.parent.name
-        folder.mkdir()
+        name = answer.parent.name
         modes = key.get("failure_modes") or ["unknown"]
-        for name, content in scenario_files(modes[0], {}).items():
-            if name != "answer.yml":
-                text = json.dumps(content) if name.endswith(".json") else yaml.safe_dump(content)
-                (folder / name).write_text(text, encoding="utf-8")
-        shutil.copy(answer, folder / "answer.yml")
+        stand_in = {"scenario.yml": scenario_yml(name, failure_mode=modes[0]), "answer.yml": None}
+        shutil.copy(answer, write_scenario(root, name, stand_in) / "answer.yml")
     pack = load_pack(root)
     assert not pack.broken, pack.errors
     return pack

@@ -13,7 +13,8 @@ from sredrill.grading.checks import NO_DIAGNOSIS
 from sredrill.results import SignalKind, SignalRole, TestResult, TestStatus
 from sredrill.scenarios import Pack
 from sredrill.trajectory import Trajectory
-from tests.grading.builders import PackWriter, diagnosis, only, trajectory
+from tests.grading.agent_output import diagnosis, trajectory
+from tests.support.scenario_builder import PackWriter, only
 
 ANSWER: dict[str, Any] = {
     "failure_mode": "replication_lag",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sredrill.grading import KeywordAliases, KeywordMatcher, find_keywords, normalize_text, split_passages, word_tokens
-from tests.grading.builders import PackWriter
+from tests.support.scenario_builder import PackWriter
 
 
 def test_normalize_text_lowercases_and_collapses_whitespace() -> None:

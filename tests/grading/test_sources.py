@@ -6,7 +6,7 @@ import pytest
 
 from sredrill.grading import cited_source, cited_sources, queried_sources
 from sredrill.grading.sources import TOOL_SOURCES
-from tests.grading.builders import trajectory
+from tests.grading.agent_output import trajectory
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import pytest
 
 from sredrill.grading import count_loops, count_redundant_calls, score_trajectory
 from sredrill.trajectory import AssistantStep, Trajectory
-from tests.grading.builders import trajectory
+from tests.grading.agent_output import trajectory
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,9 @@ from sredrill.agents.transcript import Transcript
 from sredrill.grading import count_loops, count_redundant_calls, queried_sources, reported_sources, score_trajectory
 from sredrill.scenarios import Pack
 from sredrill.trajectory import Recorder, ToolCallStep, ToolResultStep, Trajectory, step_adapter
-from tests.grading.builders import PackWriter, only, trajectory
+from tests.grading.agent_output import trajectory
 from tests.grading.test_checks import ANSWER, GOOD_TRAJECTORY, good, grade
+from tests.support.scenario_builder import PackWriter, only
 from tests.support.toolsets import StaticToolset
 
 TOOLS = StaticToolset({name: {"ok": True} for name in GOOD_TRAJECTORY})

@@ -1,4 +1,4 @@
-"""Fixtures of the scenario tests; the file builders live in `builders.py`."""
+"""Fixtures of the scenario tests; the file builders live in `tests/support/scenario_builder.py`."""
 
 from __future__ import annotations
 

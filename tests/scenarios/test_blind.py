@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sredrill.scenarios import BlindAlert, blind_alert, find_leaks, leak_needles, load_pack, reference_sentences
-from tests.scenarios.builders import REPLICA, T0, alert, answer, scenario_yml, write_scenario
+from tests.support.scenario_builder import REPLICA, T0, alert, answer, scenario_yml, write_scenario
 
 FOLDER = "007-replication-lag-hidden"
 
@@ -41,7 +41,7 @@ def leaky_alert() -> dict[str, object]:
     a["commonLabels"]["failure_mode"] = "replication_lag"  # type: ignore[index]
     a["receiver"] = "pagerduty"
     a["alerts"] = [{"labels": {"scenario": FOLDER, "host": "db-1"}, "annotations": {"note": "cpu_saturation? no"}}]
-    a["startsAt"] = "2031-01-02T03:09:00Z"
+    a["startsAt"] = "2024-05-01T10:09:00Z"
     return a
 
 
@@ -60,7 +60,7 @@ def test_blind_alert_strips_answer_keys_identifiers_and_ids(pack_dir: Path) -> N
     assert payload["receiver"] == "pagerduty" and payload["alerts"] == [
         {"labels": {"host": "db-1"}, "annotations": {"note": "? no"}}
     ]
-    assert payload["startsAt"] == "2031-01-02T03:09:00Z"
+    assert payload["startsAt"] == "2024-05-01T10:09:00Z"
     assert find_leaks(text, leak_needles(scenario, vocabulary)) == []
 
 
@@ -68,7 +68,7 @@ def test_starts_at_defaults_to_the_metric_window_midpoint(pack_dir: Path) -> Non
     scenario, vocabulary = load_one(pack_dir, alert())
     blind = blind_alert(scenario, vocabulary)
     assert isinstance(blind.starts_at, datetime) and blind.starts_at > T0
-    assert blind.to_payload()["startsAt"] == "2031-01-02T03:07:30Z"
+    assert blind.to_payload()["startsAt"] == "2024-05-01T10:07:30Z"
 
 
 def test_only_blind_alert_builds_a_blind_alert() -> None:

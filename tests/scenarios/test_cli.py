@@ -7,7 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sredrill.cli_scenarios import scenarios_app
-from tests.scenarios.builders import answer, metrics, scenario_yml, series, write_scenario
+from tests.support.scenario_builder import answer, metrics, scenario_yml, series, write_scenario
 
 runner = CliRunner()
 

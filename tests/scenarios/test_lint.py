@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from sredrill.scenarios import Finding, Severity, lint_pack, load_pack
-from tests.scenarios.builders import (
+from tests.support.scenario_builder import (
     INSTANCE,
     REPLICA,
     T0,
@@ -70,7 +70,7 @@ def test_expected_category_forbidden_or_ruled_out(pack_dir: Path) -> None:
 
 
 def test_leaks_in_evidence_are_errors_and_the_alert_is_checked_after_blinding(pack_dir: Path) -> None:
-    sentence = "The hydra database is fine and every gauge sits at its usual value today"
+    sentence = "The orders database is fine and every gauge sits at its usual value today"
     findings = lint_one(
         pack_dir,
         alert__json=alert(summary=f"Note: {sentence}.", rds_failure_mode="healthy"),

@@ -11,7 +11,7 @@ import pytest
 from sredrill.diagnosis import Category
 from sredrill.errors import PackError
 from sredrill.scenarios import blind_alert, load_pack
-from tests.scenarios.builders import (
+from tests.support.scenario_builder import (
     INSTANCE,
     REPLICA,
     T0,
@@ -140,7 +140,7 @@ def test_unknown_key_in_a_file_we_own(pack_dir: Path) -> None:
 
 def test_naive_timestamp(pack_dir: Path) -> None:
     bad = events()
-    bad["events"][0]["date"] = "2031-01-02T03:04:00"  # type: ignore[index]
+    bad["events"][0]["date"] = "2024-05-01T10:04:00"  # type: ignore[index]
     error = broken_pack(pack_dir, {"aws_rds_events.json": bad})
     assert error.field == "events[0].date" and "timezone" in error.message
 

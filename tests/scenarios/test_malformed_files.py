@@ -18,7 +18,7 @@ import pytest
 from sredrill.errors import PackError
 from sredrill.scenarios import Severity, lint_pack, load_pack
 from sredrill.scenarios.reading import MAX_FILE_BYTES
-from tests.scenarios.builders import (
+from tests.support.scenario_builder import (
     T0,
     N,
     answer,
