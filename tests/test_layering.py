@@ -25,6 +25,7 @@ LAYERS = [
     "traces",
     "agents",
     "store",
+    "harness",
     "sdk",
     "engine",
     "server",
@@ -110,5 +111,5 @@ def test_no_module_imports_another_modules_private_names() -> None:
 
 def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
-    module.write_text("from sredrill.sdk.context import _current\nfrom .x import ok, _hidden\nimport os\n")
+    module.write_text("from sredrill.harness.context import _current\nfrom .x import ok, _hidden\nimport os\n")
     assert private_imports(module) == ["1: _current", "2: _hidden"]

@@ -14,6 +14,7 @@ PACKAGES = [
     "sredrill",
     "sredrill.agents",
     "sredrill.sdk",
+    "sredrill.harness",
     "sredrill.engine",
     "sredrill.store",
     "sredrill.engine.reporters",
@@ -39,6 +40,35 @@ def test_design_public_names_are_exported() -> None:
     assert expected <= set(sredrill.__all__)
 
 
+SDK_SURFACE = {
+    "test", "describe", "before_all", "after_all", "before_each", "after_each", "evaluator",
+    "expect", "Expectation", "judge", "Judge", "JudgeSpec", "Verdict",
+    "scenario", "ScenarioCase", "RCA_PROMPT",
+    "AgentFixture", "FunctionTools", "RunResult", "TestInfo",
+}  # fmt: skip
+"""What a test author writes: the decorators and hooks, the matchers and judges, scenarios, and the types of the
+built-in fixtures and of `agent.run()`'s result. Nothing of the engine's (`sredrill.harness`)."""
+
+
+def test_sdk_exports_exactly_the_authoring_surface() -> None:
+    import sredrill.harness
+    import sredrill.sdk
+
+    assert set(sredrill.sdk.__all__) == SDK_SURFACE
+    machinery = set(sredrill.harness.__all__) - {"RunResult", "TestInfo"}  # the two the SDK hands to authors
+    assert not machinery & set(sredrill.sdk.__all__)
+    assert not [n for n in machinery if hasattr(sredrill.sdk, n)], "sredrill.sdk re-exports engine machinery"
+
+
+def test_the_sdk_surface_is_the_harness_objects_themselves() -> None:
+    # Re-exported, not copied: the engine's RunResult is the one a test body gets and type-checks against.
+    import sredrill.harness
+    import sredrill.sdk
+
+    assert sredrill.sdk.RunResult is sredrill.harness.RunResult
+    assert sredrill.sdk.TestInfo is sredrill.harness.TestInfo
+
+
 def test_scenario_is_the_function_not_its_module() -> None:
     # `sredrill/sdk/scenario.py` shares its name with the function it defines: the package's attribute must
     # stay the function, whichever is imported first.
@@ -58,10 +88,18 @@ HEAVY = (
 and model clients, tracing, the environment's extras, and the CLI's own libraries load where they are used."""
 
 
-def test_import_sredrill_loads_no_heavy_dependency() -> None:
-    code = (
-        "import sys, sredrill; from sredrill import test, expect, judge;"
-        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]; print(','.join(heavy))"
-    )
+@pytest.mark.parametrize(
+    "imports",
+    ["import sredrill; from sredrill import test, expect, judge", "import sredrill.sdk", "import sredrill.harness"],
+)
+def test_the_authoring_surface_loads_no_heavy_dependency(imports: str) -> None:
+    code = f"import sys; {imports}; heavy = [m for m in {HEAVY!r} if m in sys.modules]; print(','.join(heavy))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_light_import_check_sees_a_heavy_module() -> None:
+    # The CLI loads typer: the same probe that finds nothing for the SDK finds it there.
+    code = f"import sys, sredrill.cli; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "typer" in out.stdout.strip().split(",")

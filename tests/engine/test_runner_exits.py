@@ -17,8 +17,8 @@ import pytest
 
 from sredrill.engine import RunOptions, Settings, load_eval_files, run_eval_files
 from sredrill.engine.runner import HookState, run_test
+from sredrill.harness import Runtime, TestDef, collecting
 from sredrill.results import RunReport, TestResult, TestStatus
-from sredrill.sdk import Runtime, TestDef, collecting
 from sredrill.sdk import test as sd_test
 
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from sredrill.engine import LoadedTests, RunOptions, execute, load_eval_files
 from sredrill.engine.reporters import make_reporter
+from sredrill.harness import Runtime
 from sredrill.results import TestResult, TestStatus
-from sredrill.sdk import Runtime
 from sredrill.text import scrub
 
 RAISES = [

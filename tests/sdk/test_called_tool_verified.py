@@ -12,8 +12,8 @@ import pytest
 
 from sredrill.agents.transcript import Transcript
 from sredrill.errors import ExpectationFailed
-from sredrill.sdk import RunResult, Runtime, TestContext, expect
-from sredrill.sdk.context import enter_context, exit_context
+from sredrill.harness import Runtime, TestContext, enter_context, exit_context
+from sredrill.sdk import RunResult, expect
 from sredrill.trajectory import Recorder, Trajectory
 from tests.sdk.test_expect import _testdef
 from tests.support.toolsets import StaticToolset

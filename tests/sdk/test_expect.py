@@ -8,10 +8,9 @@ import sys
 import pytest
 
 from sredrill.errors import ExpectationFailed, StateError
+from sredrill.harness import Runtime, Scope, TestContext, TestDef, enter_context, exit_context
 from sredrill.results import Signal, SignalKind, SignalRole, Verdict
-from sredrill.sdk import RunResult, Runtime, TestContext, expect
-from sredrill.sdk.context import enter_context, exit_context
-from sredrill.sdk.registry import Scope, TestDef
+from sredrill.sdk import RunResult, expect
 from sredrill.trajectory import ResponseStep, ToolCallStep, ToolResultStep, Trajectory
 
 

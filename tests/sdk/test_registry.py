@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from sredrill.errors import EvalFileError
-from sredrill.sdk import collecting, describe
+from sredrill.harness import collecting
+from sredrill.sdk import describe
 from sredrill.sdk import test as sd_test
 
 

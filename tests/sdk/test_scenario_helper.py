@@ -23,10 +23,10 @@ from sredrill import scenario
 from sredrill.agents import AgentReply, Task, resolve_agent
 from sredrill.errors import PackError, StateError
 from sredrill.evidence import TOOL_NAMES
+from sredrill.harness import Runtime, TestContext, enter_context, exit_context
 from sredrill.results import SignalKind, SignalRole
 from sredrill.scenarios import load_pack
-from sredrill.sdk import RCA_PROMPT, AgentFixture, RunResult, Runtime, ScenarioCase, TestContext
-from sredrill.sdk.context import enter_context, exit_context
+from sredrill.sdk import RCA_PROMPT, AgentFixture, RunResult, ScenarioCase
 from sredrill.trajectory import Recorder
 from tests.sdk.test_expect import _testdef
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from sredrill.errors import InputError, NothingSelected
+from sredrill.harness import JudgeConfig, Runtime, TestDef
 from sredrill.results import ResultKind, RunReport, TestResult, TestStatus
-from sredrill.sdk import JudgeConfig, Runtime, TestDef
 
 from .config import Settings
 from .execute import RunListener, RunOptions, execute, new_run_id

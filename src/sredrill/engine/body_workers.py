@@ -29,9 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from sredrill import errors
 from sredrill.errors import InputError, SredrillError
+from sredrill.harness import JudgeConfig, Runtime, Scope, TestDef, exit_text
 from sredrill.results import TestResult, TestStatus
-from sredrill.sdk import JudgeConfig, Runtime, Scope, TestDef
-from sredrill.sdk.context import exit_text
 from sredrill.traces import Span
 from sredrill.workers import (
     START_TIMEOUT_S,

@@ -22,8 +22,8 @@ from typing import Any, Literal, Protocol
 
 from sredrill.agents import ToolHost, needs_tool_server
 from sredrill.errors import AgentError, InputError, StoreError
+from sredrill.harness import Runtime, TestContext, TestDef
 from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
-from sredrill.sdk import Runtime, TestContext, TestDef
 from sredrill.store.writer import ResultWriter
 from sredrill.traces import Span, SpanCollector, export_endpoint, export_spans
 from sredrill.workers import describe_exception

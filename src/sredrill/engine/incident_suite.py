@@ -21,8 +21,8 @@ from sredrill.env import TaskCatalog, TaskInfo, TaskKind, make
 from sredrill.env.families import DEFAULT_FAMILY_SEEDS, TaskFamily, episode_info
 from sredrill.env.toolset import EnvToolset
 from sredrill.errors import InputError, did_you_mean
+from sredrill.harness import Scope, TestContext, TestDef, current_context
 from sredrill.results import ResultKind, Signal, SignalKind, SignalRole, TestResult
-from sredrill.sdk import Scope, TestContext, TestDef, current_context
 
 __all__ = [
     "FAMILY_PROMPT",

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sredrill.errors import EvalFileError
-from sredrill.sdk import TestDef, collecting, display_path
-from sredrill.sdk.context import exit_text
+from sredrill.harness import TestDef, collecting, display_path, exit_text
 
 __all__ = ["LoadedTests", "discover_files", "load_eval_files", "select_tests"]
 

@@ -15,9 +15,10 @@ from typing import Any
 from sredrill.errors import InputError
 from sredrill.evidence import BackendMode, ScenarioEvidence
 from sredrill.grading import Grade
+from sredrill.harness import Scope, TestContext, TestDef, current_context
 from sredrill.results import ResultKind, TestResult, TestStatus
 from sredrill.scenarios import Pack, Scenario
-from sredrill.sdk import RCA_PROMPT, ScenarioCase, Scope, TestContext, TestDef, current_context
+from sredrill.sdk import RCA_PROMPT, ScenarioCase
 
 __all__ = ["RCA_PROMPT", "Axis", "axes_for", "decorate_rca", "pack_error_results", "rca_tests", "select_scenarios"]
 

@@ -22,19 +22,21 @@ from typing import Any, overload
 
 from sredrill.agents.reply import cap_log
 from sredrill.errors import ExpectationFailed, SredrillError
-from sredrill.results import Signal, SignalKind, SignalRole, TestResult, TestStatus
-from sredrill.sdk import (
-    AgentFixture,
+from sredrill.harness import (
     FixtureSet,
-    Judge,
     Runtime,
     Scope,
     TestContext,
     TestDef,
     TestInfo,
     call_with_fixtures,
+    enter_context,
+    exit_context,
+    exit_text,
+    is_engine_cancelled,
 )
-from sredrill.sdk.context import enter_context, exit_context, exit_text, is_engine_cancelled
+from sredrill.results import Signal, SignalKind, SignalRole, TestResult, TestStatus
+from sredrill.sdk import AgentFixture, Judge
 from sredrill.text import REPLACED_NOTE, scrub
 
 from .metrics import derive_metrics, metric_signals

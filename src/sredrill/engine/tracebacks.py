@@ -25,7 +25,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Final
 
-from sredrill.sdk.expect import is_sredrill_file, shown_path
+from sredrill.harness import is_sredrill_file, shown_path
 from sredrill.workers import ExceptionTrace, TraceFrame
 
 __all__ = [

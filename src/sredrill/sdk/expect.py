@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import json
 import linecache
-import os
 import pprint
 import re
 import sys
@@ -19,31 +18,17 @@ from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 from sredrill.errors import ExpectationFailed
+from sredrill.harness.context import current_context
+from sredrill.harness.paths import is_sredrill_file, shown_path
+from sredrill.harness.result import RunResult
 from sredrill.results import Signal, SignalKind, SignalRole, Verdict
-from sredrill.sdk.context import current_context
-from sredrill.sdk.result import RunResult
 from sredrill.trajectory import Trajectory
 
-__all__ = ["Expectation", "Gradable", "expect", "is_sredrill_file", "shown_path"]
+__all__ = ["Expectation", "Gradable", "expect"]
 
 _MAX_SHOWN = 200
 _DIFF_LINES: Final = 40
 _SOURCE_CHARS: Final = 200
-_SREDRILL_DIR: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def is_sredrill_file(path: str) -> bool:
-    """True for a file of the sredrill package itself (its frames are hidden from users)."""
-    return path.startswith(_SREDRILL_DIR)
-
-
-def shown_path(path: str) -> str:
-    """A source file's path as users see it: relative to the working directory when inside it.
-
-    A prefix test, not `resolve()`: it runs for every recorded signal.
-    """
-    cwd = os.path.join(os.getcwd(), "")
-    return path[len(cwd) :] if path.startswith(cwd) else path
 
 
 def _caller() -> tuple[str, int] | None:

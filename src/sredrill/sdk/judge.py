@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sredrill.errors import AgentError, JudgeError
+from sredrill.harness.context import TestContext, current_context, exit_text, is_engine_cancelled
+from sredrill.harness.result import RunResult
 from sredrill.results import Signal, SignalKind, SignalRole, Verdict
-from sredrill.sdk.context import TestContext, current_context, exit_text, is_engine_cancelled
-from sredrill.sdk.result import RunResult
 
 __all__ = ["BUILTIN_EVALUATORS", "Judge", "JudgeSpec", "cache_key", "judge"]
 

@@ -1,170 +1,34 @@
 """Test registration: `test`, `describe`, the four hooks and `test.extend`.
 
-Registration is discovery only (seed 001 §3.5): `@test` records a TestDef into the suite the engine's loader
-is collecting; nothing runs until the engine runs it.
+Registration is discovery only (seed 001 §3.5): `@test` records a TestDef (`sredrill.harness.registry`) into
+the suite the engine's loader is collecting; nothing runs until the engine runs it.
 """
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import inspect
-import linecache
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sredrill.agents import ContextItem
 from sredrill.errors import EvalFileError, did_you_mean
+from sredrill.harness.registry import BUILTIN_FIXTURES, Fixture, Scope, TestDef, collecting_suite
 from sredrill.text import scrub
 
 __all__ = [
-    "BUILTIN_FIXTURES",
-    "Scope",
-    "Suite",
-    "TestDef",
     "TestFn",
     "after_all",
     "after_each",
     "before_all",
     "before_each",
-    "collecting",
     "describe",
-    "display_path",
     "evaluator",
     "test",
 ]
 
-BUILTIN_FIXTURES = ("agent", "judge", "test_info")
 DEFAULT_TIMEOUT_S = 120.0
-
-Fixture = Callable[..., Any]
-
-
-@dataclass(eq=False, slots=True)
-class Scope:
-    """A file or `describe` block: its hooks apply to every test inside it."""
-
-    name: str
-    parent: Scope | None = None
-    before_all: list[Callable[..., Any]] = field(default_factory=list)
-    after_all: list[Callable[..., Any]] = field(default_factory=list)
-    before_each: list[Callable[..., Any]] = field(default_factory=list)
-    after_each: list[Callable[..., Any]] = field(default_factory=list)
-
-    def chain(self) -> list[Scope]:
-        """Outermost first."""
-        out: list[Scope] = []
-        node: Scope | None = self
-        while node is not None:
-            out.append(node)
-            node = node.parent
-        return out[::-1]
-
-    def path(self) -> tuple[str, ...]:
-        return tuple(s.name for s in self.chain()[1:])
-
-
-@dataclass(frozen=True, slots=True)
-class TestDef:
-    """A registered test: metadata, body, fixtures and scope. Immutable once loaded."""
-
-    __test__ = False
-
-    id: str
-    name: str
-    file: str
-    line: int
-    describe_path: tuple[str, ...]
-    labels: tuple[str, ...]
-    timeout_s: float
-    prompt: str | None
-    context: tuple[ContextItem, ...]
-    skip_judge: bool
-    description: str | None
-    body: Callable[..., Any]
-    fixtures: Mapping[str, Fixture]
-    scope: Scope
-    content_hash: str
-
-    @property
-    def difficulty(self) -> int | None:
-        """From a `difficulty:N` label, when N is an integer."""
-        for label in self.labels:
-            key, _, value = label.partition(":")
-            if key == "difficulty" and value.strip().isdigit():
-                return int(value)
-        return None
-
-
-@dataclass(slots=True)
-class Suite:
-    """What loading one eval file collected: its tests, evaluators and root scope."""
-
-    file: Path
-    display: str
-    root: Scope
-    tests: list[TestDef] = field(default_factory=list)
-    evaluators: dict[str, Callable[..., Any]] = field(default_factory=dict)
-    scope: Scope | None = None
-    ids: set[str] = field(default_factory=set)
-    sources: dict[tuple[str, int], str] = field(default_factory=dict)
-    """Body source by (file, line): tests made in a loop share one body, read once."""
-    displays: dict[str, str] = field(default_factory=dict)
-    """How each defining file is shown (resolving a path per test was a third of registration time)."""
-
-    def display_of(self, file: str) -> str:
-        if file not in self.displays:
-            self.displays[file] = display_path(file) if file != "?" else self.display
-        return self.displays[file]
-
-    def source_of(self, body: Callable[..., Any], file: str, line: int) -> str:
-        key = (file, line)
-        if key not in self.sources:
-            lines = linecache.getlines(file)
-            try:
-                self.sources[key] = "".join(inspect.getblock(lines[line - 1 :])) if lines else ""
-            except (IndexError, SyntaxError):
-                self.sources[key] = ""
-        return self.sources[key] or getattr(body, "__qualname__", "")
-
-    def current_scope(self) -> Scope:
-        return self.scope or self.root
-
-
-_collecting: contextvars.ContextVar[Suite | None] = contextvars.ContextVar("sredrill_collecting", default=None)
-
-
-@contextmanager
-def collecting(file: Path, display: str) -> Iterator[Suite]:
-    """Engine side: collect what importing `file` registers."""
-    suite = Suite(file=file, display=display, root=Scope(name=display))
-    token = _collecting.set(suite)
-    try:
-        yield suite
-    finally:
-        _collecting.reset(token)
-
-
-def _suite(what: str) -> Suite:
-    suite = _collecting.get()
-    if suite is None:
-        raise EvalFileError(
-            f"{what} registers tests only while sredrill loads an eval file",
-            hint="run the file with: sredrill test PATH (or list it with: sredrill list PATH)",
-        )
-    return suite
-
-
-def display_path(path: Path | str) -> str:
-    """A path as users see it: relative to the working directory when inside it."""
-    resolved = Path(path).resolve()
-    try:
-        return resolved.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return resolved.as_posix()
 
 
 def _where(fn: Callable[..., Any]) -> tuple[str, int]:
@@ -254,7 +118,7 @@ class TestFn:
         skip_judge: bool = False,
         description: str | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        suite = _suite("test()")
+        suite = collecting_suite("test()")
         if not isinstance(name, str) or not name.strip():
             raise EvalFileError(f"test() needs a non-empty name, got {name!r}", path=suite.display)
         if not isinstance(timeout, int | float) or timeout <= 0:
@@ -315,7 +179,7 @@ def _clean(value: Any) -> Any:
 
 @contextmanager
 def _describe_block(name: str) -> Iterator[None]:
-    suite = _suite("describe()")
+    suite = collecting_suite("describe()")
     name = _clean(name)
     parent = suite.current_scope()
     suite.scope = Scope(name=name, parent=parent)
@@ -341,7 +205,7 @@ def describe(name: str, fn: Callable[[], Any] | None = None) -> Any:
 
 def _hook(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        suite = _suite(f"{kind}()")
+        suite = collecting_suite(f"{kind}()")
         if not inspect.iscoroutinefunction(fn):
             raise EvalFileError(f"{kind} hook {fn.__name__!r} must be `async def`", path=suite.display)
         getattr(suite.current_scope(), kind).append(fn)
@@ -370,7 +234,7 @@ def evaluator(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        suite = _suite("@evaluator")
+        suite = collecting_suite("@evaluator")
         if not inspect.iscoroutinefunction(fn):
             raise EvalFileError(f"evaluator {name!r} must be `async def`", path=suite.display)
         if name in suite.evaluators and suite.evaluators[name] is not fn:

@@ -27,10 +27,10 @@ from pydantic import JsonValue
 from sredrill.errors import PackError, StateError, did_you_mean
 from sredrill.evidence import BackendMode, RcaToolset, ScenarioEvidence
 from sredrill.grading import Grade, grade_diagnosis
+from sredrill.harness.context import TestContext, context_or_none
+from sredrill.harness.result import RunResult
 from sredrill.results import Signal
 from sredrill.scenarios import Pack, Scenario, builtin_pack_names, load_pack
-from sredrill.sdk.context import TestContext, context_or_none
-from sredrill.sdk.result import RunResult
 
 __all__ = ["RCA_PROMPT", "ScenarioCase", "scenario"]
 

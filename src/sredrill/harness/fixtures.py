@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
 from sredrill.errors import EvalFileError, SredrillError
-from sredrill.sdk.context import exit_text, is_engine_cancelled
+from sredrill.harness.context import exit_text, is_engine_cancelled
 
 __all__ = ["FixtureSet", "call_with_fixtures"]
 

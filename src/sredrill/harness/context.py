@@ -21,8 +21,8 @@ from sredrill.results import Signal
 
 if TYPE_CHECKING:
     from sredrill.agents import Agent, ToolHost
-    from sredrill.sdk.registry import TestDef
-    from sredrill.sdk.result import RunResult
+    from sredrill.harness.registry import TestDef
+    from sredrill.harness.result import RunResult
     from sredrill.store import Store
     from sredrill.traces import SpanCollector
     from sredrill.trajectory import Toolset
@@ -33,6 +33,8 @@ __all__ = [
     "TestContext",
     "context_or_none",
     "current_context",
+    "enter_context",
+    "exit_context",
     "exit_text",
     "is_engine_cancelled",
 ]
@@ -118,6 +120,7 @@ def enter_context(ctx: TestContext) -> contextvars.Token[TestContext | None]:
 
 
 def exit_context(token: contextvars.Token[TestContext | None]) -> None:
+    """Engine side: restore the context `enter_context` replaced."""
     _current.reset(token)
 
 
