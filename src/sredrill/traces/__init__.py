@@ -5,6 +5,8 @@ Examples:
     >>> traces.total_tokens, [c.name for c in traces.tool_calls]
 """
 
+from typing import TYPE_CHECKING
+
 from sredrill.traces.access import RunTraces
 from sredrill.traces.capture import sredrill_spans
 from sredrill.traces.collector import Acceptance, AgentRunTrace, SpanCollector
@@ -13,6 +15,10 @@ from sredrill.traces.otlp import OtlpError, parse_otlp
 from sredrill.traces.query import TRACE_QUERY_TOOLS, TraceQueryTools
 from sredrill.traces.spans import Span, SpanSource, SpanStatus, TraceParent, new_span_id, parse_traceparent
 from sredrill.traces.view import ToolCallSpan, TraceView, build_trace_view
+
+if TYPE_CHECKING:
+    # What __getattr__ below returns, typed for the checker without loading the receiver at import.
+    from sredrill.traces.receiver import OTLP_TRACES_PATH, otlp_routes
 
 __all__ = [
     "OTLP_TRACES_PATH",
