@@ -92,11 +92,11 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
     w = case.workload
     if p is None:
         load = case.file.profile("DBLoadCPU")
-        cpu_share = w.share(WaitGroup.CPU) if w is not None else 0.0
+        load_share = w.share(WaitGroup.CPU) if w is not None else 0.0
         if (
             load is not None
             and load.rose(4)
-            and cpu_share >= 0.7
+            and load_share >= 0.7
             and w is not None
             and (top := w.top_by(WaitGroup.CPU))
         ):
@@ -112,7 +112,7 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
             summary = (
                 f"CPU saturation (inferred; CPUUtilization is missing): {phrase} keeps the CPUs busy {why}".rstrip()
             )
-            chain = (phrase, "CPU saturated", "every query slows down")
+            chain: tuple[str, ...] = (phrase, "CPU saturated", "every query slows down")
             return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), load.onset_at)
         return Finding(_MODE, Verdict.UNASSESSED, "CPU utilisation cannot be checked (CPUUtilization is missing)")
 

@@ -258,9 +258,10 @@ def _ranked(raw: Sequence[Any], key: str) -> tuple[tuple[str, float], ...]:
 
 def parse_insights(result: Mapping[str, Any]) -> Insights:
     """A `get_performance_insights` result (the whole document)."""
-    load = result.get("db_load") if isinstance(result.get("db_load"), Mapping) else {}
+    series = result.get("db_load")
+    db_load = series if isinstance(series, Mapping) else {}
     points = []
-    for t, v in zip(load.get("timestamps") or (), load.get("values") or (), strict=False):
+    for t, v in zip(db_load.get("timestamps") or (), db_load.get("values") or (), strict=False):
         moment, value = parse_time(t), _number(v)
         if moment is not None and value is not None:
             points.append((moment, value))

@@ -240,7 +240,7 @@ def _wal_cause(
             f"(write-ahead log) {storm.wal_ratio:.0f} times faster than before, more than {who} can replay, so the "
             f"replica falls {behind} behind"
         )
-        chain = (
+        chain: tuple[str, ...] = (
             f"{writer.label} writes heavily",
             f"WAL volume {storm.wal_ratio:.0f}-fold",
             "replay on the replica falls behind",

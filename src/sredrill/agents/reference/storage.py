@@ -145,7 +145,7 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
             f"storage full: the volume of {case.instance} is filled by {how}; {ending} (inferred from RDS's "
             "storage events, as the free storage metric is missing)"
         )
-        chain = (
+        chain: tuple[str, ...] = (
             how,
             "the volume fills",
             "writes stall extending data files",
@@ -160,15 +160,15 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
         if free[-1] >= 1.5 * trough:
             auto = any(e.autoscaling for e in grown)
             by = "storage autoscaling" if auto else "a storage modification"
-            low = value("FreeStorageSpace", trough)
+            low_free = value("FreeStorageSpace", trough)
             pct = f" ({_percent(trough / size)} of the provisioned {value('FreeStorageSpace', size)})" if size else ""
             summary = (
-                f"free storage dipped to {low}{pct}, then {by} grew the volume and free storage recovered to "
+                f"free storage dipped to {low_free}{pct}, then {by} grew the volume and free storage recovered to "
                 f"{value('FreeStorageSpace', free[-1])}, where it stays"
             )
-            facts = (
+            recovery = (
                 Fact(
-                    f"Free storage (FreeStorageSpace) falls from {value('FreeStorageSpace', free[0])} to {low}, "
+                    f"Free storage (FreeStorageSpace) falls from {value('FreeStorageSpace', free[0])} to {low_free}, "
                     f"then jumps to {value('FreeStorageSpace', free[jump])} "
                     f"{when(case, case.file.times('FreeStorageSpace')[jump])} and stays flat: it has recovered.",
                     (src,),
@@ -176,7 +176,7 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
                 *_event_facts(case, storage_events),
             )
             return Finding(
-                _MODE, Verdict.RECOVERED, summary, facts=facts, onset=case.file.times("FreeStorageSpace")[jump]
+                _MODE, Verdict.RECOVERED, summary, facts=recovery, onset=case.file.times("FreeStorageSpace")[jump]
             )
 
     tail = free[-min(8, len(free)) :]
