@@ -218,7 +218,9 @@ def _enum(node: Any) -> list[str]:
         return [v for v in node["enum"] if isinstance(v, str)]
     if isinstance(node.get("const"), str):
         return [node["const"]]
-    return [v for member in node.get("anyOf", node.get("oneOf", [])) for v in _enum(member)]
+    # Typed, so that the outer get does not receive an Any default (whose overloads would add None).
+    one_of: list[Any] = node.get("oneOf", [])
+    return [v for member in node.get("anyOf", one_of) for v in _enum(member)]
 
 
 _RANGE = re.compile(r"(\d+)\D+(\d+)")
@@ -587,9 +589,9 @@ def _training_makers() -> Iterator[EpisodeMaker]:
 def _classic_episode(task_id: str, seed: int) -> tuple[Episode, ActionSpace]:
     from sredrill.env import make
     from sredrill.env.episode import IncidentEpisode
+    from sredrill.incidents import incident_task
 
-    env = make(task_id)
-    return IncidentEpisode(env.task, seed), ActionSpace.from_schema(env.info.action_schema)
+    return IncidentEpisode(incident_task(task_id), seed), ActionSpace.from_schema(make(task_id).info.action_schema)
 
 
 def _family_episode(family: str, seed: int) -> tuple[Episode, ActionSpace]:

@@ -43,8 +43,16 @@ class EpisodeEnd:
 class Episode(Protocol):
     """One seeded run of one task (incident or RCA)."""
 
-    steps: int
-    episode_reward: float
+    # Read-only to the env (an episode may keep them as attributes or compute them as properties).
+    @property
+    def steps(self) -> int:
+        """Steps taken so far."""
+        ...
+
+    @property
+    def episode_reward(self) -> float:
+        """The sum of the rewards paid so far."""
+        ...
 
     def observation(self) -> Observation:
         """The current observation (no inspection)."""
