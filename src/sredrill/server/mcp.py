@@ -88,9 +88,9 @@ def _error(code: JsonRpcCode, message: str, request_id: str | int | None, data: 
 
 
 def _input_fault(exc: InputError) -> _Fault:
-    return _Fault(
-        JsonRpcCode.INVALID_PARAMS, exc.message, {"field": exc.field, "allowed": exc.allowed, "hint": exc.hint}
-    )
+    # JSON lists are invariant in their item type: the names are copied into a list of JSON values.
+    allowed: list[JsonValue] | None = [*exc.allowed] if exc.allowed is not None else None
+    return _Fault(JsonRpcCode.INVALID_PARAMS, exc.message, {"field": exc.field, "allowed": allowed, "hint": exc.hint})
 
 
 class McpHandler:
@@ -136,7 +136,7 @@ class McpHandler:
         try:
             request = JsonRpcRequest.model_validate(payload)
         except ValidationError as exc:
-            errors = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors(include_url=False)]
+            errors: list[JsonValue] = [{"loc": [*e["loc"]], "msg": e["msg"]} for e in exc.errors(include_url=False)]
             return _error(
                 JsonRpcCode.INVALID_REQUEST,
                 'Invalid Request: send {"jsonrpc": "2.0", "method": …, "params": {…}, "id": …}',
@@ -236,7 +236,7 @@ class McpHandler:
             raise _Fault(
                 JsonRpcCode.INVALID_PARAMS,
                 f"Invalid params: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}",
-                {"allowed": sorted(ResetRequest.model_fields)},
+                {"allowed": [*sorted(ResetRequest.model_fields)]},
             ) from None
         sessions = self.service.sessions
         try:
