@@ -113,3 +113,105 @@ def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("from sredrill.harness.context import _current\nfrom .x import ok, _hidden\nimport os\n")
     assert private_imports(module) == ["1: _current", "2: _hidden"]
+
+
+def module_files(root: Path) -> dict[str, Path]:
+    """Every module under the package folder `root`, by dotted name (a package's `__init__.py` is the package)."""
+    out = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def import_graph(root: Path) -> dict[str, dict[str, int]]:
+    """Module -> the modules of the same tree it imports, with a line of each import.
+
+    Every import counts, wherever it is (module level, inside a function, under `TYPE_CHECKING`): each ties
+    the two files together. `from package import name` counts as an import of `package` (its `__init__`
+    runs and is read first) and, when `name` is a submodule, of that submodule too.
+    """
+    files = module_files(root)
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in files.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        edges: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join([*package[: len(package) - node.level + 1], *([base] if base else [])])
+                targets = [base, *(f"{base}.{a.name}" for a in node.names)]
+            for target in targets:
+                if target in files and target != name:
+                    edges.setdefault(target, node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or around a circle (Tarjan's SCCs), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(groups)
+
+
+def describe_cycle(graph: dict[str, dict[str, int]], group: list[str]) -> str:
+    members = set(group)
+    edges = [f"  {src} -> {dst} (line {graph[src][dst]})" for src in group for dst in graph[src] if dst in members]
+    return " <-> ".join(group) + "\n" + "\n".join(edges)
+
+
+def test_no_import_circles_between_files() -> None:
+    # Two files that import each other (even inside a function) load in an order that works by accident, and
+    # neither can be understood or moved alone. Import from the defining submodule, not the package, or move
+    # the shared piece down into a module both import.
+    graph = import_graph(SRC)
+    cycles = import_cycles(graph)
+    assert not cycles, "import circles:\n" + "\n".join(describe_cycle(graph, c) for c in cycles)
+
+
+def test_the_cycle_check_catches_planted_circles(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from pkg.a import A\n")
+    (pkg / "a.py").write_text("A = 1\n\ndef f():\n    from .b import B\n")  # a function-level import counts
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import A\nB = 2\n")
+    (pkg / "sub" / "__init__.py").write_text("from .c import C\n")
+    (pkg / "sub" / "c.py").write_text("from pkg.sub import d\nC = 3\n")  # through its own package's __init__
+    (pkg / "sub" / "d.py").write_text("import pkg.a\n")  # imports upward only: no circle
+    graph = import_graph(pkg)
+    assert graph["pkg.sub.c"] == {"pkg.sub": 1, "pkg.sub.d": 1}
+    assert import_cycles(graph) == [["pkg.a", "pkg.b"], ["pkg.sub", "pkg.sub.c"]]
+    assert "pkg.a -> pkg.b (line 4)" in describe_cycle(graph, ["pkg.a", "pkg.b"])

@@ -47,9 +47,10 @@ _LAZY = {
 _LAZY.update(
     {
         name: "sredrill.agents.tool_server"
-        for name in ("ToolAccess", "ToolHost", "ToolRegistry", "ToolServer", "needs_tool_server", "tool_routes")
+        for name in ("ToolAccess", "ToolHost", "ToolServer", "needs_tool_server", "tool_routes")
     }
 )
+_LAZY["ToolRegistry"] = "sredrill.agents.tool_registry"
 _LAZY.update({name: "sredrill.agents.mcp_server" for name in ("MCP_PATH", "McpEndpoint")})
 
 

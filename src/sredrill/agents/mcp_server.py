@@ -29,10 +29,12 @@ from sredrill.errors import MissingExtra, StateError
 from sredrill.text import REPLACED_NOTE, scrub_json
 from sredrill.trajectory import ToolError
 
+from .tool_registry import Denied
+
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
-    from .tool_server import Registration, ToolRegistry
+    from .tool_registry import Registration, ToolRegistry
 
 __all__ = ["MCP_PATH", "McpEndpoint", "mcp_installed"]
 
@@ -138,8 +140,6 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        from .tool_server import Denied
-
         run_id = scope.get("path_params", {}).get("run_id", "")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         access = self._registry.authorize(run_id, headers.get("authorization"))

@@ -27,19 +27,11 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sredrill.errors import ActionError, InputError, MissingExtra, did_you_mean
-from sredrill.incidents import (
-    TASKS,
-    Action,
-    IncidentAction,
-    IncidentTask,
-    action_rules,
-    incident_task,
-    parse_action,
-)
+from sredrill.env.gym_actions import ACTION_TABLE, SCALE_LADDER, decode_action, encode_action
+from sredrill.errors import InputError, MissingExtra, did_you_mean
+from sredrill.incidents import TASKS, IncidentTask, incident_task
 from sredrill.incidents.families import FAMILIES
 
 if TYPE_CHECKING:
@@ -47,48 +39,6 @@ if TYPE_CHECKING:
     from sredrill.env.gym_family import FamilyGymEnv
 
 __all__ = ["ACTION_TABLE", "SCALE_LADDER", "decode_action", "encode_action", "make"]
-
-SCALE_LADDER: tuple[int, ...] = (1, 2, 4, 6, 8, 12)
-"""The replica counts a discrete `scale_workers` action can set."""
-
-
-def _action_table() -> tuple[IncidentAction, ...]:
-    table: list[IncidentAction] = []
-    for rule in action_rules():
-        if rule.targets is None:
-            table.append(rule.model())
-        elif rule.value_range is not None:
-            table += [rule.model(target=t, value=v) for t in rule.targets for v in SCALE_LADDER]
-        else:
-            table += [rule.model(target=t) for t in rule.targets]
-    return tuple(table)
-
-
-ACTION_TABLE: tuple[IncidentAction, ...] = _action_table()
-"""Every discrete action, in a fixed order: action type (`ActionType` order), then target, then value."""
-_INDEX = {a.key: i for i, a in enumerate(ACTION_TABLE)}
-
-
-def encode_action(action: IncidentAction | Action | Mapping[str, Any]) -> int:
-    """The index of an action in `ACTION_TABLE`.
-
-    Raises:
-        ActionError: the action is invalid, or (for `scale_workers`) its value is not on `SCALE_LADDER`.
-    """
-    typed = action if not isinstance(action, Action | Mapping) else parse_action(action)
-    index = _INDEX.get(typed.key)
-    if index is None:
-        raise ActionError(
-            f"{typed.action_type} value {typed.value} has no discrete index",
-            field="value",
-            allowed=[str(v) for v in SCALE_LADDER],
-        )
-    return index
-
-
-def decode_action(index: int) -> IncidentAction:
-    """The typed action at an index of `ACTION_TABLE`."""
-    return ACTION_TABLE[int(index)]
 
 
 def make(task_id: str | IncidentTask, **kw: Any) -> IncidentGymEnv | FamilyGymEnv:

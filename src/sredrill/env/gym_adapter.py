@@ -13,7 +13,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.envs.registration import EnvSpec
 
-from sredrill.env.gym import ACTION_TABLE, decode_action
+from sredrill.env.gym_actions import ACTION_TABLE, decode_action
 from sredrill.errors import InputError, StateError
 from sredrill.incidents import ALERTS, TELEMETRY, IncidentTask, Service, Signal, Simulator
 

@@ -8,10 +8,12 @@ that never reads them does not pay for them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sredrill.incidents.actions import IncidentAction, InspectLogs, InspectMetrics
+from sredrill.incidents.faults import FaultState
 from sredrill.incidents.records import AlertDetail, LogRecord, MetricSeries
 from sredrill.incidents.system import HISTORY_STEPS, POOL_SIZE, slot
 from sredrill.incidents.vocabulary import (
@@ -26,10 +28,7 @@ from sredrill.incidents.vocabulary import (
     Status,
 )
 
-if TYPE_CHECKING:
-    from sredrill.incidents.simulator import Simulator
-
-__all__ = ["MAX_LOG_RECORDS", "InspectionResult", "inspect"]
+__all__ = ["MAX_LOG_RECORDS", "Inspected", "InspectionResult", "inspect"]
 
 MAX_LOG_RECORDS = 20
 """An `inspect_logs` result holds at most this many records, the newest."""
@@ -39,6 +38,27 @@ _SERVICES = tuple(Service)
 
 RawRecord = tuple[int, LogLevel, Signal, str, float | None]
 """(step, level, signal, message, value) of one log record."""
+
+
+class Inspected(Protocol):
+    """What an inspection reads of an episode's state (the `Simulator` is one): read-only, as of step `t`.
+
+    A protocol, not the Simulator class, so the simulator can import this module without this one importing it.
+    """
+
+    @property
+    def t(self) -> int: ...
+    @property
+    def params(self) -> Mapping[str, int]: ...
+    @property
+    def faults(self) -> Sequence[FaultState]: ...
+    @property
+    def last_breach(self) -> Sequence[int | None]: ...
+    def history(self) -> tuple[list[float], ...]: ...
+    def row(self, step: int) -> list[float]: ...
+    def firing(self) -> tuple[str, ...]: ...
+    def statuses(self) -> tuple[Status, ...]: ...
+    def action_log(self, service: Service) -> list[RawRecord]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +126,7 @@ class InspectionResult:
         )
 
 
-def inspect(sim: Simulator, action: IncidentAction) -> InspectionResult:
+def inspect(sim: Inspected, action: IncidentAction) -> InspectionResult:
     """Run one inspection against the state at the simulator's current step."""
     target = str(action.target)
     if isinstance(action, InspectLogs):
@@ -132,7 +152,7 @@ def inspect(sim: Simulator, action: IncidentAction) -> InspectionResult:
     )
 
 
-def _logs(sim: Simulator, service: Service) -> tuple[RawRecord, ...]:
+def _logs(sim: Inspected, service: Service) -> tuple[RawRecord, ...]:
     t = sim.t
     raw: list[RawRecord] = []
     for fault in sim.faults:

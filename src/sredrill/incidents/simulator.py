@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import sredrill.incidents.scoring as scoring
 from sredrill.errors import StateError
-from sredrill.incidents import scoring
 from sredrill.incidents.actions import ActionKey, IncidentAction, ScaleWorkers
 from sredrill.incidents.faults import CompiledImpact, CompiledStage, FaultState, compile_impacts, compile_stages
 from sredrill.incidents.inspection import InspectionResult, inspect

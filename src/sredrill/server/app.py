@@ -29,7 +29,6 @@ import logging
 import os
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from sredrill.errors import MissingExtra
@@ -40,6 +39,7 @@ from sredrill.server.catalog import EnvCatalog, TraceCatalog
 from sredrill.server.gate import foreign_denial, send_denied
 from sredrill.server.live import DEFAULT_MAX_RUNS, RunCapacityError
 from sredrill.server.mcp import McpHandler
+from sredrill.server.options import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_SESSIONS, ServerOptions
 from sredrill.server.security import Guard
 from sredrill.server.service import SESSION_HEADER, Answer, EnvService
 from sredrill.server.sessions import Session, SessionStore, reaping
@@ -49,37 +49,13 @@ from sredrill.server.wire import ErrorBody, ResetRequest, error_body
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_SESSIONS", "ServerOptions", "create_app"]
+__all__ = ["create_app"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_SESSIONS: Final = 64
-DEFAULT_IDLE_TIMEOUT_S: Final = 300.0
 MAX_BODY_BYTES: Final = 4 * 1024 * 1024
 """Larger request bodies are refused (413) before they are read whole."""
 _JSON: Final = (b"content-type", b"application/json")
-
-
-@dataclass(frozen=True, slots=True)
-class ServerOptions:
-    """What a server was started with; kept on `app.state.options`.
-
-    `evals` is the folder the runs API may run eval files from.
-    """
-
-    max_sessions: int = DEFAULT_MAX_SESSIONS
-    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
-    token: str | None = None
-    loopback_only: bool = True
-    packs: tuple[str, ...] | None = None
-    evals: str | None = None
-    allow_agents: tuple[str, ...] = ()
-    """`--allow-agent` patterns: agent specs beyond the built-in ones the runs API may start."""
-    runs_token: str | None = field(default=None, repr=False)
-    """The token of the runs API and web UI: `token`, or one generated at start on a loopback server; None
-    beyond loopback without `token` (those routes are closed)."""
-    max_runs: int = DEFAULT_MAX_RUNS
-    """Runs of the runs API going on at once; one more answers 429 with `Retry-After`."""
 
 
 async def _read_body(receive: Receive) -> bytes | None:

@@ -17,7 +17,7 @@ from sredrill.server.runs_api import runs_router
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from sredrill.server.app import ServerOptions
+    from sredrill.server.options import ServerOptions
     from sredrill.store import Store
 
 __all__ = ["mount_web"]

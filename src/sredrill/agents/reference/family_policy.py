@@ -44,8 +44,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import sredrill.agents.reference.incident_policy as incident_policy
 from sredrill.agents.incident_probes import ActionSpace, History
-from sredrill.agents.reference import incident_policy
 from sredrill.env import Action, Observation
 from sredrill.incidents import Status
 

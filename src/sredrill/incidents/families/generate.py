@@ -17,8 +17,8 @@ import math
 import random
 from dataclasses import dataclass, field, replace
 
+import sredrill.incidents.families.library as lib
 from sredrill.errors import InputError, did_you_mean
-from sredrill.incidents.families import library as lib
 from sredrill.incidents.families.actions import ACTION_TYPES, TARGET_KINDS, action_schema
 from sredrill.incidents.families.alerts import ALERT_RULES, NOISY, alert_names
 from sredrill.incidents.families.library import FAULTS, FaultKind

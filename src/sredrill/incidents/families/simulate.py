@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 
+import sredrill.incidents.scoring as scoring
 from sredrill.errors import InputError, StateError, did_you_mean
-from sredrill.incidents import scoring
 from sredrill.incidents.families.alerts import (
     ALERT_HOLD,
     ALERT_RULES,
