@@ -52,7 +52,7 @@ def insights_for_test(result: TestResult, *, tools_offered: int = 0) -> Insights
                 (1, f"handle tool errors: {m.ignored_tool_errors} tool error(s) were never retried or acknowledged")
             )
         if m.redundant_calls:
-            top = max(m.tool_histogram, key=m.tool_histogram.get) if m.tool_histogram else "a tool"
+            top = max(m.tool_histogram, key=m.tool_histogram.__getitem__) if m.tool_histogram else "a tool"
             recs.append((2, f"avoid repeating identical calls: {m.redundant_calls} redundant call(s), most to {top}"))
         if tools_offered and m.tool_calls == 0:
             recs.append(
@@ -81,7 +81,7 @@ def insights_for_run(results: list[TestResult]) -> Insights | None:
     """
     failing = Counter(s.name for r in results for s in r.signals if s.role == SignalRole.GATE and s.passed is False)
     recs = Counter(rec for r in results if r.insights for rec in r.insights.recommendations)
-    redundant = Counter()
+    redundant: Counter[str] = Counter()
     for r in results:
         if r.metrics and r.metrics.redundant_calls:
             for tool, n in r.metrics.tool_histogram.items():

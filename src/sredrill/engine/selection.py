@@ -135,9 +135,11 @@ class LastFailures:
         """The selection a stored run's config recorded (see `config`), or None."""
         if not isinstance(value, dict) or not isinstance(value.get("ids"), list):
             return None
-        files = value.get("files") if isinstance(value.get("files"), list) else []
+        files = value.get("files")
         return cls(
-            run_id=value.get("run"), ids=frozenset(str(i) for i in value["ids"]), files=frozenset(map(str, files))
+            run_id=value.get("run"),
+            ids=frozenset(str(i) for i in value["ids"]),
+            files=frozenset(map(str, files if isinstance(files, list) else [])),
         )
 
 

@@ -188,8 +188,8 @@ def _print_failure(out: Console, result: TestResult) -> None:
     for gate in gates:
         first, *more = gate.text.split("\n")  # a message on several lines (an assert's values) stays under its gate
         out.print(f"  - {_safe(first)}", soft_wrap=True)
-        for line in more:
-            out.print(f"    {_safe(line)}", soft_wrap=True)
+        for rest in more:
+            out.print(f"    {_safe(rest)}", soft_wrap=True)
         if gate.where:
             out.print(Text(f"      at {_safe(gate.where)}", style="dim"), soft_wrap=True)
     tb = traceback_tail(result)
