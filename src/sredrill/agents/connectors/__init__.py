@@ -1,1 +1,3 @@
 """Connectors: one module per agent transport."""
+
+__all__: list[str] = []

@@ -2,3 +2,5 @@
 
 No build step and no network: the CSS and the script live in `static/` and are inlined into every page.
 """
+
+__all__: list[str] = []
