@@ -97,14 +97,15 @@ def test_an_unknown_scenario_id_is_a_usage_error_with_a_did_you_mean_over_both_k
 
 
 def test_difficulty_filters_rca_scenarios_and_incident_tasks_each_on_its_own_scale(project: Project) -> None:
-    cli = project.run("run", "--difficulty", "3", "--json")
+    key = "the-selection-tests-episode-key"  # the run's family episodes, hence their difficulties, are keyed
+    cli = project.run("run", "--difficulty", "3", "--json", "--episode-key-file", str(project.write("k", key)))
     assert cli.code in (0, 1), cli.stderr
     results = cli.report()["results"]
     rca = sorted(r["id"] for r in results if r["kind"] == "rca")
     assert rca == sorted(f"rds_postgres/{s.id}#1" for s in load_pack("rds_postgres").scenarios if s.difficulty == 3)
     incidents = {r["id"] for r in results if r["kind"] == "incident"}
     # hard_mixed (the one hard classic task) and the family episodes whose seed drew a hard task
-    assert incidents == {t.id for t in incident_tests(difficulties=(3,))}
+    assert incidents == {t.id for t in incident_tests(difficulties=(3,), episode_key=key)}
     assert {i.split("/")[1].split("#")[0] for i in incidents} >= {"hard_mixed"}
     assert {r["difficulty"] for r in results} == {3}
 

@@ -282,12 +282,16 @@ def test_options_that_make_no_sense_are_input_errors(tmp_path: Path, options: Ru
         run_packs_ids(["000-healthy"], options=options)
 
 
+EPISODE_KEY = "the-selection-tests-episode-key"
+"""A run keys its family episodes (a fresh key each run): a difficulty selects other family seeds per key."""
+
+
 def run_packs_ids(
     scenario_ids: list[str], *, difficulty: str | None = None, packs: tuple[str, ...] = (), options=RunOptions()
 ) -> list[str]:
     report = run_sync(
         run_packs(list(packs), settings=Settings(agent="reference"), options=options, listener=Collect(), store=None,
-                  scenario_ids=scenario_ids, difficulty=difficulty)
+                  scenario_ids=scenario_ids, difficulty=difficulty, episode_key=EPISODE_KEY)
     )  # fmt: skip
     return [r.id for r in report.results]
 
@@ -311,7 +315,7 @@ def test_difficulty_filters_both_kinds_on_their_own_scale() -> None:
     hard = [t.task_id for t in list_tasks() if t.kind == TaskKind.INCIDENT and t.difficulty == 3]
     assert sorted(i for i in ids if i.startswith("rds_postgres/")) == rca
     # hard_mixed × seeds 0-4, and the families' episodes whose seed drew a hard task
-    episodes = sorted(t.id for t in incident_tests(difficulties=(3,)))
+    episodes = sorted(t.id for t in incident_tests(difficulties=(3,), episode_key=EPISODE_KEY))
     assert sorted(i for i in ids if i.startswith("incidents/")) == episodes
     assert {e.split("/")[1].split("#")[0] for e in episodes} >= set(hard)
     with pytest.raises(NothingSelected, match="--difficulty 4"):  # incident tasks go up to 3
