@@ -304,17 +304,16 @@ def check_reward_mode(value: object) -> RewardMode:
     Raises:
         InputError: any other value; names the field and the allowed values.
     """
-    try:
+    allowed = [m.value for m in RewardMode]
+    if isinstance(value, str) and value in allowed:
         return RewardMode(value)
-    except ValueError:
-        allowed = [m.value for m in RewardMode]
-        hint = did_you_mean(str(value), allowed) if isinstance(value, str) else None
-        raise InputError(
-            f"unknown reward_mode {value!r}" + (f"; {hint}" if hint else ""),
-            field="reward_mode",
-            allowed=allowed,
-            hint="dense: every step's reward (the task's table); sparse: only the grade, on the last step",
-        ) from None
+    hint = did_you_mean(value, allowed) if isinstance(value, str) else None
+    raise InputError(
+        f"unknown reward_mode {value!r}" + (f"; {hint}" if hint else ""),
+        field="reward_mode",
+        allowed=allowed,
+        hint="dense: every step's reward (the task's table); sparse: only the grade, on the last step",
+    )
 
 
 def _check_seed(seed: object) -> int | None:

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pydantic import JsonValue
+
 from sredrill.env.episode import EpisodeEnd, Transition
 from sredrill.env.models import Inspection, Observation, ServiceView
 from sredrill.incidents import Action, Status
@@ -77,16 +79,21 @@ class FamilyEpisode:
         key = parse_family_action(action, self._targets)
         reward, done, message = self.sim.step(key)
         kind, target, _ = key
-        inspection = None
-        if kind == "inspect_logs":
-            inspection = Inspection(action_type=kind, target=target, evidence={"logs": log_records(self.sim, target)})
-        elif kind == "inspect_metrics":
-            inspection = Inspection(
-                action_type=kind, target=target, evidence={"series": metric_series(self.sim, target)}
-            )
-        elif kind == "inspect_alert":
-            inspection = Inspection(action_type=kind, target=target, evidence={"alert": alert_detail(self.sim, target)})
+        inspection = self._inspection(kind, target) if target is not None else None
         return Transition(self.observation(inspection), reward, done, message)
+
+    def _inspection(self, kind: str, target: str) -> Inspection | None:
+        """What an inspect action showed (None for any other action)."""
+        evidence: dict[str, JsonValue]
+        if kind == "inspect_logs":
+            evidence = {"logs": list(log_records(self.sim, target))}
+        elif kind == "inspect_metrics":
+            evidence = {"series": list(metric_series(self.sim, target))}
+        elif kind == "inspect_alert":
+            evidence = {"alert": alert_detail(self.sim, target)}
+        else:
+            return None
+        return Inspection(action_type=kind, target=target, evidence=evidence)
 
     def end(self) -> EpisodeEnd:
         score = self.sim.score()

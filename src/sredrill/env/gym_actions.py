@@ -19,14 +19,19 @@ SCALE_LADDER: tuple[int, ...] = (1, 2, 4, 6, 8, 12)
 
 
 def _action_table() -> tuple[IncidentAction, ...]:
+    # Built through `parse_action`, which validates each (type, target, value) into its action class; the
+    # rule's class alone types neither its target nor its value for the checker.
     table: list[IncidentAction] = []
     for rule in action_rules():
+        kind = rule.action_type
         if rule.targets is None:
-            table.append(rule.model())
+            table.append(parse_action({"action_type": kind}))
         elif rule.value_range is not None:
-            table += [rule.model(target=t, value=v) for t in rule.targets for v in SCALE_LADDER]
+            table += [
+                parse_action({"action_type": kind, "target": t, "value": v}) for t in rule.targets for v in SCALE_LADDER
+            ]
         else:
-            table += [rule.model(target=t) for t in rule.targets]
+            table += [parse_action({"action_type": kind, "target": t}) for t in rule.targets]
     return tuple(table)
 
 

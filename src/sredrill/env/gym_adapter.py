@@ -51,14 +51,16 @@ class IncidentGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         self._evidence = np.zeros((len(_SERVICES), len(_SIGNALS)), dtype=np.int8)
         n_services = len(_SERVICES)
         self.action_space = spaces.Discrete(len(ACTION_TABLE))
+        # Kept typed: `observation_space` is a `Space` to the checker, and observations are clipped to this box.
+        self._telemetry_space = spaces.Box(
+            low=0.0,
+            high=np.tile(_TELEMETRY_HIGH, (n_services, 1)),
+            shape=(n_services, len(TELEMETRY)),
+            dtype=np.float32,
+        )
         self.observation_space = spaces.Dict(
             {
-                "telemetry": spaces.Box(
-                    low=0.0,
-                    high=np.tile(_TELEMETRY_HIGH, (n_services, 1)),
-                    shape=(n_services, len(TELEMETRY)),
-                    dtype=np.float32,
-                ),
+                "telemetry": self._telemetry_space,
                 "status": spaces.MultiDiscrete([3] * n_services),
                 "alerts": spaces.MultiBinary(len(ALERTS)),
                 "evidence": spaces.MultiBinary((n_services, len(_SIGNALS))),
@@ -124,7 +126,7 @@ class IncidentGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         for name in snap.alerts:
             alerts[_ALERT_INDEX[name]] = 1
         return {
-            "telemetry": np.minimum(telemetry, self.observation_space["telemetry"].high),
+            "telemetry": np.minimum(telemetry, self._telemetry_space.high),
             "status": np.array([s.status.rank for s in snap.services], dtype=np.int64),
             "alerts": alerts,
             "evidence": self._evidence.copy(),
@@ -132,5 +134,6 @@ class IncidentGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         }
 
 
-def _rebuild(*, task: IncidentTask, seed: int | None = None, render_mode: str | None = None) -> IncidentGymEnv:
-    return IncidentGymEnv(task, seed=seed, render_mode=render_mode)
+def _rebuild(**kwargs: Any) -> IncidentGymEnv:
+    """The spec's entry point: gymnasium calls it with the spec's kwargs (its `EnvCreator` takes any keywords)."""
+    return IncidentGymEnv(**kwargs)

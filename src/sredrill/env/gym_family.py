@@ -121,11 +121,15 @@ class FamilyGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         self._present = np.zeros(m, dtype=np.int8)
         self._kind = np.zeros(m, dtype=np.int64)
         self.action_space = spaces.Discrete(len(self.table))
+        # Kept typed: `observation_space` is a `Space` to the checker, and observations are clipped to this box.
+        self._telemetry_space = spaces.Box(
+            low=0.0, high=np.tile(_TELEMETRY_HIGH, (m, 1)), shape=(m, 5), dtype=np.float32
+        )
         self.observation_space = spaces.Dict(
             {
                 "present": spaces.MultiBinary(m),
                 "kind": spaces.MultiDiscrete([len(_KINDS) + 1] * m),
-                "telemetry": spaces.Box(low=0.0, high=np.tile(_TELEMETRY_HIGH, (m, 1)), shape=(m, 5), dtype=np.float32),
+                "telemetry": self._telemetry_space,
                 "status": spaces.MultiDiscrete([3] * m),
                 "alerts": spaces.MultiBinary((m, len(ALERT_RULE_NAMES))),
                 "wiring": spaces.MultiBinary((m, m)),
@@ -172,7 +176,12 @@ class FamilyGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         key = self._resolved[index] if 0 <= index < len(self.table) else None
         if key is None:
             message = f"action {index} is not valid in this episode (see info['action_mask']): no step taken"
-            info = {"step": sim.t, "invalid_action": True, "action_mask": self._mask.copy(), "message": message}
+            info: dict[str, Any] = {
+                "step": sim.t,
+                "invalid_action": True,
+                "action_mask": self._mask.copy(),
+                "message": message,
+            }
             return self._observation(), 0.0, False, False, info
         reward, done, message = sim.step(key)
         if key[0] == "inspect_logs" and key[1] is not None:
@@ -180,7 +189,7 @@ class FamilyGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
             for record in log_records(sim, key[1]):
                 self._evidence[row, _EVENT_INDEX[record["event"]]] = 1
         terminated = sim.declared is not None
-        info: dict[str, Any] = {
+        info = {
             "step": sim.t,
             "message": message,
             "raw_reward": reward,
@@ -250,7 +259,7 @@ class FamilyGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         return {
             "present": self._present.copy(),
             "kind": self._kind.copy(),
-            "telemetry": np.minimum(telemetry, self.observation_space["telemetry"].high),
+            "telemetry": np.minimum(telemetry, self._telemetry_space.high),
             "status": status,
             "alerts": alerts,
             "wiring": self._wiring.copy(),
@@ -259,7 +268,6 @@ class FamilyGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
         }
 
 
-def _rebuild(
-    *, family: str, seed: int | None = None, render_mode: str | None = None, reward_mode: str = "dense"
-) -> FamilyGymEnv:
-    return FamilyGymEnv(family, seed=seed, render_mode=render_mode, reward_mode=reward_mode)
+def _rebuild(**kwargs: Any) -> FamilyGymEnv:
+    """The spec's entry point: gymnasium calls it with the spec's kwargs (its `EnvCreator` takes any keywords)."""
+    return FamilyGymEnv(**kwargs)

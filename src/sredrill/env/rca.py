@@ -268,7 +268,7 @@ def _tool_call(action: RcaInspectAlert | RcaInspectMetrics | RcaInspectLogs) -> 
     if isinstance(action, RcaInspectAlert):
         return "get_alert", {}, "action_type"
     # A null argument is not given (strict tool schemas send every argument): the tool takes its default.
-    extra = {k: v for k, v in (action.args or {}).items() if v is not None}
+    extra: dict[str, JsonValue] = {k: v for k, v in (action.args or {}).items() if v is not None}
     if isinstance(action, RcaInspectMetrics):
         if action.target is None:
             return "list_metrics", extra, "args"
