@@ -90,18 +90,15 @@ def log_records(sim: FamilySimulator, component: str) -> list[dict[str, Any]]:
             out.append((step, 0, _record(step, component, level, event, value, peer)))
     plan = task.plan
     visible = [s for s in range(max(plan.onset, -HISTORY_STEPS), now + 1) if sim.state_at(s) in ("active", "worse")]
-    for i, event, level, value, peer, once in plan.logs:
+    for i, event, level, drawn, peer, once in plan.logs:
         if i != c:
             continue
         if once is not None:
             if once <= now:
-                out.append((once, 1, _record(once, component, level, event, value, peer)))  # type: ignore[arg-type]
+                out.append((once, 1, _record(once, component, level, event, _log_value(sim, c, once, drawn), peer)))
             continue
         for s in visible[-3:]:
-            v = value
-            if isinstance(value, str):
-                v = sim.shown(s)[0][c * 6 + _LEVEL_OF_READING[value.split(":", 1)[1]]]
-            out.append((s, 2, _record(s, component, level, event, v, peer)))  # type: ignore[arg-type]
+            out.append((s, 2, _record(s, component, level, event, _log_value(sim, c, s, drawn), peer)))
     for s in range(-HISTORY_STEPS, now + 1, 2):
         if sim.shown(s)[2][c] == 0:
             out.append((s, 3, _record(s, component, "info", "health_check_ok", None, None)))
@@ -111,6 +108,16 @@ def log_records(sim: FamilySimulator, component: str) -> list[dict[str, Any]]:
             out.append((step, 4, _record(step, component, "info", _ACTION_EVENTS[kind], v, None)))
     out.sort(key=lambda r: (r[0], r[1]))
     return [r for _, _, r in out[-MAX_LOG_RECORDS:]]
+
+
+def _log_value(sim: FamilySimulator, c: int, step: int, drawn: float | str | None) -> float | None:
+    """A fault's log value at `step`: the number drawn for the episode, or for `reading:<metric>` the
+    component's reading of that metric then (None before the history window, where nothing was measured)."""
+    if not isinstance(drawn, str):
+        return drawn
+    if step < -HISTORY_STEPS:
+        return None
+    return sim.shown(step)[0][c * 6 + _LEVEL_OF_READING[drawn.split(":", 1)[1]]]
 
 
 def metric_series(sim: FamilySimulator, component: str) -> list[dict[str, Any]]:
@@ -151,7 +158,11 @@ def metric_series(sim: FamilySimulator, component: str) -> list[dict[str, Any]]:
 def _replica_series(sim: FamilySimulator, c: int, steps: list[int]) -> list[float]:
     name = sim.task.components[c]
     current = float(sim.task.plan.replicas[c])
-    changes = {t + 1: float(v) for t, kind, target, v in sim.events if kind == "scale_workers" and target == name}
+    changes = {
+        t + 1: float(v)
+        for t, kind, target, v in sim.events
+        if kind == "scale_workers" and target == name and v is not None  # a scale action always has its value
+    }
     out = []
     for s in steps:
         current = changes.get(s, current)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 import sredrill.incidents.scoring as scoring
-from sredrill.errors import InputError, StateError, did_you_mean
+from sredrill.errors import ActionError, InputError, StateError, did_you_mean
 from sredrill.incidents.families.alerts import (
     ALERT_HOLD,
     ALERT_RULES,
@@ -114,16 +114,16 @@ class FamilySimulator:
         # Noise alerts: short spikes that breach a rule for one step, with or without a fault.
         spikes = [plan.spike] if plan.spike is not None else []
         for _ in range(rng.choice((0, 0, 1, 1, 2))):
-            c = rng.randrange(n)
-            spikes.append((c, rng.choice(NOISY[comps[c].kind]), rng.randint(-2, steps)))
+            i = rng.randrange(n)
+            spikes.append((i, rng.choice(NOISY[comps[i].kind]), rng.randint(-2, steps)))
         if rng.random() < 0.4:  # one more right at the page, so a first observation often has a stray alert
-            c = rng.randrange(n)
-            spikes.append((c, rng.choice(NOISY[comps[c].kind]), rng.randint(-1, 0)))
-        self.spikes = [(c, m, s) for c, m, s in spikes]
-        for c, m, s in spikes:
-            threshold = next(t for _, mm, t, _ in ALERT_RULES[comps[c].kind] if mm == m)
+            i = rng.randrange(n)
+            spikes.append((i, rng.choice(NOISY[comps[i].kind]), rng.randint(-1, 0)))
+        self.spikes = [(i, m, s) for i, m, s in spikes]
+        for i, m, s in spikes:
+            threshold = next(t for _, mm, t, _ in ALERT_RULES[comps[i].kind] if mm == m)
             v = threshold * rng.uniform(1.05, 1.3)
-            quiet[s + h][c * _SLOTS + m] = min(v, 99.5) if m in _PERCENT else v
+            quiet[s + h][i * _SLOTS + m] = min(v, 99.5) if m in _PERCENT else v
         self._base = base
         self._alerts = alert_table(topo)
         self._kinds = [c.kind for c in comps]
@@ -313,6 +313,8 @@ class FamilySimulator:
         t = self.t
         kind, target, value = key
         if kind in _INSPECTION_REWARD:
+            if target is None:  # never from parse_family_action, which gives every inspection its target
+                raise ActionError(f"{kind} needs a target", field="target")
             reward, message = self._inspect(kind, target, t)
         elif kind == "wait":
             reward, message = (scoring.NEUTRAL if self.is_settling(t) else scoring.IRRELEVANT), "waited one step"
@@ -345,7 +347,7 @@ class FamilySimulator:
         self.episode_reward += reward
         return reward, done, message
 
-    def _inspect(self, kind: str, target: str | None, t: int) -> tuple[float, str]:
+    def _inspect(self, kind: str, target: str, t: int) -> tuple[float, str]:
         if kind == "inspect_alert":
             a = self.alert_index(target)
             normal = a not in self.firing_indices()
@@ -377,7 +379,7 @@ class FamilySimulator:
             if self.worsened_at is not None:
                 self.settle += 2
             return scoring.RESOLVING, message
-        response = self._responses.get((kind, target)) if active else None
+        response = self._responses.get((kind, target)) if active and target is not None else None
         if response is not None:
             effect, relief, below = response
             if below is None or (value or 0) < below:
