@@ -16,7 +16,7 @@ import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -175,11 +175,31 @@ class _StopNote:
             typer.echo(self.note, err=True)
 
 
-def _last_failed(store: Any, *, kind: str, agent: str | None, resume: str | None) -> Any:
+def _resume(
+    kind: Literal["run", "test"],
+    ref: str,
+    *,
+    settings: Any,
+    store: Any,
+    jobs: int | None,
+    output: Path | None,
+    verbose: bool,
+) -> int:
+    """`--resume RUN`: the engine reads the run's stored plan, whose choices win over the flags (so the rest
+    runs and is graded like the first part); only `--jobs` and the reporter are this command's."""
+    from sredrill.engine import run_sync
+    from sredrill.engine.launch import resume_run
+    from sredrill.results import exit_code_for
+
+    listener = _reporter(settings.reporter, output, verbose=verbose)
+    run_id = store.resolve_run(ref)
+    report = run_sync(resume_run(run_id, settings=settings, listener=listener, store=store, jobs=jobs, kind=kind))
+    return exit_code_for(report.summary)
+
+
+def _last_failed(store: Any, *, kind: str, agent: str | None) -> Any:
     from sredrill.engine.selection import last_failures
 
-    if resume:
-        raise InputError("--last-failed starts a new run; --resume continues one", hint="give one of them")
     failures = last_failures(store, kind=kind, agent=agent)  # type: ignore[arg-type]
     typer.echo(failures.note(), err=True)
     return failures
@@ -260,44 +280,30 @@ def run_cmd(
 
     def body() -> int:
         from sredrill.engine import RunOptions, load_settings, run_packs, run_sync
-        from sredrill.engine.selection import LastFailures
         from sredrill.results import exit_code_for
 
         flags = {"agent": agent, "jobs": jobs, "timeout": timeout, "db": db, "base_url": base_url,
                  "reporter": "json" if json_ else reporter}  # fmt: skip
-        store = _store(db, load_settings(flags))
-        packs, scenarios_, level, mode_, axis2_, blind, seed_ = (
-            list(pack or []), list(scenario or []), difficulty, mode, axis2, not no_blind, seed
-        )  # fmt: skip
-        seeds_: str | list[int] | None = seeds
-        resume_id, failures = None, None
-        if resume:
-            # The stored run's own choices win, so the resumed part is graded exactly like the first part.
-            resume_id = store.resolve_run(resume)
-            record = store.get_run(resume_id)
-            config = record.config
-            packs = list(config.get("packs") or [])
-            scenarios_ = list(config.get("scenarios") or [])
-            level = ",".join(str(d) for d in config.get("difficulty") or [])
-            mode_, axis2_ = config.get("mode"), bool(config.get("axis2"))
-            blind, seed_ = bool(config.get("blind", True)), config.get("seed")
-            seeds_ = config.get("seeds")
-            flags["agent"] = record.agent
-            failures = LastFailures.from_config(config.get("last_failed"))
         settings = load_settings(flags)
+        store = _store(db, settings)
+        if resume:
+            if last_failed:
+                raise InputError("--last-failed starts a new run; --resume continues one", hint="give one of them")
+            return _resume("run", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose)
         options = RunOptions(
             jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout,
             maxfail=_maxfail(exitfirst, maxfail),
         )  # fmt: skip
         options.check()
+        failures = None
         if last_failed:
-            failures = _last_failed(store, kind="run", agent=settings.agent or "reference", resume=resume)
+            failures = _last_failed(store, kind="run", agent=settings.agent or "reference")
         listener = _reporter(settings.reporter, output, verbose=verbose)
         report = run_sync(
             run_packs(
-                packs, settings=settings, options=options, listener=listener, store=store, mode=mode_,
-                axis2=axis2_, scenario_ids=scenarios_, difficulty=level, blind=blind, seed=seed_, resume=resume_id,
-                last_failed=failures, seeds=seeds_, episode_key=_read_episode_key(episode_key_file),
+                list(pack or []), settings=settings, options=options, listener=listener, store=store, mode=mode,
+                axis2=axis2, scenario_ids=list(scenario or []), difficulty=difficulty, blind=not no_blind, seed=seed,
+                last_failed=failures, seeds=seeds, episode_key=_read_episode_key(episode_key_file),
             )
         )  # fmt: skip
         return exit_code_for(report.summary)
@@ -432,14 +438,12 @@ def test_cmd(
     """Run SDK eval files against an agent."""
 
     def body() -> int:
-        from dataclasses import replace
-
         from sredrill.engine import RunOptions, load_settings, run_eval_files, run_sync
-        from sredrill.engine.selection import LastFailures
         from sredrill.results import exit_code_for
 
         if insights not in ("rules", "llm"):
             raise InputError(f"--insights must be 'rules' or 'llm', got {insights!r}")
+        chosen_insights: Literal["rules", "llm"] = "llm" if insights == "llm" else "rules"
         if repeat > 1 and retries:
             raise InputError("use --repeat or --retries, not both: repeats measure pass@k, retries forgive flakes")
         settings = load_settings(
@@ -456,26 +460,16 @@ def test_cmd(
             }
         )
         store = _store(db, settings)
-        chosen, grep_, labels_ = list(paths or []), grep, list(label or [])
+        if resume:
+            if last_failed:
+                raise InputError("--last-failed starts a new run; --resume continues one", hint="give one of them")
+            return _resume("test", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose)
         options = RunOptions(
-            jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout, insights=insights,
+            jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout, insights=chosen_insights,
             maxfail=_maxfail(exitfirst, maxfail),
         )  # fmt: skip
         options.check()
-        failures = None
-        if resume:
-            resume_id = store.resolve_run(resume)
-            record = store.get_run(resume_id)
-            config = record.config
-            if agent is None and record.agent:
-                settings = replace(settings, agent=record.agent)
-            chosen = chosen or list(config.get("paths") or [])
-            grep_ = grep_ or config.get("grep")
-            labels_ = labels_ or list(config.get("labels") or [])
-            failures = LastFailures.from_config(config.get("last_failed"))
-        else:
-            resume_id = None
-        if not chosen:
+        if not paths:
             raise InputError("no eval files given", hint="usage: sredrill test PATH… (files or folders)")
         if settings.agent is None:
             # Before anything runs: every test that calls agent.run() would error with the same message.
@@ -484,19 +478,17 @@ def test_cmd(
                 hint="e.g. --agent py:examples.agents.echo_agent:agent, --agent 'cmd:python my_agent.py'; "
                 'or SREDRILL_AGENT, or agent = "…" in sredrill.toml',
             )
-        if last_failed:
-            failures = _last_failed(store, kind="test", agent=settings.agent, resume=resume)
+        failures = _last_failed(store, kind="test", agent=settings.agent) if last_failed else None
         listener = _reporter(settings.reporter, output, verbose=verbose)
         report = run_sync(
             run_eval_files(
-                chosen,
+                list(paths),
                 settings=settings,
                 options=options,
                 listener=listener,
                 store=store,
-                grep=grep_,
-                labels=labels_,
-                resume=resume_id,
+                grep=grep,
+                labels=list(label or []),
                 last_failed=failures,
             )
         )

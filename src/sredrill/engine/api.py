@@ -1,65 +1,42 @@
-"""What `sredrill test` and `sredrill list` do, callable from Python and the server alike."""
+"""What `sredrill run`, `sredrill test` and `sredrill list` do, callable from Python and the server alike.
+
+Each command's arguments become a `RunPlan` (`pack_plan`, `eval_plan`), which the one run skeleton starts
+(`launch.start_run`) or, given a run id, resumes from the stored plan (`launch.resume_run`).
+"""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sredrill.errors import InputError, NothingSelected
-from sredrill.harness import JudgeConfig, Runtime, TestDef
-from sredrill.results import ResultKind, RunReport, TestResult, TestStatus
+from sredrill.errors import InputError
+from sredrill.evidence import BackendMode
+from sredrill.incidents.families import check_key
+from sredrill.results import RunReport, TestResult
 
 from .config import Settings
-from .execute import RunListener, RunOptions, execute, new_run_id
-from .loader import LoadedTests, load_eval_files, select_tests
-from .selection import LastFailures, nothing_selected, parse_difficulties
+from .execute import RunListener, RunOptions
+from .launch import TestPlan, plan_tests, resume_run, start_run
+from .plan import EvalSelection, LastFailedSelection, PackSelection, RunPlan
+from .selection import LastFailures, parse_difficulties
 
 __all__ = [
     "BASELINE_AGENTS",
     "TestPlan",
+    "eval_plan",
     "list_tests",
+    "pack_plan",
     "plan_tests",
+    "resume_run",
     "run",
     "run_baselines",
     "run_eval_files",
     "run_packs",
     "run_sync",
+    "start_run",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class TestPlan:
-    """The tests a run will execute, and the load errors that become `errored` results."""
-
-    __test__ = False
-
-    tests: list[TestDef]
-    loaded: LoadedTests
-
-
-def plan_tests(paths: Sequence[str], *, grep: str | None = None, labels: Sequence[str] = ()) -> TestPlan:
-    """Load eval files and select tests.
-
-    Raises:
-        InputError: no test could be loaded at all (every path is wrong), or `--grep` is invalid.
-    """
-    loaded = load_eval_files(paths)
-    if not loaded.tests and loaded.errors and all(e in loaded.empty_folders for e in loaded.errors):
-        # As pytest: a folder with no test files selects nothing (exit 5); a wrong path stays a usage error.
-        raise NothingSelected(
-            "no eval files in " + ", ".join(e.path or "?" for e in loaded.errors),
-            hint="eval files are named *_eval.py or eval_*.py",
-        )
-    if not loaded.tests and loaded.errors:
-        first = loaded.errors[0]
-        raise InputError(
-            "no tests could be loaded:\n" + "\n".join(e.render() for e in loaded.errors),
-            hint=first.hint,
-        )
-    return TestPlan(tests=select_tests(loaded.tests, grep=grep, labels=labels), loaded=loaded)
 
 
 def list_tests(paths: Sequence[str], *, grep: str | None = None, labels: Sequence[str] = ()) -> TestPlan:
@@ -67,19 +44,7 @@ def list_tests(paths: Sequence[str], *, grep: str | None = None, labels: Sequenc
     return plan_tests(paths, grep=grep, labels=labels)
 
 
-def _load_error_results(plan: TestPlan) -> list[TestResult]:
-    return [
-        TestResult(
-            id=err.path or "<eval files>",
-            name=err.path or "<eval files>",
-            kind=ResultKind.TEST,
-            file=(err.path or "").split(":")[0] or None,
-            status=TestStatus.ERRORED,
-            failure_reason=err.render(),
-            duration_ms=0.0,
-        )
-        for err in plan.loaded.errors
-    ]
+# -- the plans of `sredrill test` and `sredrill run` -------------------------------------------------------
 
 
 async def run_eval_files(
@@ -97,7 +62,8 @@ async def run_eval_files(
     """Load, select and run eval files; every result is stored as it completes.
 
     Args:
-        resume: the id of an interrupted run; its finished results are kept and only the rest run.
+        resume: the id of an interrupted run; its finished results are kept and only the rest runs, as its
+            stored plan says (`paths`, `grep`, `labels`, `last_failed` and `options` but `jobs` are the plan's).
         last_failed: `--last-failed`: only the tests it selects (`selection.last_failures`); files that fail
             to load are reported whatever it says.
 
@@ -105,111 +71,37 @@ async def run_eval_files(
         NothingSelected: no test is selected (the files register none, or the filters match none): nothing
             runs and no run is stored.
     """
-    options.check()
-    previous: list[TestResult] = []
     if resume is not None:
-        if store is None:
-            raise InputError("--resume needs the store (--db PATH)")
-        record = store.get_run(resume)
-        if record is None:
-            raise InputError(f"no run {resume!r} in the store", hint="list runs with: sredrill runs list")
-        started_at = record.started_at
-        done = store.completed_ids(resume)
-        previous = [r for r in store.results(resume) if r.id in done]
-        run_id = resume
-    else:
-        run_id = new_run_id()
-        started_at = datetime.now(UTC)
-    plan = plan_tests(paths, grep=grep, labels=labels)
-    selected = plan.tests
-    if last_failed is not None and last_failed.ids:
-        selected = [t for t in selected if last_failed.selects(t.id, t.file)]
-    errors = _load_error_results(plan)
-    if not selected and not errors:
-        filters = ([f"--grep {grep!r}"] if grep else []) + [f"--label {label!r}" for label in labels]
-        where = ", ".join(str(p) for p in paths)
-        raise nothing_selected(
-            f"test of {where} ({len(plan.loaded.tests)} loaded)",
-            filters,
-            last_failed,
-            empty=f"{where} register(s) no tests (decorate async functions with @test(...))",
+        return await resume_run(
+            resume, settings=settings, listener=listener, store=store, jobs=options.jobs, kind="test"
         )
-    tests = [t for t in selected if t.id not in {r.id for r in previous}]
-    preset = [r for r in errors if r.id not in {p.id for p in previous}]
+    plan = eval_plan(paths, settings=settings, options=options, grep=grep, labels=labels, last_failed=last_failed)
+    return await start_run(plan, settings=settings, listener=listener, store=store)
 
-    # The tests' own code (bodies, hooks, fixtures, a `py:` agent) runs in body workers, never here
-    # (DESIGN §11.3); the first starts now, so a bad --agent is a usage error before the run begins.
-    from .body_workers import BodyInit, BodyWorkers
 
-    workers = BodyWorkers(
-        BodyInit(
-            paths=[str(p) for p in paths],
-            run_id=run_id,
-            agent=settings.agent,
-            base_url=settings.base_url,
-            api_key=settings.api_key,
-            judge_base_url=settings.judge_base_url,
-            judge_model=settings.judge_model,
-            judge_api_key=settings.judge_api_key or settings.api_key,
-            skip_judge=settings.skip_judge,
-            db=str(store.path) if store is not None and str(store.path) != ":memory:" else None,
-        ),
-        tests,
-        jobs=options.jobs,
+def eval_plan(
+    paths: Sequence[str],
+    *,
+    settings: Settings,
+    options: RunOptions,
+    grep: str | None = None,
+    labels: Sequence[str] = (),
+    last_failed: LastFailures | None = None,
+) -> RunPlan:
+    """The plan of `sredrill test PATH…` (see `run_eval_files` for the arguments).
+
+    Raises:
+        InputError: an option out of range (naming its flag), or no path.
+    """
+    if not paths:
+        raise InputError("no eval files given", hint="usage: sredrill test PATH… (files or folders)")
+    return RunPlan.with_options(
+        options,
+        selection=EvalSelection(paths=tuple(str(Path(p)) for p in paths), grep=grep, labels=tuple(labels)),
+        agent=settings.agent,
+        skip_judge=settings.skip_judge,
+        last_failed=LastFailedSelection.of(last_failed),
     )
-    try:
-        if tests:
-            await workers.start()
-        elif settings.agent:
-            from sredrill.agents.spec import parse_agent_spec
-
-            parse_agent_spec(settings.agent)
-        runtime = Runtime(
-            run_id=run_id,
-            agent=None,
-            judge=JudgeConfig(
-                base_url=settings.judge_base_url,
-                model=settings.judge_model,
-                api_key=settings.judge_api_key or settings.api_key,
-                skip=settings.skip_judge,
-            ),
-            evaluators=dict(plan.loaded.evaluators),
-            store=store,
-        )
-        if store is not None and resume is None:
-            store.begin_run(
-                run_id,
-                kind="test",
-                agent=settings.agent,
-                mode=None,
-                started_at=started_at,
-                config={
-                    "paths": [str(Path(p)) for p in paths],
-                    "grep": grep,
-                    "labels": list(labels),
-                    "jobs": options.jobs,
-                    "retries": options.retries,
-                    "repeat": options.repeat,
-                    "timeout": options.timeout_s,
-                    "maxfail": options.maxfail,
-                    "last_failed": last_failed.config() if last_failed is not None else None,
-                },
-            )
-        return await execute(
-            tests,
-            runtime,
-            options,
-            listener=listener,
-            store=store,
-            title=f"sredrill test · {len(tests)} test(s)",
-            preset=preset,
-            previous=previous,
-            agent=settings.agent,
-            started_at=started_at,
-            executor=workers,
-        )
-    finally:
-        await workers.aclose()
 
 
 async def run_packs(
@@ -241,7 +133,8 @@ async def run_packs(
         difficulty: levels to keep (`"1,2"`): RCA scenarios' 1-4, incident tasks' own 1-3.
         blind: False serves the raw alert (`--no-blind`): only for debugging a pack.
         seed: for seeded agents (`random`).
-        resume: the id of an interrupted run to continue.
+        resume: the id of an interrupted run to continue, as its stored plan says (every argument above and
+            `options` but `jobs` are the plan's; so is the agent).
         last_failed: `--last-failed`: only the tests it selects (`selection.last_failures`).
         seeds: `--seeds` (`"A-B"`, `"A"`, `"A-B,C"` or a list): the seeds every task of the incidents pack
             plays; None: its defaults (classic tasks 0-4, families the first evaluation seeds).
@@ -253,123 +146,63 @@ async def run_packs(
         InputError: an unknown pack, scenario id, mode, difficulty, seed or episode key (before anything runs).
         NothingSelected: the filters select no scenario and no episode: nothing runs, no run is stored.
     """
-    from sredrill.scenarios import builtin_pack_names, load_pack
+    if resume is not None:
+        return await resume_run(
+            resume, settings=settings, listener=listener, store=store, jobs=options.jobs, kind="run"
+        )
+    plan = pack_plan(
+        packs, settings=settings, options=options, mode=mode, axis2=axis2, scenario_ids=scenario_ids,
+        difficulty=difficulty, blind=blind, seed=seed, last_failed=last_failed, seeds=seeds,
+        episode_key=episode_key,
+    )  # fmt: skip
+    return await start_run(plan, settings=settings, listener=listener, store=store)
 
-    from .incident_suite import INCIDENTS_PACK, decorate_incident, incident_tests
-    from .rca import axes_for, decorate_rca, pack_error_results, rca_tests
-    from .selection import check_seeds_have_incidents, parse_seeds, select_scenario_ids
+
+def pack_plan(
+    packs: Sequence[str],
+    *,
+    settings: Settings,
+    options: RunOptions,
+    mode: str | None = None,
+    axis2: bool = False,
+    scenario_ids: Sequence[str] = (),
+    difficulty: str | Sequence[int] | None = None,
+    blind: bool = True,
+    seed: int | None = None,
+    last_failed: LastFailures | None = None,
+    seeds: str | Sequence[int] | None = None,
+    episode_key: str | None = None,
+) -> RunPlan:
+    """The plan of `sredrill run` (see `run_packs` for the arguments): a fresh episode key unless one is given.
+
+    Raises:
+        InputError: a bad mode, difficulty, seed, episode key or option (naming its flag).
+    """
+    from sredrill.scenarios import builtin_pack_names
+
+    from .incident_suite import INCIDENTS_PACK
+    from .rca import axes_for
+    from .selection import parse_seeds
 
     options.check()
-    names = list(dict.fromkeys(packs)) or [*builtin_pack_names(), INCIDENTS_PACK]
-    played_seeds = parse_seeds(seeds)
-    check_seeds_have_incidents(played_seeds, with_incidents=INCIDENTS_PACK in names)
-    loaded = [load_pack(n) for n in names if n != INCIDENTS_PACK]
-    axes = axes_for(mode, axis2)
-    # An unknown id is a usage error before anything runs; each kind runs only what the ids name.
-    chosen = select_scenario_ids(scenario_ids, packs=loaded, with_incidents=INCIDENTS_PACK in names, seeds=played_seeds)
-    levels = parse_difficulties(difficulty)
-    timeout_s = options.timeout_s or 120.0
-    tests: list[TestDef] = []
-    preset: list[TestResult] = []
-    if chosen.runs_rca:
-        tests += rca_tests(
-            loaded, axes, blind=blind, scenario_ids=chosen.rca_ids, difficulties=levels, timeout_s=timeout_s
-        )
-        preset += pack_error_results(loaded, axes, scenario_ids=chosen.rca_ids)
-    key = _episode_key(episode_key, store, resume)
-    if INCIDENTS_PACK in names and chosen.runs_incidents:
-        tests += incident_tests(
-            episodes=chosen.episodes, difficulties=levels, seeds=played_seeds, episode_key=key, timeout_s=timeout_s
-        )
-    if last_failed is not None and last_failed.ids:
-        tests = [t for t in tests if last_failed.selects(t.id, None)]  # load errors are reported regardless
-    if not tests and not preset:
-        filters = [f"--scenario {sid}" for sid in scenario_ids]
-        filters += [f"--difficulty {','.join(map(str, levels))}"] if levels else []
-        filters += [f"--seeds {seeds}"] if isinstance(seeds, str) and played_seeds else []
-        raise nothing_selected(
-            "scenario or incident episode of " + ", ".join(names),
-            filters,
-            last_failed,
-            empty=f"{', '.join(names)} hold(s) no scenario or incident episode",
-        )
-    previous: list[TestResult] = []
-    if resume is not None:
-        if store is None or store.get_run(resume) is None:
-            raise InputError(f"no run {resume!r} in the store", hint="list runs with: sredrill runs list")
-        record = store.get_run(resume)
-        done = store.completed_ids(resume)
-        previous = [r for r in store.results(resume) if r.id in done]
-        run_id, started_at = resume, record.started_at
-    else:
-        run_id, started_at = new_run_id(), datetime.now(UTC)
-    done_ids = {r.id for r in previous}
-    tests = [t for t in tests if t.id not in done_ids]
-    preset = [r for r in preset if r.id not in done_ids]
-
-    agent_spec = settings.agent or "reference"
-    from sredrill.agents.spec import resolve_agent
-
-    agent = resolve_agent(agent_spec, base_url=settings.base_url, api_key=settings.api_key, packs=loaded, seed=seed)
-    # The header says what ran: an incidents-only run has no evidence backend, and lists no RCA pack.
-    mode_label = ("axis2" if axis2 else axes[0].mode.value) if chosen.runs_rca and loaded else None
-    ran = [n for n in names if (chosen.runs_incidents if n == INCIDENTS_PACK else chosen.runs_rca)]
-    runtime = Runtime(run_id=run_id, agent=agent, judge=JudgeConfig(skip=True), store=store)
-    if store is not None and resume is None:
-        store.begin_run(
-            run_id,
-            kind="run",
-            agent=agent_spec,
-            mode=mode_label,
-            started_at=started_at,
-            config={
-                "packs": names,
-                "mode": mode,
-                "axis2": axis2,
-                "scenarios": list(scenario_ids),
-                "difficulty": levels,
-                "blind": blind,
-                "seed": seed,
-                "seeds": list(played_seeds) if played_seeds is not None else None,
-                "jobs": options.jobs,
-                "repeat": options.repeat,
-                "retries": options.retries,
-                "timeout": options.timeout_s,
-                "maxfail": options.maxfail,
-                "last_failed": last_failed.config() if last_failed is not None else None,
-                "episode_key": key,
-            },
-        )
-    title = " · ".join(["sredrill run", ", ".join(ran or names), agent_spec, *([mode_label] if mode_label else [])])
-    return await execute(
-        tests,
-        runtime,
+    axes_for(mode, axis2)  # a bad --mode or --mode with --axis2: named before anything loads
+    played = parse_seeds(seeds)
+    return RunPlan.with_options(
         options,
-        listener=listener,
-        store=store,
-        title=title,
-        preset=preset,
-        previous=previous,
-        decorate=lambda ctx, result: (
-            decorate_incident(ctx, result) if ctx.test.file == INCIDENTS_PACK else decorate_rca(ctx, result)
+        selection=PackSelection(
+            packs=tuple(dict.fromkeys(packs)) or (*builtin_pack_names(), INCIDENTS_PACK),
+            mode=None if mode is None else BackendMode(mode),
+            axis2=axis2,
+            scenarios=tuple(scenario_ids),
+            difficulties=tuple(parse_difficulties(difficulty)),
+            blind=blind,
+            seed=seed,
+            seeds=played,
         ),
-        agent=agent_spec,
-        mode=mode_label,
-        started_at=started_at,
+        agent=settings.agent or "reference",
+        last_failed=LastFailedSelection.of(last_failed),
+        episode_key=check_key(episode_key) or secrets.token_hex(16),
     )
-
-
-def _episode_key(given: str | None, store: Any | None, resume: str | None) -> str | None:
-    """The run's episode key: a resumed run's stored one (None: a run stored before keys, played unkeyed),
-    else the given one, else a fresh secret."""
-    import secrets
-
-    from sredrill.incidents.families import check_key
-
-    if resume is not None and store is not None and (record := store.get_run(resume)) is not None:
-        stored = record.config.get("episode_key")
-        return stored if isinstance(stored, str) else None
-    return check_key(given) or secrets.token_hex(16)
 
 
 BASELINE_AGENTS = ("majority", "keyword", "random", "reference")
@@ -469,7 +302,7 @@ def run(
         from sredrill.store import Store
 
         store = Store(db)
-    return run_sync(
+    report: RunReport = run_sync(
         run_packs(
             packs,
             settings=Settings(agent=agent),
@@ -484,6 +317,7 @@ def run(
             episode_key=episode_key,
         )
     )
+    return report
 
 
 def run_sync(coro: Any) -> Any:

@@ -1,0 +1,317 @@
+"""Starting and resuming a run from its plan: the one run skeleton behind `sredrill run`, `sredrill test`,
+`sredrill.run` and the runs API.
+
+`start_run(plan)` and `resume_run(run_id)` (which reads the stored plan) select the plan's tests (scenario
+packs and incident episodes, or eval files), leave out those a resumed run has results for, begin the run in
+the store with its plan, and `execute` it. Only what differs by kind is apart: how tests are chosen, and what
+runs their attempts (this process with the resolved agent, or body workers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from sredrill.errors import InputError, NothingSelected
+from sredrill.harness import JudgeConfig, Runtime, TestContext, TestDef
+from sredrill.results import ResultKind, RunReport, TestResult, TestStatus
+
+from .config import Settings
+from .execute import Executor, RunListener, execute, new_run_id
+from .loader import LoadedTests, load_eval_files, select_tests
+from .plan import EvalSelection, PackSelection, RunKind, RunPlan, seeds_text, stored_plan
+from .selection import nothing_selected
+
+__all__ = ["TestPlan", "plan_tests", "resume_run", "start_run"]
+
+
+@dataclass(frozen=True, slots=True)
+class TestPlan:
+    """The tests a run will execute, and the load errors that become `errored` results."""
+
+    __test__ = False
+
+    tests: list[TestDef]
+    loaded: LoadedTests
+
+
+def plan_tests(paths: Sequence[str], *, grep: str | None = None, labels: Sequence[str] = ()) -> TestPlan:
+    """Load eval files and select tests.
+
+    Raises:
+        InputError: no test could be loaded at all (every path is wrong), or `--grep` is invalid.
+    """
+    loaded = load_eval_files(paths)
+    if not loaded.tests and loaded.errors and all(e in loaded.empty_folders for e in loaded.errors):
+        # As pytest: a folder with no test files selects nothing (exit 5); a wrong path stays a usage error.
+        raise NothingSelected(
+            "no eval files in " + ", ".join(e.path or "?" for e in loaded.errors),
+            hint="eval files are named *_eval.py or eval_*.py",
+        )
+    if not loaded.tests and loaded.errors:
+        first = loaded.errors[0]
+        raise InputError(
+            "no tests could be loaded:\n" + "\n".join(e.render() for e in loaded.errors),
+            hint=first.hint,
+        )
+    return TestPlan(tests=select_tests(loaded.tests, grep=grep, labels=labels), loaded=loaded)
+
+
+def _load_error_results(plan: TestPlan) -> list[TestResult]:
+    return [
+        TestResult(
+            id=err.path or "<eval files>",
+            name=err.path or "<eval files>",
+            kind=ResultKind.TEST,
+            file=(err.path or "").split(":")[0] or None,
+            status=TestStatus.ERRORED,
+            failure_reason=err.render(),
+            duration_ms=0.0,
+        )
+        for err in plan.loaded.errors
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    """What executes a run's tests once they are chosen: the runtime, and where the attempts run."""
+
+    runtime: Runtime
+    title: str
+    mode: str | None = None
+    """The mode the store and the report show (`axis2`, a backend; None: no evidence backend)."""
+    decorate: Callable[[TestContext, TestResult], TestResult] | None = None
+    executor: Executor | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Chosen:
+    """A plan's tests, and the results that exist without running (load errors); `open` gets them ready."""
+
+    tests: list[TestDef]
+    preset: list[TestResult]
+    open: Callable[[str, list[TestDef]], AbstractAsyncContextManager[_Opened]]
+
+
+async def start_run(plan: RunPlan, *, settings: Settings, listener: RunListener, store: Any | None) -> RunReport:
+    """Start a run from `plan`: select its tests, store the run with its plan, execute, report.
+
+    Args:
+        settings: where the agent and the judge are (endpoints, API keys); the plan's agent spec wins over
+            `settings.agent`.
+        store: where the run, its plan and each result go as it completes; None keeps nothing.
+
+    Raises:
+        InputError: the plan names something that does not exist (a pack, a scenario, an eval file, an agent).
+        NothingSelected: the plan selects no test: nothing runs and no run is stored.
+    """
+    return await _run_plan(
+        plan, run_id=new_run_id(), started_at=datetime.now(UTC), previous=[], settings=settings, listener=listener,
+        store=store,
+    )  # fmt: skip
+
+
+async def resume_run(
+    run_id: str,
+    *,
+    settings: Settings,
+    listener: RunListener,
+    store: Any | None,
+    jobs: int | None = None,
+    kind: RunKind | None = None,
+) -> RunReport:
+    """Continue a stored run from its stored plan: its finished results are kept, only the rest runs.
+
+    The stored plan's choices win (packs, scenarios, eval files, agent, attempts, timeouts, the episode key), so
+    the resumed part runs and is graded exactly like the first part.
+
+    Args:
+        run_id: the run's exact id (`Store.resolve_run` turns a prefix or `latest` into one).
+        settings: where the agent and the judge are (endpoints and keys are never stored).
+        jobs: tests side by side this time; None: the plan's.
+        kind: the command resuming it (`run`, `test`): a run of the other command is refused with the right one.
+
+    Raises:
+        InputError: no store, no such run, a plan this sredrill cannot read, or a run of another kind.
+    """
+    if store is None:
+        raise InputError("--resume needs the store (--db PATH)")
+    plan, record = stored_plan(store, run_id)
+    if kind is not None and plan.kind != kind:
+        raise InputError(
+            f"run {run_id!r} is a `sredrill {plan.kind}` run, not a `sredrill {kind}` one",
+            hint=f"continue it with: sredrill {plan.kind} --resume {run_id}",
+        )
+    if jobs is not None:
+        plan = plan.model_copy(update={"jobs": jobs})
+    return await _run_plan(
+        plan, run_id=run_id, started_at=record.started_at, previous=store.results(run_id), settings=settings,
+        listener=listener, store=store,
+    )  # fmt: skip
+
+
+async def _run_plan(
+    plan: RunPlan,
+    *,
+    run_id: str,
+    started_at: datetime,
+    previous: list[TestResult],
+    settings: Settings,
+    listener: RunListener,
+    store: Any | None,
+) -> RunReport:
+    options = plan.options()
+    options.check()
+    settings = replace(settings, agent=plan.agent)
+    if isinstance(plan.selection, PackSelection):
+        chosen = _choose_packs(plan, plan.selection, settings, store)
+    else:
+        chosen = _choose_eval_files(plan, plan.selection, settings, store)
+    done = {r.id for r in previous}
+    tests = [t for t in chosen.tests if t.id not in done]
+    preset = [r for r in chosen.preset if r.id not in done]
+    async with chosen.open(run_id, tests) as opened:
+        if store is not None:
+            # A resumed run is begun again: its start time and results stay, it is unfinished until it ends.
+            store.begin_run(
+                run_id, kind=plan.kind, agent=plan.agent, mode=opened.mode, started_at=started_at,
+                config=plan.stored(),
+            )  # fmt: skip
+        return await execute(
+            tests,
+            opened.runtime,
+            options,
+            listener=listener,
+            store=store,
+            title=opened.title,
+            preset=preset,
+            previous=previous,
+            decorate=opened.decorate,
+            agent=plan.agent,
+            mode=opened.mode,
+            started_at=started_at,
+            executor=opened.executor,
+        )
+
+
+def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settings, store: Any | None) -> _Chosen:
+    chosen = plan_tests(selection.paths, grep=selection.grep, labels=selection.labels)
+    last_failed = plan.last_failed.failures() if plan.last_failed is not None else None
+    selected = chosen.tests
+    if last_failed is not None:
+        selected = [t for t in selected if last_failed.selects(t.id, t.file)]
+    errors = _load_error_results(chosen)
+    if not selected and not errors:
+        filters = ([f"--grep {selection.grep!r}"] if selection.grep else []) + [
+            f"--label {label!r}" for label in selection.labels
+        ]
+        where = ", ".join(selection.paths)
+        raise nothing_selected(
+            f"test of {where} ({len(chosen.loaded.tests)} loaded)",
+            filters,
+            last_failed,
+            empty=f"{where} register(s) no tests (decorate async functions with @test(...))",
+        )
+
+    @asynccontextmanager
+    async def open_workers(run_id: str, tests: list[TestDef]) -> AsyncIterator[_Opened]:
+        # The tests' own code (bodies, hooks, fixtures, a `py:` agent) runs in body workers, never here
+        # (DESIGN §11.3); the first starts now, so a bad --agent is a usage error before the run begins.
+        from .body_workers import BodyInit, BodyWorkers
+
+        judge_api_key = settings.judge_api_key or settings.api_key
+        db = str(store.path) if store is not None and str(store.path) != ":memory:" else None
+        workers = BodyWorkers(
+            BodyInit(
+                paths=list(selection.paths), run_id=run_id, agent=settings.agent, base_url=settings.base_url,
+                api_key=settings.api_key, judge_base_url=settings.judge_base_url, judge_model=settings.judge_model,
+                judge_api_key=judge_api_key, skip_judge=plan.skip_judge, db=db,
+            ),
+            tests,
+            jobs=plan.jobs,
+        )  # fmt: skip
+        try:
+            if tests:
+                await workers.start()
+            elif settings.agent:
+                from sredrill.agents.spec import parse_agent_spec
+
+                parse_agent_spec(settings.agent)
+            judge = JudgeConfig(
+                base_url=settings.judge_base_url, model=settings.judge_model, api_key=judge_api_key,
+                skip=plan.skip_judge,
+            )  # fmt: skip
+            evaluators = dict(chosen.loaded.evaluators)
+            runtime = Runtime(run_id=run_id, agent=None, judge=judge, evaluators=evaluators, store=store)
+            yield _Opened(runtime=runtime, title=f"sredrill test · {len(tests)} test(s)", executor=workers)
+        finally:
+            await workers.aclose()
+
+    return _Chosen(tests=selected, preset=errors, open=open_workers)
+
+
+def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, store: Any | None) -> _Chosen:
+    from sredrill.scenarios import load_pack
+
+    from .incident_suite import INCIDENTS_PACK, decorate_incident, incident_tests
+    from .rca import axes_for, decorate_rca, pack_error_results, rca_tests
+    from .selection import check_seeds_have_incidents, select_scenario_ids
+
+    names, seeds, levels = list(selection.packs), selection.seeds, list(selection.difficulties)
+    with_incidents = INCIDENTS_PACK in names
+    check_seeds_have_incidents(seeds, with_incidents=with_incidents)
+    loaded = [load_pack(n) for n in names if n != INCIDENTS_PACK]
+    axes = axes_for(selection.mode, selection.axis2)
+    # An unknown id is a usage error before anything runs; each kind runs only what the ids name.
+    chosen = select_scenario_ids(selection.scenarios, packs=loaded, with_incidents=with_incidents, seeds=seeds)
+    timeout_s = plan.timeout_s or 120.0
+    tests: list[TestDef] = []
+    preset: list[TestResult] = []
+    if chosen.runs_rca:
+        tests += rca_tests(
+            loaded, axes, blind=selection.blind, scenario_ids=chosen.rca_ids, difficulties=levels, timeout_s=timeout_s
+        )
+        preset += pack_error_results(loaded, axes, scenario_ids=chosen.rca_ids)
+    if with_incidents and chosen.runs_incidents:
+        tests += incident_tests(
+            episodes=chosen.episodes, difficulties=levels, seeds=seeds, episode_key=plan.key(), timeout_s=timeout_s
+        )
+    last_failed = plan.last_failed.failures() if plan.last_failed is not None else None
+    if last_failed is not None:
+        tests = [t for t in tests if last_failed.selects(t.id, None)]  # load errors are reported regardless
+    if not tests and not preset:
+        filters = [f"--scenario {sid}" for sid in selection.scenarios]
+        filters += [f"--difficulty {','.join(map(str, levels))}"] if levels else []
+        filters += [f"--seeds {seeds_text(seeds)}"] if seeds else []
+        raise nothing_selected(
+            "scenario or incident episode of " + ", ".join(names),
+            filters,
+            last_failed,
+            empty=f"{', '.join(names)} hold(s) no scenario or incident episode",
+        )
+    agent_spec = plan.agent or "reference"
+    # The header says what ran: an incidents-only run has no evidence backend, and lists no RCA pack.
+    mode = ("axis2" if selection.axis2 else axes[0].mode.value) if chosen.runs_rca and loaded else None
+    ran = [n for n in names if (chosen.runs_incidents if n == INCIDENTS_PACK else chosen.runs_rca)]
+    title = " · ".join(["sredrill run", ", ".join(ran or names), agent_spec, *([mode] if mode else [])])
+
+    @asynccontextmanager
+    async def open_agent(run_id: str, tests: list[TestDef]) -> AsyncIterator[_Opened]:
+        from sredrill.agents.spec import resolve_agent
+
+        agent = resolve_agent(
+            agent_spec, base_url=settings.base_url, api_key=settings.api_key, packs=loaded, seed=selection.seed
+        )
+        yield _Opened(
+            runtime=Runtime(run_id=run_id, agent=agent, judge=JudgeConfig(skip=True), store=store),
+            title=title,
+            mode=mode,
+            decorate=lambda ctx, result: (
+                decorate_incident(ctx, result) if ctx.test.file == INCIDENTS_PACK else decorate_rca(ctx, result)
+            ),
+        )
+
+    return _Chosen(tests=tests, preset=preset, open=open_agent)
