@@ -283,7 +283,9 @@ def create_app(
         403: {"model": ErrorBody, "description": "Host or Origin refused"},
         503: {"model": ErrorBody, "description": "every session slot is taken"},
     }
-    step_result = {200: {"description": "{observation, reward, done, info}; X-Session-Id names the session"}}
+    step_result: dict[int | str, dict[str, Any]] = {
+        200: {"description": "{observation, reward, done, info}; X-Session-Id names the session"}
+    }
 
     async def via_fastapi(request: Request, route: Callable[[dict[bytes, bytes], bytes], Answer]) -> Any:
         body = await request.body()

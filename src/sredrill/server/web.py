@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -42,7 +43,7 @@ class _StoreOpener:
             return self._store
 
 
-def mount_web(app: FastAPI, options: ServerOptions, *, db: str | Path | None) -> None:
+def mount_web(app: FastAPI, options: ServerOptions, *, db: str | os.PathLike[str] | None) -> None:
     """Add the runs API (`/api/…`) and the web UI (`/ui/…`) to `app`.
 
     Args:
@@ -53,7 +54,7 @@ def mount_web(app: FastAPI, options: ServerOptions, *, db: str | Path | None) ->
     from sredrill.server.ui.routes import ui_router
     from sredrill.store import DEFAULT_DB_PATH
 
-    open_store = _StoreOpener(db if db is not None else DEFAULT_DB_PATH)
+    open_store = _StoreOpener(Path(db) if db is not None else DEFAULT_DB_PATH)
     launcher = RunLauncher(max_running=options.max_runs)
     gate = RunsGate(token=options.runs_token)
     app.state.runs = launcher
