@@ -7,7 +7,8 @@ a cancelled run keeps every finished result.
 
 The `RunLauncher` bounds both: at most `max_running` runs go on at once (one more raises `RunCapacityError`,
 HTTP 429 with `Retry-After`), and only the `KEPT_FINISHED_RUNS` most recently finished runs stay in memory;
-an older one is read from the store, like a run made on the CLI.
+an older one is read from the store, like a run made on the CLI. A resumed run keeps its id, so the launcher
+knows it before the engine announces it, and refuses to resume a run that is going on here (`RunGoingOn`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "LiveStatus",
     "RunCapacityError",
     "RunEvent",
+    "RunGoingOn",
     "RunLauncher",
 ]
 
@@ -63,6 +65,21 @@ class RunCapacityError(SredrillError):
         super().__init__(
             f"server busy: {running}/{limit} runs are going on; wait for one to finish, or cancel one "
             "(POST /api/runs/{run_id}/cancel), then retry (start the server with --max-runs N for more)"
+        )
+
+
+class RunGoingOn(SredrillError):
+    """Raised when a run is resumed while it goes on (started or resumed by this server, and not ended).
+
+    Attributes:
+        run_id: the run.
+    """
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(
+            f"run {run_id!r} is going on: wait for it to end, or cancel it (POST /api/runs/{run_id}/cancel), "
+            "then resume it"
         )
 
 
@@ -306,18 +323,33 @@ class RunLauncher:
         with self._lock:
             return self._runs.get(run_id)
 
-    def start(self, make: Callable[[LiveRun], Coroutine[Any, Any, RunReport]], *, timeout_s: float) -> LiveRun:
+    def start(
+        self,
+        make: Callable[[LiveRun], Coroutine[Any, Any, RunReport]],
+        *,
+        timeout_s: float,
+        run_id: str | None = None,
+    ) -> LiveRun:
         """Start a run and return once the engine announced it.
+
+        Args:
+            make: the engine coroutine, given the run's `LiveRun` as its listener.
+            timeout_s: how long to wait for the engine to announce the run.
+            run_id: the id of the run `make` resumes (a new run's id is the engine's, known once announced).
 
         Raises:
             RunCapacityError: `max_running` runs are going on already.
+            RunGoingOn: `run_id` is going on here already (checked under the lock, so two resumes cannot race).
             SredrillError: the run stopped before it started (an unknown pack or scenario, a bad agent spec).
         """
         live = LiveRun()
         live.on_done = self._ended
         with self._lock:
+            if run_id is not None and any(going.run_id == run_id for going in self._going):
+                raise RunGoingOn(run_id)
             if len(self._going) >= self.max_running:
                 raise RunCapacityError(len(self._going), self.max_running)
+            live.run_id = run_id
             self._going.add(live)
         try:
             live.run_in_thread(make)

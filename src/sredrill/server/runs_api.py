@@ -6,12 +6,15 @@
 | `GET /api/runs` | stored runs, newest first (CLI runs included), with live status and counts (`run_row`) |
 | `GET /api/runs/{run_id}` | the RunReport so far (or final) and the live status |
 | `POST /api/runs/{run_id}/cancel` | stop a run; its finished results stay stored |
+| `POST /api/runs/{run_id}/resume` | `ResumeRequest` (optional) → 201 `{run_id, status}`: continue a run's plan |
 | `GET /api/runs/{run_id}/events` | Server-Sent Events: `run_started`, `test_started`, `test_finished`, `run_finished` |
 | `GET /api/runs/{run_id}/results/{test_id}` | one result and its full trajectory |
 | `GET /api/compare?a=A&b=B` | which tests changed status between two runs, and each pass rate of both |
 
 A run calls `engine.run_packs` or `engine.run_eval_files`, the functions `sredrill run` and `sredrill test`
-call, with the store the UI reads: a run made on the CLI with the same `--db` shows up here too.
+call, with the store the UI reads: a run made on the CLI with the same `--db` shows up here too. A resumed
+run calls `engine.launch.resume_run`, which `--resume` calls: its stored plan is checked here as a new run's
+body is (its agent, its packs or eval files), so resuming runs nothing a `POST /api/runs` could not.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the route functions' annotations at run time.
@@ -20,12 +23,12 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sredrill.errors import InputError
-from sredrill.server.live import LiveRun, LiveStatus, RunLauncher
+from sredrill.server.live import LiveRun, LiveStatus, RunEvent, RunGoingOn, RunLauncher
 from sredrill.server.wire import error_body, input_error_body, validation_error_body
 
 if TYPE_CHECKING:
@@ -35,13 +38,14 @@ if TYPE_CHECKING:
     from sredrill.server.gate import RunsGate
     from sredrill.store import RunComparison, RunRecord, Store
 
-__all__ = ["MAX_RUN_BODY_BYTES", "RunRequest", "compare_body", "run_row", "runs_router"]
+__all__ = ["MAX_RUN_BODY_BYTES", "ResumeRequest", "RunRequest", "compare_body", "run_row", "runs_router"]
 
 MAX_RUN_BODY_BYTES: Final = 64 * 1024
 _START_TIMEOUT_S: Final = 60.0
 _TOO_LARGE: Final = error_body("too_large", ["body"], f"run requests are limited to {MAX_RUN_BODY_BYTES} bytes")
 _KEEPALIVE_S: Final = 15.0
 """A comment line is sent after this long without an event, so proxies keep the stream open."""
+_Body = TypeVar("_Body", bound=BaseModel)
 
 
 class RunRequest(BaseModel):
@@ -73,6 +77,17 @@ class RunRequest(BaseModel):
     timeout_s: float | None = Field(None, gt=0)
 
 
+class ResumeRequest(BaseModel):
+    """What `POST /api/runs/{run_id}/resume` may take besides the stored plan (which it never changes)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    base_url: str | None = Field(None, min_length=1)
+    """The endpoint of the run's `openai:` agent (endpoints are never stored); as in `RunRequest`."""
+    jobs: int | None = Field(None, ge=1, le=32)
+    """Tests side by side this time; null: the plan's."""
+
+
 def _json(status: int, body: Any) -> Any:
     from fastapi.responses import Response
 
@@ -82,6 +97,22 @@ def _json(status: int, body: Any) -> Any:
 
 def _not_found(what: str, value: str, hint: str) -> Any:
     return _json(404, error_body("not_found", ["path", what], f"no {what} {value!r}", hint=hint))
+
+
+async def _body(request: Any, model: type[_Body]) -> Any:
+    """The request's JSON body as `model` (empty: the model's defaults), or the 413/422 answer."""
+    size = request.headers.get("content-length")
+    if size is not None and size.isdigit() and int(size) > MAX_RUN_BODY_BYTES:
+        return _json(413, _TOO_LARGE)
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_RUN_BODY_BYTES:
+            return _json(413, _TOO_LARGE)
+    try:
+        return model.model_validate_json(raw or b"{}")
+    except ValidationError as exc:
+        return _json(422, validation_error_body(exc, ["body"], sorted(model.model_fields)))
 
 
 def _inside(root: Path, path: str) -> Path | None:
@@ -113,6 +144,8 @@ def runs_router(
     from fastapi.responses import Response, StreamingResponse
 
     from sredrill.engine import RunOptions, Settings, run_eval_files, run_packs
+    from sredrill.engine.launch import resume_run
+    from sredrill.engine.plan import EvalSelection, stored_plan
     from sredrill.scenarios import builtin_pack_names
 
     router = APIRouter(prefix="/api", tags=["runs"])
@@ -169,18 +202,9 @@ def runs_router(
     @router.post("/runs", status_code=201, dependencies=[Depends(gate.write)], summary="Start a run")
     async def start_run(request: Request) -> Any:
         """Body: `RunRequest`. Answers once the engine announced the run; follow it at `/api/runs/{id}/events`."""
-        size = request.headers.get("content-length")
-        if size is not None and size.isdigit() and int(size) > MAX_RUN_BODY_BYTES:
-            return _json(413, _TOO_LARGE)
-        raw = b""
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > MAX_RUN_BODY_BYTES:
-                return _json(413, _TOO_LARGE)
-        try:
-            body = RunRequest.model_validate_json(raw or b"{}")
-        except ValidationError as exc:
-            return _json(422, validation_error_body(exc, ["body"], sorted(RunRequest.model_fields)))
+        body = await _body(request, RunRequest)
+        if isinstance(body, Response):
+            return body
         make = plan(body)
         if isinstance(make, Response):
             return make
@@ -219,6 +243,67 @@ def runs_router(
             return _json(409, error_body("not_running", ["path", "run_id"], f"run {run_id!r} already ended"))
         return _json(202, {"run_id": run_id, "status": "cancelling"})
 
+    def resumable(run_id: str, request: ResumeRequest) -> Any:
+        """The engine coroutine resuming `run_id` from its stored plan, or the error answer (as `plan`'s)."""
+        store = open_store()
+        record = store.get_run(run_id)
+        live = launcher.get(run_id)
+        if record is None:
+            return _not_found("run", run_id, "list runs at GET /api/runs")
+        if live is not None and not live.done:
+            return _json(409, error_body("run_going_on", ["path", "run_id"], str(RunGoingOn(run_id))))
+        if record.finished:
+            msg = f"run {run_id!r} finished: only an interrupted or cancelled run can be resumed"
+            hint = "start a new one with POST /api/runs"
+            return _json(409, error_body("run_finished", ["path", "run_id"], msg, hint=hint))
+        try:
+            stored, _ = stored_plan(store, run_id)
+        except InputError as exc:
+            return _json(409, input_error_body(exc, ["path", "run_id"], "not_resumable"))
+        refused = None if stored.agent is None else agents.refusal(stored.agent, base_url=request.base_url)
+        if refused is not None:
+            return _json(403, refused)
+        if isinstance(stored.selection, EvalSelection):
+            if evals_root is None:
+                msg = f"run {run_id!r} runs eval files, and this server was started without --evals"
+                hint = "restart it with: sredrill serve --evals DIR, or resume it with sredrill test --resume"
+                return _json(400, error_body("no_evals", ["path", "run_id"], msg, hint=hint))
+            for path in stored.selection.paths:
+                if _inside(evals_root, path) is None:
+                    msg = f"run {run_id!r} runs {path!r}, outside the eval folder the server was started with"
+                    return _json(403, error_body("forbidden_path", ["path", "run_id"], msg))
+        else:
+            for name in stored.selection.packs:
+                if name not in served_packs:
+                    msg = f"run {run_id!r} plays pack {name!r}, which this server does not serve"
+                    allowed = sorted(served_packs)
+                    return _json(403, error_body("unknown_pack", ["path", "run_id"], msg, allowed=allowed))
+        settings = Settings(agent=stored.agent, base_url=request.base_url)
+        return lambda live: resume_run(run_id, settings=settings, listener=live, store=store, jobs=request.jobs)
+
+    @router.post("/runs/{run_id}/resume", status_code=201, dependencies=[Depends(gate.write)], summary="Resume")
+    async def resume(run_id: str, request: Request) -> Any:
+        """Continue an interrupted or cancelled run from its stored plan: its finished results are kept and only
+        the rest runs. Body (optional): `ResumeRequest`. Answers as `POST /api/runs` does."""
+        body = await _body(request, ResumeRequest)
+        if isinstance(body, Response):
+            return body
+        found = resolve_run(run_id)
+        if found is None:
+            return _not_found("run", run_id, "list runs at GET /api/runs")
+        make = await asyncio.to_thread(resumable, found, body)
+        if isinstance(make, Response):
+            return make
+        try:
+            live = await asyncio.to_thread(launcher.start, make, timeout_s=_START_TIMEOUT_S, run_id=found)
+        except RunGoingOn as exc:
+            return _json(409, error_body("run_going_on", ["path", "run_id"], str(exc)))
+        except InputError as exc:
+            return _json(400, input_error_body(exc, ["path", "run_id"], "invalid_run"))
+        if live.status is LiveStatus.STARTING:
+            return _json(504, error_body("not_started", [], "the run did not start in time"))
+        return _json(201, {"run_id": found, "status": live.status.value})
+
     @router.get("/runs/{run_id}/events", dependencies=[Depends(gate.read)], summary="Live progress (SSE)")
     async def events(run_id: str, request: Request) -> Any:
         live = launcher.get(run_id)
@@ -231,7 +316,7 @@ def runs_router(
             done = {
                 "kind": "run_finished",
                 "run_id": found,
-                "status": _status_of(None, record.finished),
+                "status": _status_of(None, record is not None and record.finished),
                 "summary": report.summary.model_dump(mode="json") if report else None,
             }
             return StreamingResponse(_once(done), media_type="text/event-stream")
@@ -325,11 +410,11 @@ def _status_of(live: LiveRun | None, finished: bool) -> str:
     return (LiveStatus.FINISHED if finished else LiveStatus.UNFINISHED).value
 
 
-def _sse(event: dict[str, Any] | BaseModel) -> bytes:
-    if isinstance(event, BaseModel):
-        kind, data = event.kind, event.model_dump_json()
-    else:
+def _sse(event: dict[str, Any] | RunEvent) -> bytes:
+    if isinstance(event, dict):
         kind, data = event["kind"], json.dumps(event)
+    else:
+        kind, data = event.kind, event.model_dump_json()
     return f"event: {kind}\ndata: {data}\n\n".encode()
 
 
