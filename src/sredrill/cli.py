@@ -230,23 +230,15 @@ EpisodeKeyOpt = Annotated[
 
 
 def _read_episode_key(path: Path | None) -> str | None:
-    """The key in `--episode-key-file`, checked; read from a file so it is never on a command line."""
+    """The key in `--episode-key-file`, checked (read from a file so it is never on a command line)."""
     if path is None:
         return None
-    from sredrill.incidents.families import check_key
+    from sredrill.incidents.families import read_key_file
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(
-            f"--episode-key-file: cannot read the key ({exc.__class__.__name__}: {exc})",
-            path=str(path),
-            hint='write one with: python -c "import secrets; print(secrets.token_hex(16))" > KEYFILE',
-        ) from exc
-    try:
-        return check_key(text)
+        return read_key_file(path)
     except InputError as exc:
-        raise InputError(f"--episode-key-file: {exc.message}", path=str(path), hint=exc.hint) from exc
+        raise InputError(f"--episode-key-file: {exc.message}", path=exc.path, hint=exc.hint) from exc
 
 
 @app.command("run")

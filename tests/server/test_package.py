@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import signal
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -139,3 +140,28 @@ def test_server_app_main_with_a_token() -> None:
     with launched([sys.executable, str(PACKAGE / "server" / "app.py")], env=env) as server:
         assert httpx.post(f"{server.url}/reset", json={}).status_code == 401
         assert httpx.post(f"{server.url}/reset", json={}, headers={"Authorization": "Bearer tok"}).status_code == 200
+
+
+def test_server_app_main_serves_keyed_episodes_from_a_key_file(tmp_path: Path) -> None:
+    from sredrill.incidents.families import family_task
+
+    key = tmp_path / "episode.key"
+    key.write_text("an-evaluation-servers-secret-key\n")
+    env = {**os.environ, "HOST": "127.0.0.1", "PORT": "0"}
+    cmd = [sys.executable, str(PACKAGE / "server" / "app.py"), "--episode-key-file", str(key)]
+    with launched(cmd, env=env) as server:
+        reset = httpx.post(f"{server.url}/reset", json={"task_id": "web_api", "seed": 100001})
+        served = list(reset.json()["observation"]["services"])
+        assert served == list(family_task("web_api", 100001, key="an-evaluation-servers-secret-key").components)
+        assert served != list(family_task("web_api", 100001).components)
+
+
+@pytest.mark.parametrize(("content", "message"), [(None, "cannot read the episode key"), ("short", "at least 16")])
+def test_server_app_main_refuses_a_bad_key_file(tmp_path: Path, content: str | None, message: str) -> None:
+    key = tmp_path / "episode.key"
+    if content is not None:
+        key.write_text(content)
+    cmd = [sys.executable, str(PACKAGE / "server" / "app.py"), "--episode-key-file", str(key)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and str(key) in proc.stderr and "Traceback" not in proc.stderr

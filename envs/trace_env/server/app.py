@@ -13,9 +13,7 @@ import argparse
 import os
 import sys
 
-from sredrill.errors import InputError
-from sredrill.incidents.families import check_key
-from sredrill.server import DEFAULT_HOST, DEFAULT_PORT, create_app, is_loopback, serve
+from sredrill.server import DEFAULT_HOST, DEFAULT_PORT, create_app, is_loopback, read_key_file, serve
 
 # Every built-in task: the incident tasks (TRACE) and the RCA scenarios of the built-in packs.
 app = create_app()
@@ -27,32 +25,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default=os.environ.get("HOST", DEFAULT_HOST), help="address to bind")
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", DEFAULT_PORT)), help="0: a free port")
     parser.add_argument("--token", default=os.environ.get("TRACE_TOKEN") or None, help="require a bearer token")
-    parser.add_argument(
-        "--episode-key-file", help="a file holding the secret that keys the families' episodes (evaluation)"
-    )
+    parser.add_argument("--episode-key-file", help="a file with the secret keying the families' episodes (evaluation)")
     args = parser.parse_args(argv)
-    key = _episode_key(parser, args.episode_key_file)
+    try:  # an unreadable file or a short key: a usage error naming the file and how to make a key
+        key = read_key_file(args.episode_key_file) if args.episode_key_file else None
+    except Exception as exc:
+        parser.error(f"--episode-key-file: {exc}")
     # A server bound beyond loopback must answer the host names it is reached by (a Space's, say).
     loopback = is_loopback(args.host)
-    served = (
-        app
-        if loopback and args.token is None and key is None
-        else create_app(loopback_only=loopback, token=args.token, episode_key=key)
-    )
+    keep = loopback and args.token is None and key is None
+    served = app if keep else create_app(loopback_only=loopback, token=args.token, episode_key=key)
     serve(
         served, host=args.host, port=args.port, on_ready=lambda url: print(f"TRACE: serving on {url}", file=sys.stderr)
     )
-
-
-def _episode_key(parser: argparse.ArgumentParser, path: str | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        return check_key(open(path, encoding="utf-8").read())
-    except (OSError, UnicodeDecodeError) as exc:
-        parser.error(f"--episode-key-file {path}: cannot read the key ({exc})")
-    except InputError as exc:
-        parser.error(f"--episode-key-file {path}: {exc.message}")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ __all__ = [
     "TraceCatalog",
     "create_app",
     "is_loopback",
+    "read_key_file",
     "serve",
 ]
 
@@ -57,6 +58,8 @@ _LAZY = {
     "SessionEnv": "sredrill.server.catalog",
     "TraceCatalog": "sredrill.server.catalog",
     "is_loopback": "sredrill.server.security",
+    # An evaluation server's episode key (`create_app(episode_key=...)`) is read with the families' reader.
+    "read_key_file": "sredrill.incidents.families.generate",
 }
 
 

@@ -2,6 +2,7 @@
 
 A signature is the first observation's firing alerts and non-healthy statuses with component names replaced
 by their kind (`latency_high:api`, `(worker, degraded)`): what a lookup from the first observation can bin on.
+The alert signature is the firing alerts alone (what an alert router sees).
 """
 
 from __future__ import annotations
@@ -38,3 +39,21 @@ def test_every_common_signature_has_three_causes(family: str) -> None:
     assert not narrow, narrow
     # No cause dominates a common signature either: a lookup that bins on it guesses wrong most of the time.
     assert max(max(c.values()) / sum(c.values()) for c in common.values()) < 0.8
+
+
+def alert_signature(task: FamilyTask) -> tuple[tuple[str, str], ...]:
+    kinds = task.kinds
+    return tuple(sorted({(a.split(":")[0], str(kinds[a.split(":", 1)[1]])) for a in FamilySimulator(task).firing()}))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_common_alert_signature_has_three_causes(family: str) -> None:
+    # Caches once alerted only when a pool behind them was exhausted: the alerts alone named the fault.
+    causes: dict[object, Counter[str]] = defaultdict(Counter)
+    for seed in SEEDS:
+        task = family_task(family, seed)
+        causes[alert_signature(task)][task.cause.kind] += 1
+    common = {sig: c for sig, c in causes.items() if sum(c.values()) >= HANDFUL}
+    assert sum(sum(c.values()) for c in common.values()) >= len(SEEDS) // 3
+    narrow = {sig: dict(c) for sig, c in common.items() if len(c) < 3}
+    assert not narrow, narrow

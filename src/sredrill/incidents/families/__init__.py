@@ -25,6 +25,7 @@ from sredrill.incidents.families.generate import (
     check_key,
     family_task,
     max_components,
+    read_key_file,
 )
 from sredrill.incidents.families.library import FAULTS, FaultKind
 from sredrill.incidents.families.simulate import REWARD_MODES, FamilySimulator
@@ -55,5 +56,6 @@ __all__ = [
     "family_task",
     "max_components",
     "parse_family_action",
+    "read_key_file",
     "split_of",
 ]

@@ -14,8 +14,10 @@ import functools
 import hashlib
 import hmac
 import math
+import os
 import random
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import sredrill.incidents.families.library as lib
 from sredrill.errors import InputError, did_you_mean
@@ -193,6 +195,29 @@ def check_key(key: object) -> str | None:
     return key.strip()
 
 
+def read_key_file(path: str | os.PathLike[str]) -> str:
+    """The episode key in a file (its first line, stripped), checked: a key travels in a file, never on a
+    command line, which other processes can read.
+
+    Raises:
+        InputError: the file cannot be read, or holds a key shorter than `MIN_KEY_LENGTH`.
+    """
+    make_one = 'write one with: python -c "import secrets; print(secrets.token_hex(16))" > KEYFILE'
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"cannot read the episode key ({exc.__class__.__name__}: {exc})", path=str(path), hint=make_one
+        ) from exc
+    lines = text.strip().splitlines()
+    try:
+        key = check_key(lines[0] if lines else "")
+    except InputError as exc:
+        raise InputError(exc.message, path=str(path), field=exc.field, hint=make_one) from exc
+    assert key is not None
+    return key
+
+
 def family_task(family: str, seed: int, *, key: str | None = None) -> FamilyTask:
     """Generate one task of a family.
 
@@ -282,9 +307,16 @@ def _roles(kind: FaultKind, topo: Topology, root: int, rng: random.Random) -> di
     roles["consumer_queue"] = [q for c in roles["consumer"] for q in topo.consumed(c) if q != root]
     roles["caller_queue"] = [q for c in roles["caller"] for q in topo.consumed(c)]
     store = roles["store"]
-    roles["callers"] = sorted({*topo.callers(store[0]), *topo.callers(root)} - {root}) if store else []
+    # The other clients of the store (a cache reading through to it is not one: it would alert on its own, and
+    # cache alerts would then name the fault).
+    clients = (
+        {c for c in [*topo.callers(store[0]), *topo.callers(root)] if comps[c].kind is not Kind.CACHE}
+        if store
+        else set()
+    )
+    roles["callers"] = sorted(clients - {root})
     if roles["callers"] == [] and store:
-        roles["callers"] = topo.callers(store[0])
+        roles["callers"] = [c for c in topo.callers(store[0]) if comps[c].kind is not Kind.CACHE]
     for need in kind.needs:
         if not roles.get(need):
             return None
