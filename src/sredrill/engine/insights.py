@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
 from sredrill.results import Insights, SignalRole, TestResult, TestStatus
 
@@ -115,7 +116,7 @@ LLM_SYSTEM = (
 )
 
 
-def llm_prompt(result: TestResult, steps: list[dict] | None) -> str:
+def llm_prompt(result: TestResult, steps: list[dict[str, Any]] | None) -> str:
     payload = {
         "test": result.id,
         "status": result.status.value,

@@ -155,7 +155,8 @@ class Env:
             return self._episode.task.action_schema()
         if isinstance(self.task, TaskFamily):
             return self.task.action_schema()
-        return json.loads(_SCHEMAS[self.kind])
+        schema: dict[str, Any] = json.loads(_SCHEMAS[self.kind])  # a fixed task kind's schema is an object
+        return schema
 
     # -- the interface -------------------------------------------------------------------------------
 

@@ -68,7 +68,9 @@ class IncidentGymEnv(gymnasium.Env[dict[str, Any], np.int64]):
             }
         )
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         if seed is None and self._sim is None and self._first_seed is not None:
             seed = self._first_seed

@@ -184,7 +184,8 @@ def _run(coro: Coroutine[Any, Any, JsonValue]) -> JsonValue:
     try:
         coro.send(None)
     except StopIteration as finished:
-        return finished.value
+        value: JsonValue = finished.value  # what the coroutine returned (typed Any on StopIteration)
+        return value
     coro.close()
     raise StateError("the evidence toolset suspended; an RCA episode needs tools that do not await")
 

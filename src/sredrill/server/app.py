@@ -61,7 +61,7 @@ _JSON: Final = (b"content-type", b"application/json")
 async def _read_body(receive: Receive) -> bytes | None:
     """The whole request body; None when it exceeds `MAX_BODY_BYTES`."""
     message = await receive()
-    body = message.get("body", b"")
+    body: bytes = message.get("body", b"")  # an ASGI http.request message's body is bytes
     if not message.get("more_body"):
         return body
     chunks = [body]
