@@ -18,6 +18,7 @@ import os
 import random
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import sredrill.incidents.families.library as lib
 from sredrill.errors import InputError, did_you_mean
@@ -138,7 +139,7 @@ class FamilyTask:
             return None
         return tuple(c.name for c in self.topology.components if c.kind in kinds)
 
-    def action_schema(self) -> dict:
+    def action_schema(self) -> dict[str, Any]:
         """JSON Schema of this episode's actions: a union on `action_type`, targets enumerated per type."""
         return action_schema({t: self.targets(t) for t in ACTION_TYPES})
 
