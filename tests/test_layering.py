@@ -202,6 +202,28 @@ def test_no_import_circles_between_files() -> None:
     assert not cycles, "import circles:\n" + "\n".join(describe_cycle(graph, c) for c in cycles)
 
 
+def test_no_import_circles_between_the_tools() -> None:
+    # tools/ are scripts importing each other by file name (`from rds_drill import Drill`).
+    files = {p.stem: p for p in (SRC.parents[1] / "tools").glob("*.py")}
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in files.items():
+        edges: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                targets = [node.module or ""]
+            else:
+                continue
+            for target in targets:
+                if target in files and target != name:
+                    edges.setdefault(target, node.lineno)
+        graph[name] = edges
+    assert len(graph) >= 3 and any(graph.values())  # it sees the scripts and their imports
+    cycles = import_cycles(graph)
+    assert not cycles, "import circles:\n" + "\n".join(describe_cycle(graph, c) for c in cycles)
+
+
 def test_the_cycle_check_catches_planted_circles(tmp_path: Path) -> None:
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)

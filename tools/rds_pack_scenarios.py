@@ -1,4 +1,4 @@
-"""The scenarios of the built-in `rds_postgres` pack, as timelines for `gen_rds_pack.py`: 000-005 and helpers.
+"""The scenarios of the built-in `rds_postgres` pack, as timelines (`rds_drill.py`): 000-005 and helpers.
 
 Each function builds one scenario to match its hand-written `answer.yml`: the same instance, onset minute,
 peak values and adversarial element. Instance names, SQL and numbers are sredrill's own.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gen_rds_pack import GB, MB, Drill, Instance, standard
+from rds_drill import GB, MB, Drill, Instance, standard
 
 LOW_STORAGE = (
     "The free storage capacity for DB Instance {db} is low at {pct}% of the provisioned storage "
@@ -278,12 +278,7 @@ def s005() -> Drill:
     return d
 
 
-def build() -> list[Drill]:
-    """Every scenario of the pack, in folder order."""
-    from rds_pack_scenarios_axis2 import AXIS2
-    from rds_pack_scenarios_traps import TRAPS
+BASICS = (s000, s001, s002, s003, s004, s005)
+"""The first six scenarios' builders, in folder order (the traps and the Axis 2 ones follow: `gen_rds_pack.py`)."""
 
-    return [f() for f in (s000, s001, s002, s003, s004, s005, *TRAPS, *AXIS2)]
-
-
-__all__ = ["LOW_STORAGE", "NO_STORAGE", "build"]
+__all__ = ["BASICS", "LOW_STORAGE", "NO_STORAGE", "low_storage", "start"]

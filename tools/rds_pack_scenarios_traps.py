@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gen_rds_pack import GB, MB, Drill, Instance, standard
+from rds_drill import GB, MB, Drill, Instance, standard
 from rds_pack_scenarios import NO_STORAGE, low_storage, start
 
 __all__ = ["TRAPS"]
