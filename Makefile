@@ -44,4 +44,4 @@ bench: setup
 	$(RUN) python benchmarks/harness_overhead.py
 
 clean:
-	rm -rf .tools .venv .sredrill
+	rm -rf .tools .venv .sredrill .mypy_cache
