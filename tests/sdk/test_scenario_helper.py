@@ -122,7 +122,8 @@ def test_each_test_gets_its_own_toolset_and_grades_what_it_served() -> None:
     b1, _ = _in_test(second, tools_twice)
     assert a1 is a2
     assert a1 is not b1
-    assert first.extra["alert"] == case.alert
+    assert list(first.rca_toolsets.values()) == [a1]  # the context holds the toolset it built, for grading
+    assert a1.alert == case.alert
 
 
 def test_grading_a_run_that_did_not_get_the_scenarios_tools_is_a_state_error() -> None:

@@ -386,11 +386,11 @@ class BodyWorkers:
                 return self._lost(test, reason, capture, start, error_type=type(exc).__name__)
             except (InputError, RemoteError) as exc:  # a replacement worker could not start, or lost the test
                 reason = exc.message if isinstance(exc, RemoteError) else str(exc)
-                outcome = errored_outcome(test, reason, duration_ms=(time.perf_counter() - start) * 1000)
+                lost = errored_outcome(test, reason, duration_ms=(time.perf_counter() - start) * 1000)
                 error_type = exc.type_name if isinstance(exc, RemoteError) else type(exc).__name__
                 update = {"error_type": error_type, "error_where": "a body worker"}
-                outcome.result = outcome.result.model_copy(update=update)
-                return outcome
+                lost.result = lost.result.model_copy(update=update)
+                return lost
         outcome = _Outcome.model_validate_json(reply) if isinstance(reply, str) else _Outcome.model_validate(reply)
         chain = test.scope.chain()
         for depth in outcome.started:

@@ -15,14 +15,14 @@ import gc
 import logging
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from sredrill.agents import ToolHost, needs_tool_server
 from sredrill.errors import AgentError, InputError, StoreError
-from sredrill.harness import Runtime, TestContext, TestDef
+from sredrill.harness import Runtime, TestDef
 from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
 from sredrill.store.writer import ResultWriter
 from sredrill.traces import Span, SpanCollector, export_endpoint, export_spans
@@ -138,12 +138,9 @@ class InProcess:
 
     runtime: Runtime
     hooks: HookState
-    decorate: Callable[[TestContext, TestResult], TestResult] | None = None
 
     async def attempt(self, test: TestDef, *, attempt: int, timeout_s: float | None) -> AttemptOutcome:
-        return await run_test(
-            test, self.runtime, self.hooks, attempt=attempt, timeout_s=timeout_s, decorate=self.decorate
-        )
+        return await run_test(test, self.runtime, self.hooks, attempt=attempt, timeout_s=timeout_s)
 
     async def finished(self, test: TestDef) -> ScopeEnd:
         return ScopeEnd(errors=await self.hooks.finished(test))
@@ -179,6 +176,8 @@ def errored_outcome(
         difficulty=test.difficulty,
         duration_ms=round(duration_ms, 3),
     )
+    if test.case is not None:  # a generated test's result is of its suite's kind, with its fields
+        result = test.case.decorate(result, None)
     return AttemptOutcome(result=result, steps=None)
 
 
@@ -236,7 +235,7 @@ def _combine(outcomes: list[AttemptOutcome], *, repeat: int) -> AttemptOutcome:
     return AttemptOutcome(result=result, steps=chosen.steps, tools_offered=chosen.tools_offered)
 
 
-async def _llm_insights(runtime: Runtime, result: TestResult, steps: list[dict] | None) -> TestResult:
+async def _llm_insights(runtime: Runtime, result: TestResult, steps: list[dict[str, Any]] | None) -> TestResult:
     from sredrill.agents.llm import ChatClient  # loads only with --insights llm
 
     cfg = runtime.judge
@@ -271,7 +270,6 @@ async def execute(
     title: str,
     preset: Sequence[TestResult] = (),
     previous: Sequence[TestResult] = (),
-    decorate: Callable[[TestContext, TestResult], TestResult] | None = None,
     agent: str | None = None,
     mode: str | None = None,
     started_at: datetime | None = None,
@@ -282,7 +280,6 @@ async def execute(
     Args:
         preset: results that exist without running (files that failed to load: `errored`).
         previous: results of an interrupted run being resumed (`--resume`): kept, not rerun.
-        decorate: the generated suites' hook to add their fields to each result (in-process only).
         executor: where attempts run; None runs them in this process (`InProcess`).
     """
     options.check()
@@ -302,7 +299,7 @@ async def execute(
     t0 = time.perf_counter()
     tally = _Tally(results=list(previous))
     listener.on_run_start(run_id, len(tests) + len(preset) + len(previous), title=title)
-    runner = executor if executor is not None else InProcess(runtime, HookState(list(tests)), decorate)
+    runner = executor if executor is not None else InProcess(runtime, HookState(list(tests)))
     sem = asyncio.Semaphore(max(1, options.jobs))
     attempts_max = options.repeat if options.repeat > 1 else 1 + options.retries
 
@@ -400,7 +397,7 @@ async def execute(
         if host is not None:
             await host.aclose()
         if writer is not None:
-            if host is not None:
+            if host is not None and spans is not None:
                 # An agent out of process may export spans late (after its test was written): store them with
                 # the run's end. In-process agents export nothing, so their spans were complete when written.
                 for result in tally.results:

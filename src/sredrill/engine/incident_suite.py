@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sredrill.env import TaskCatalog, TaskInfo, TaskKind, make
+from sredrill.env import EpisodeEnd, TaskCatalog, TaskInfo, TaskKind, make
 from sredrill.env.families import DEFAULT_FAMILY_SEEDS, TaskFamily, episode_info
 from sredrill.env.toolset import EnvToolset
 from sredrill.errors import InputError, did_you_mean
-from sredrill.harness import Scope, TestContext, TestDef, current_context
+from sredrill.harness import Scope, TestDef, current_context
 from sredrill.results import ResultKind, Signal, SignalKind, SignalRole, TestResult
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
     "INCIDENT_PROMPT",
     "SEEDS",
     "Episode",
-    "decorate_incident",
+    "IncidentCase",
     "incident_episode",
     "incident_task_ids",
     "incident_tests",
@@ -56,22 +56,35 @@ FAMILY_PROMPT = (
 
 
 @dataclass(frozen=True, slots=True)
-class _Played:
+class IncidentCase:
+    """An incident episode (a task, one seed), as its generated test carries it (a `harness.GeneratedCase`
+    whose outcome is the episode's end)."""
+
     task: TaskInfo
+    """The task played (a family's: its seed's task under the run's key, so its difficulty is that task's)."""
     seed: int
-    grade: float | None = None
-    resolved: bool | None = None
-    declared: bool | None = None
-    normalized_reward: float | None = None
+
+    @property
+    def kind(self) -> ResultKind:
+        return ResultKind.INCIDENT
+
+    @property
+    def difficulty(self) -> int:
+        return self.task.difficulty
+
+    def decorate(self, result: TestResult, outcome: EpisodeEnd | None) -> TestResult:
+        """The incident fields of the RunReport: kind, difficulty, score = the episode's grade."""
+        update: dict[str, Any] = {"kind": self.kind, "difficulty": self.difficulty, "prompt": None}
+        if outcome is not None and outcome.grade is not None:
+            update["score"] = round(outcome.grade, 4)
+        return result.model_copy(update=update)
 
 
 def _body(task: TaskInfo, seed: int, prompt: str, key: str | None) -> Callable[..., Any]:
-    async def body(agent: Any) -> None:
-        ctx = current_context()
+    async def body(agent: Any) -> EpisodeEnd:
         env = make(task.task_id, seed=seed, episode_key=key)
         env.reset(seed=seed)
         toolset = EnvToolset(env)
-        ctx.extra["played"] = _Played(task, seed)
         try:
             await agent.run(prompt, tools=toolset)
             end = env.score()
@@ -79,7 +92,7 @@ def _body(task: TaskInfo, seed: int, prompt: str, key: str | None) -> Callable[.
         finally:
             env.close()
         declared = state.done and not end.truncated
-        ctx.extra["played"] = _Played(task, seed, end.grade, end.resolved, declared, end.normalized_reward)
+        ctx = current_context()
         for name, passed, detail in (
             ("resolved", end.resolved, "the incident was not resolved" if not end.resolved else ""),
             ("declared", declared, "the episode ended without a declaration (step limit)" if not declared else ""),
@@ -95,6 +108,7 @@ def _body(task: TaskInfo, seed: int, prompt: str, key: str | None) -> Callable[.
                 value=end.normalized_reward,
             )
         )
+        return end
 
     return body
 
@@ -242,17 +256,7 @@ def incident_tests(
                     fixtures={},
                     scope=scope,
                     content_hash=hashlib.sha256(name.encode()).hexdigest()[:16],
+                    case=IncidentCase(task, seed),
                 )
             )
     return tests
-
-
-def decorate_incident(ctx: TestContext, result: TestResult) -> TestResult:
-    """The incident fields of the RunReport: kind, difficulty, score = the episode's grade."""
-    played: _Played | None = ctx.extra.get("played")
-    if played is None:
-        return result.model_copy(update={"kind": ResultKind.INCIDENT})
-    update: dict[str, Any] = {"kind": ResultKind.INCIDENT, "difficulty": played.task.difficulty, "prompt": None}
-    if played.grade is not None:
-        update["score"] = round(played.grade, 4)
-    return result.model_copy(update=update)

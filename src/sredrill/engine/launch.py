@@ -4,7 +4,8 @@
 `start_run(plan)` and `resume_run(run_id)` (which reads the stored plan) select the plan's tests (scenario
 packs and incident episodes, or eval files), leave out those a resumed run has results for, begin the run in
 the store with its plan, and `execute` it. Only what differs by kind is apart: how tests are chosen, and what
-runs their attempts (this process with the resolved agent, or body workers).
+runs their attempts (this process with the resolved agent, or body workers). A generated test's result kind
+and fields come from the case it carries (`TestDef.case`), never from its pack's name.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sredrill.errors import InputError, NothingSelected
-from sredrill.harness import JudgeConfig, Runtime, TestContext, TestDef
+from sredrill.harness import JudgeConfig, Runtime, TestDef
 from sredrill.results import ResultKind, RunReport, TestResult, TestStatus
 
 from .config import Settings
@@ -83,7 +84,6 @@ class _Opened:
     title: str
     mode: str | None = None
     """The mode the store and the report show (`axis2`, a backend; None: no evidence backend)."""
-    decorate: Callable[[TestContext, TestResult], TestResult] | None = None
     executor: Executor | None = None
 
 
@@ -189,7 +189,6 @@ async def _run_plan(
             title=opened.title,
             preset=preset,
             previous=previous,
-            decorate=opened.decorate,
             agent=plan.agent,
             mode=opened.mode,
             started_at=started_at,
@@ -256,8 +255,8 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
 def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, store: Any | None) -> _Chosen:
     from sredrill.scenarios import load_pack
 
-    from .incident_suite import INCIDENTS_PACK, decorate_incident, incident_tests
-    from .rca import axes_for, decorate_rca, pack_error_results, rca_tests
+    from .incident_suite import INCIDENTS_PACK, incident_tests
+    from .rca import axes_for, pack_error_results, rca_tests
     from .selection import check_seeds_have_incidents, select_scenario_ids
 
     names, seeds, levels = list(selection.packs), selection.seeds, list(selection.difficulties)
@@ -309,9 +308,6 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
             runtime=Runtime(run_id=run_id, agent=agent, judge=JudgeConfig(skip=True), store=store),
             title=title,
             mode=mode,
-            decorate=lambda ctx, result: (
-                decorate_incident(ctx, result) if ctx.test.file == INCIDENTS_PACK else decorate_rca(ctx, result)
-            ),
         )
 
     return _Chosen(tests=tests, preset=preset, open=open_agent)

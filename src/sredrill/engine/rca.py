@@ -15,12 +15,12 @@ from typing import Any
 from sredrill.errors import InputError
 from sredrill.evidence import BackendMode, ScenarioEvidence
 from sredrill.grading import Grade
-from sredrill.harness import Scope, TestContext, TestDef, current_context
+from sredrill.harness import Scope, TestDef, current_context
 from sredrill.results import ResultKind, TestResult, TestStatus
 from sredrill.scenarios import Pack, Scenario
 from sredrill.sdk import RCA_PROMPT, ScenarioCase
 
-__all__ = ["RCA_PROMPT", "Axis", "axes_for", "decorate_rca", "pack_error_results", "rca_tests", "select_scenarios"]
+__all__ = ["RCA_PROMPT", "Axis", "RcaCase", "axes_for", "pack_error_results", "rca_tests", "select_scenarios"]
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -76,25 +76,56 @@ def _names(pack: Pack, scenario_id: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class _Graded:
+class RcaCase:
+    """An RCA scenario on one axis, as its generated test carries it (a `harness.GeneratedCase` whose outcome
+    is the diagnosis's `Grade`)."""
+
     scenario: Scenario
     axis: Axis
-    grade: Grade | None
+
+    @property
+    def kind(self) -> ResultKind:
+        return ResultKind.RCA
+
+    @property
+    def difficulty(self) -> int:
+        return self.scenario.difficulty
+
+    def decorate(self, result: TestResult, outcome: Grade | None) -> TestResult:
+        """Add the RCA fields of the RunReport (axis, mode, expected/actual, checks, trajectory, reasoning);
+        without a grade (the agent failed, the test timed out) the engine's verdict stands."""
+        update: dict[str, Any] = {
+            "kind": self.kind,
+            "axis": self.axis.number,
+            "mode": self.axis.mode.value,
+            "difficulty": self.difficulty,
+            "prompt": None,
+        }
+        if outcome is not None:
+            update.update(
+                expected=outcome.expected,
+                actual=outcome.actual,
+                checks=outcome.report_checks(),
+                trajectory=outcome.trajectory,
+                reasoning=dict(outcome.reasoning) if outcome.reasoning is not None else None,
+                score=round(outcome.gate_fraction, 4),
+            )
+            if result.status == TestStatus.FAILED and outcome.failure_reason:
+                update["failure_reason"] = outcome.failure_reason
+        return result.model_copy(update=update)
 
 
 def _body(pack: Pack, scenario: Scenario, axis: Axis, blind: bool, evidence: ScenarioEvidence) -> Callable[..., Any]:
     # The same case an SDK test gets from `scenario(ID)`: one way to serve and grade a scenario.
     case = ScenarioCase(pack, scenario, mode=axis.mode, axis=axis.number, blind=blind, evidence=evidence)
 
-    async def body(agent: Any) -> None:
-        ctx = current_context()
-        tools = case.tools  # also hands the agent's Task the blinded alert
-        ctx.extra["graded"] = _Graded(scenario, axis, None)
-        result = await agent.run(case.prompt, tools=tools)
+    async def body(agent: Any) -> Grade:
+        result = await agent.run(case.prompt, tools=case.tools)
         grade = case.grade_diagnosis(result)
-        ctx.extra["graded"] = _Graded(scenario, axis, grade)
+        ctx = current_context()
         for signal in grade.signals:
             ctx.record(signal)
+        return grade
 
     return body
 
@@ -137,36 +168,10 @@ def rca_tests(
                         fixtures={},
                         scope=scope,
                         content_hash=digest.hexdigest()[:16],
+                        case=RcaCase(scenario, axis),
                     )
                 )
     return tests
-
-
-def decorate_rca(ctx: TestContext, result: TestResult) -> TestResult:
-    """Add the RCA fields of the RunReport (axis, mode, expected/actual, checks, trajectory, reasoning)."""
-    graded: _Graded | None = ctx.extra.get("graded")
-    if graded is None:  # the body failed before building its toolset; keep the engine's verdict
-        return result.model_copy(update={"kind": ResultKind.RCA})
-    scenario, grade = graded.scenario, graded.grade
-    update: dict[str, Any] = {
-        "kind": ResultKind.RCA,
-        "axis": graded.axis.number,
-        "mode": graded.axis.mode.value,
-        "difficulty": scenario.difficulty,
-        "prompt": None,
-    }
-    if grade is not None:
-        update.update(
-            expected=grade.expected,
-            actual=grade.actual,
-            checks=grade.report_checks(),
-            trajectory=grade.trajectory,
-            reasoning=dict(grade.reasoning) if grade.reasoning is not None else None,
-            score=round(grade.gate_fraction, 4),
-        )
-        if result.status == TestStatus.FAILED and grade.failure_reason:
-            update["failure_reason"] = grade.failure_reason
-    return result.model_copy(update=update)
 
 
 def pack_error_results(

@@ -140,11 +140,11 @@ def _score(signals: list[Signal]) -> float | None:
     return round(sum(scores) / len(scores), 4) if scores else None
 
 
-async def _call(fn: Callable[..., Any], fixtures: FixtureSet, progress: _Progress, where: str) -> None:
+async def _call(fn: Callable[..., Any], fixtures: FixtureSet, progress: _Progress, where: str) -> Any:
     progress.where = "a fixture"  # a fixture's own error names the fixture
     kwargs = await fixtures.arguments(fn)
     progress.where = where
-    await fn(**kwargs)
+    return await fn(**kwargs)
 
 
 async def _after(hook: Callable[..., Any], fixtures: FixtureSet) -> BaseException | None:
@@ -185,7 +185,9 @@ async def _body(test: TestDef, ctx: TestContext, hooks: HookState, attempt: int,
         for scope in test.scope.chain():
             for hook in scope.before_each:
                 await _call(hook, fixtures, progress, "a before_each hook")
-        await _call(test.body, fixtures, progress, "the test body")
+        outcome = await _call(test.body, fixtures, progress, "the test body")
+        if test.case is not None:  # a generated test's outcome, for its case's `decorate`
+            ctx.outcome = outcome
     finally:
         # after_each inner → outer, then fixture teardown LIFO; each runs under its own limit, every error is
         # kept, whether or not the body failed (pytest reports both).
@@ -290,7 +292,6 @@ async def run_test(
     *,
     attempt: int = 1,
     timeout_s: float | None = None,
-    decorate: Callable[[TestContext, TestResult], TestResult] | None = None,
 ) -> AttemptOutcome:
     """Run one attempt of one test and derive its status. Never raises for anything the test did.
 
@@ -300,7 +301,9 @@ async def run_test(
         hooks: the run's hook state.
         attempt: 1-based attempt number (retries and repeats).
         timeout_s: overrides the test's own timeout (`--timeout`).
-        decorate: lets a generated suite add its fields (checks, expected/actual) to the result.
+
+    A generated test's case (`test.case`) adds its suite's fields to the result (checks, expected/actual,
+    the kind of result) from what the body returned.
     """
     ctx = TestContext(test=test, runtime=runtime)
     token = enter_context(ctx)
@@ -384,6 +387,6 @@ async def run_test(
         traceback=trace if status != TestStatus.PASSED else None,
         agent_log=_agent_log(ctx),
     )
-    if decorate is not None:
-        result = decorate(ctx, result)
-    return AttemptOutcome(result=result, steps=ctx.steps, tools_offered=ctx.extra.get("tools_offered", 0))
+    if test.case is not None:
+        result = test.case.decorate(result, ctx.outcome)
+    return AttemptOutcome(result=result, steps=ctx.steps, tools_offered=ctx.tools_offered)

@@ -21,11 +21,11 @@ from sredrill.results import Signal
 
 if TYPE_CHECKING:
     from sredrill.agents import Agent, ToolHost
+    from sredrill.evidence import RcaToolset
     from sredrill.harness.registry import TestDef
     from sredrill.harness.result import RunResult
     from sredrill.store import Store
     from sredrill.traces import SpanCollector
-    from sredrill.trajectory import Toolset
 
 __all__ = [
     "JudgeConfig",
@@ -60,9 +60,6 @@ class Runtime:
     judge: JudgeConfig = JudgeConfig()
     evaluators: dict[str, Any] = field(default_factory=dict)
     store: Store | None = None
-    toolset: Toolset | None = None
-    """Default tools for `agent.run()` (the RCA suite gives the scenario's toolset)."""
-    alert: dict[str, Any] | None = None
     tool_host: ToolHost | None = None
     """Serves each agent run's tools over HTTP, for agents outside this process; the engine sets it."""
     spans: SpanCollector | None = None
@@ -84,8 +81,13 @@ class TestContext:
     agent_log: str | None = None
     """What the agent logged when `agent.run()` failed (a finished run's log is on `result.log`)."""
     started: float = field(default_factory=time.perf_counter)
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Per-test values suites attach (the RCA suite's scenario and grading)."""
+    tools_offered: int = 0
+    """How many tools `agent.run()` gave the agent (insights: an agent that called none of them)."""
+    rca_toolsets: dict[str, RcaToolset] = field(default_factory=dict)
+    """The RCA toolsets `sredrill.scenario` cases built for this test, by case: grading reads what they served."""
+    outcome: object = None
+    """What the body of a generated test returned (an RCA grade, an incident episode's end), for its case's
+    `decorate` (`registry.GeneratedCase`); None for eval-file tests, or when the body raised first."""
 
     def record(self, signal: Signal) -> None:
         self.signals.append(signal)

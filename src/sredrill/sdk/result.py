@@ -14,6 +14,7 @@ from sredrill.agents import ContextItem, Task, needs_tool_server
 from sredrill.agents.reply import agent_log_of
 from sredrill.agents.transcript import TranscriptReply
 from sredrill.errors import AgentError, StateError
+from sredrill.evidence import RcaToolset
 from sredrill.harness.context import TestContext
 from sredrill.harness.result import RunResult
 from sredrill.traces import RunTraces, sredrill_spans
@@ -41,7 +42,8 @@ class FunctionTools:
             params = inspect.signature(fn).parameters
             optional = {k for k, p in params.items() if p.default is not p.empty}
             args = {k: v for k, v in args.items() if not (v is None and k in optional)}
-            return await fn(**args)
+            answer: JsonValue = await fn(**args)
+            return answer
         except TypeError as exc:
             raise ToolError("bad_arguments", f"{name}: {exc}") from exc
 
@@ -89,7 +91,8 @@ class AgentFixture:
         Args:
             prompt: defaults to the test's `prompt`.
             context: defaults to the test's `context`; a list of (description, value).
-            tools: a Toolset, or a dict of async functions; defaults to the run's tools (RCA scenarios).
+            tools: a Toolset (`sc.tools` of a `scenario()`, which also gives the agent its alert), or a dict of
+                async functions; None: no tools.
             env: extra environment for subprocess agents.
 
         Raises:
@@ -113,7 +116,7 @@ class AgentFixture:
             )
         toolset: Toolset | None
         if tools is None:
-            toolset = runtime.toolset
+            toolset = None
         elif isinstance(tools, Mapping):
             toolset = FunctionTools(tools)
         else:
@@ -140,7 +143,8 @@ class AgentFixture:
             run_id=run_id,
             prompt=text,
             context=items,
-            alert=ctx.extra.get("alert", runtime.alert),
+            # An RCA scenario's tools come with the (blinded) alert the agent investigates.
+            alert=toolset.alert if isinstance(toolset, RcaToolset) else None,
             tools=toolset.specs() if toolset is not None else [],
             tools_url=access.tools_url if access is not None else None,
             mcp_url=access.mcp_url if access is not None else None,
@@ -148,7 +152,7 @@ class AgentFixture:
             deadline_s=ctx.test.timeout_s,
             env=env,
         ).bind(toolset, recorder, traceparent=trace.trace.header() if trace is not None else None)
-        ctx.extra["tools_offered"] = len(task.tools)
+        ctx.tools_offered = len(task.tools)
         content = text + "".join(f"\n\n{c.description}:\n{c.value}" for c in items)
         recorder.add(UserStep(content=content, t_ms=0.0))
         start = time.perf_counter()

@@ -122,10 +122,9 @@ class ScenarioCase:
             if self._local is None:
                 self._local = self._toolset()
             return self._local
-        toolset = ctx.extra.get(self._key)
+        toolset = ctx.rca_toolsets.get(self._key)
         if toolset is None:
-            toolset = ctx.extra[self._key] = self._toolset()
-            ctx.extra["alert"] = toolset.alert
+            toolset = ctx.rca_toolsets[self._key] = self._toolset()
         return toolset
 
     @property
@@ -171,7 +170,7 @@ class ScenarioCase:
         ctx: TestContext | None = context_or_none()
         if ctx is None:
             return self.tools
-        toolset = ctx.extra.get(self._key)
+        toolset = ctx.rca_toolsets.get(self._key)
         if toolset is None:
             raise StateError(
                 f"nothing to grade for {self.id}: this test's agent run did not get the scenario's tools; "
