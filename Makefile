@@ -28,8 +28,10 @@ evals: setup
 lint: setup
 	$(RUN) ruff check src tests benchmarks evals examples
 	$(RUN) ruff format --check src tests benchmarks evals examples
+	$(RUN) mypy
 
-# mypy over src/ ([tool.mypy] in pyproject.toml: default mode everywhere, strict on the packages listed there).
+# mypy over src/ alone ([tool.mypy] in pyproject.toml: default mode everywhere, strict on the packages listed
+# there); `make lint` runs it too.
 typecheck: setup
 	$(RUN) mypy
 

@@ -16,13 +16,16 @@ import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from sredrill import processes
 from sredrill.cli_scenarios import scenarios_app
 from sredrill.errors import ExitCode, InputError, NothingSelected, StoreError
+
+if TYPE_CHECKING:
+    from sredrill.store import Store
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -205,7 +208,7 @@ def _last_failed(store: Any, *, kind: str, agent: str | None) -> Any:
     return failures
 
 
-def _store(db: str | None, settings: Any = None):
+def _store(db: str | None, settings: Any = None) -> Store:
     from sredrill.store import Store
 
     return Store(db or (settings.db if settings else ".sredrill/sredrill.db"))
@@ -555,7 +558,10 @@ def runs_show(
         from sredrill.engine.reporters import make_reporter
 
         store = _store(db)
-        report = store.report(store.resolve_run(run))
+        run_id = store.resolve_run(run)
+        report = store.report(run_id)
+        if report is None:  # removed since it was resolved (another process)
+            raise InputError(f"run {run_id!r} is no longer in the store", hint="list runs with: sredrill runs list")
         if html is not None:
             make_reporter("html", output=html, stdout=sys.stdout, stderr=sys.stderr).on_run_end(report)
         if json_:

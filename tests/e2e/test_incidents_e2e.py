@@ -164,7 +164,8 @@ def test_the_regenerating_oracle_passes_only_the_false_alarms_of_a_run(project: 
 
 def test_a_bad_episode_key_file_is_a_clear_error(project: Project) -> None:
     short = project.write("short.key", "abc\n")
-    for path, message in ((project.root / "missing.key", "cannot read the episode key"), (short, "at least 16 characters")):
+    missing = project.root / "missing.key"
+    for path, message in ((missing, "cannot read the episode key"), (short, "at least 16 characters")):
         cli = project.run("run", "--pack", "incidents", "--episode-key-file", str(path))
         assert cli.code == 2, cli.stderr
         assert message in cli.stderr and str(path) in cli.stderr and "Traceback" not in cli.stderr

@@ -17,7 +17,16 @@ from sredrill.harness.context import (
 )
 from sredrill.harness.fixtures import FixtureSet, call_with_fixtures
 from sredrill.harness.paths import display_path, is_sredrill_file, shown_path
-from sredrill.harness.registry import BUILTIN_FIXTURES, Fixture, Scope, Suite, TestDef, collecting, collecting_suite
+from sredrill.harness.registry import (
+    BUILTIN_FIXTURES,
+    Fixture,
+    GeneratedCase,
+    Scope,
+    Suite,
+    TestDef,
+    collecting,
+    collecting_suite,
+)
 from sredrill.harness.result import TRACES_TIMEOUT_S, RunResult, TestInfo
 
 __all__ = [
@@ -25,6 +34,7 @@ __all__ = [
     "TRACES_TIMEOUT_S",
     "Fixture",
     "FixtureSet",
+    "GeneratedCase",
     "JudgeConfig",
     "RunResult",
     "Runtime",

@@ -15,6 +15,7 @@ import pprint
 import re
 import sys
 from collections.abc import Mapping
+from types import FrameType
 from typing import Any, Final, Protocol
 
 from sredrill.errors import ExpectationFailed
@@ -33,7 +34,7 @@ _SOURCE_CHARS: Final = 200
 
 def _caller() -> tuple[str, int] | None:
     """The file and line of the user's code that called into sredrill (the first frame outside it)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and is_sredrill_file(frame.f_code.co_filename):
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None

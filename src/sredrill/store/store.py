@@ -296,7 +296,7 @@ class Store:
         """
         ref = ref.strip()
         with self._transaction(write=False) as conn:
-            known = [r[0] for r in conn.execute(f"SELECT run_id FROM runs {_NEWEST_FIRST}")]
+            known: list[str] = [r[0] for r in conn.execute(f"SELECT run_id FROM runs {_NEWEST_FIRST}")]
         if ref == _LATEST:
             if not known:
                 raise InputError(

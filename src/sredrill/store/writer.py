@@ -8,6 +8,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import JsonValue
+
 from sredrill.errors import StoreError
 from sredrill.results import TestResult
 from sredrill.text import scrub
@@ -55,7 +57,9 @@ class ResultWriter:
         """
         return {r.id for r in results if self._written.get(r.id) is r}
 
-    def write(self, run_id: str, result: TestResult, steps: list[dict] | None, spans: list[tuple[str, Span]]) -> None:
+    def write(
+        self, run_id: str, result: TestResult, steps: list[dict[str, JsonValue]] | None, spans: list[tuple[str, Span]]
+    ) -> None:
         """The result, its trajectory and its spans, in one transaction."""
         self._raise()
         self._queue.put(("result", (run_id, result, steps, spans)))
