@@ -216,11 +216,6 @@ async def _():
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: an after_all hook's error is typed 'SredrillError' (execute._with_scope_end gets only "
-    "its text), while a before_all, before_each or after_each hook's error keeps its own type",
-)
 async def test_an_after_all_error_keeps_its_own_type_like_every_other_hook_s(where: Where, tmp_path: Path) -> None:
     report = await run_evals(where, write_eval(tmp_path, AFTER_ALL_TYPE))
 
@@ -240,12 +235,6 @@ with describe("checks in a hook"):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: a failed expect in a before_each or after_each hook is recorded as the test's gate "
-    "signal and makes it `failed`; docs/sdk.md says a failing hook makes the test `errored` and hooks are not "
-    "gate signals (a plain assert in a hook is already `errored`, as in pytest)",
-)
 @pytest.mark.parametrize("hook", ["before_each", "after_each"])
 async def test_a_failed_expect_in_a_hook_is_that_hook_s_error(where: Where, tmp_path: Path, hook: str) -> None:
     report = await run_evals(where, write_eval(tmp_path, EXPECT_IN_HOOK.replace("{hook}", hook)))

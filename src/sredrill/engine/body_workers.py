@@ -44,7 +44,7 @@ from sredrill.workers import (
 )
 
 from .execute import ScopeEnd, errored_outcome
-from .runner import TEARDOWN_TIMEOUT_S, AttemptOutcome, HookState, run_test
+from .runner import TEARDOWN_TIMEOUT_S, AttemptOutcome, HookState, error_type, run_test
 
 __all__ = ["GRACE_S", "LOST_WHERE", "BodyHandler", "BodyInit", "BodyWorkers"]
 
@@ -106,6 +106,7 @@ class _Outcome(_Wire):
 
 class _Ended(_Wire):
     errors: list[str]
+    error_type: str | None = None
     stdout: str
     stderr: str
 
@@ -242,6 +243,7 @@ class BodyHandler:
         test = self._tests.get(request.test_id)
         hooks = self._hooks
         found: list[str] = []
+        first_type: str | None = None
         if test is None or hooks is None:
             return _Ended(errors=found, stdout="", stderr="")
         chain = test.scope.chain()
@@ -255,7 +257,8 @@ class BodyHandler:
                         await hook()
                     except BaseException as exc:  # reported on the run's last test of the scope
                         found.append(f"after_all hook failed: {_hook_error(exc)}")
-        return _Ended(errors=found, stdout=out.stdout, stderr=out.stderr)
+                        first_type = first_type or error_type(exc)
+        return _Ended(errors=found, error_type=first_type, stdout=out.stdout, stderr=out.stderr)
 
 
 # -- the driver side ------------------------------------------------------------------------------------------
@@ -431,6 +434,7 @@ class BodyWorkers:
                 if worker not in workers:
                     workers.append(worker)
         found: list[str] = []
+        first_type: str | None = None
         stdout = stderr = ""
         for worker in workers:
             async with self._pool.worker(worker) as w:
@@ -442,16 +446,19 @@ class BodyWorkers:
                     reply = await w.call(request.model_dump(mode="json"), timeout_s=TEARDOWN_TIMEOUT_S + GRACE_S)
                 except TimeoutError:
                     found.append(f"after_all hook did not end within {TEARDOWN_TIMEOUT_S:g}s; its worker was killed")
+                    first_type = first_type or "timeout"
                     out = read_capture(capture)
                     stdout, stderr = stdout + out.stdout, stderr + out.stderr
                     continue
                 except WorkerDied as exc:
                     found.append(f"after_all hook failed: the {exc}")
+                    first_type = first_type or type(exc).__name__
                     continue
             ended_reply = _Ended.model_validate(reply)
             found.extend(ended_reply.errors)
+            first_type = first_type or ended_reply.error_type
             stdout, stderr = stdout + ended_reply.stdout, stderr + ended_reply.stderr
-        return ScopeEnd(errors=found, stdout=stdout, stderr=stderr)
+        return ScopeEnd(errors=found, error_type=first_type, stdout=stdout, stderr=stderr)
 
     def spans_of_test(self, test_id: str, *, is_error: bool) -> list[tuple[str, Span]]:
         return self._spans.pop(test_id, [])  # closed in the worker when each attempt ended

@@ -106,6 +106,8 @@ class ScopeEnd:
     """What the `after_all` hooks a test was the last of left: their errors, and what they printed (workers)."""
 
     errors: list[str] = field(default_factory=list)
+    error_type: str | None = None
+    """The first error's type (`RuntimeError`, `timeout`), as a test's own error is typed."""
     stdout: str = ""
     stderr: str = ""
 
@@ -143,7 +145,8 @@ class InProcess:
         return await run_test(test, self.runtime, self.hooks, attempt=attempt, timeout_s=timeout_s)
 
     async def finished(self, test: TestDef) -> ScopeEnd:
-        return ScopeEnd(errors=await self.hooks.finished(test))
+        found = await self.hooks.finished(test)
+        return ScopeEnd(errors=[message for message, _ in found], error_type=found[0][1] if found else None)
 
     def spans_of_test(self, test_id: str, *, is_error: bool) -> list[tuple[str, Span]]:
         assert self.runtime.spans is not None
@@ -188,7 +191,7 @@ def _with_scope_end(result: TestResult, end: ScopeEnd) -> TestResult:
         own = [result.failure_reason] if result.failure_reason else []
         update.update(status=TestStatus.ERRORED, failure_reason="; ".join([*own, *end.errors]))
         if result.error_type is None:  # the test's own error, when it had one, stays its kind and place
-            update.update(error_type="SredrillError", error_where="an after_all hook")
+            update.update(error_type=end.error_type or "SredrillError", error_where="an after_all hook")
     if end.stdout:
         update["stdout"] = (result.stdout or "") + end.stdout
     if end.stderr:
@@ -346,6 +349,7 @@ async def execute(
         ends = [await runner.finished(t) for t in dropped] if started else []
         return ScopeEnd(
             errors=[e for end in ends for e in end.errors],
+            error_type=next((end.error_type for end in ends if end.error_type), None),
             stdout="".join(end.stdout for end in ends),
             stderr="".join(end.stderr for end in ends),
         )
@@ -373,7 +377,8 @@ async def execute(
             except BaseException as exc:  # after_all hooks: the same boundary
                 if _is_interruption(exc):
                     raise
-                end = ScopeEnd(errors=[f"after_all hook failed: {describe_exception(exc)}"])
+                failed = f"after_all hook failed: {describe_exception(exc)}"
+                end = ScopeEnd(errors=[failed], error_type=type(exc).__name__)
             outcome.result = _with_scope_end(outcome.result, end)
             outcome.result = _with_scope_end(outcome.result, await count_failure(outcome.result))
             await finish(outcome)

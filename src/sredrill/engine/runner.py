@@ -84,8 +84,9 @@ class HookState:
                 f"before_all hook failed: {_error_text(latch.error, 'a before_all hook')}"
             ) from latch.error
 
-    async def finished(self, test: TestDef) -> list[str]:
-        """Count a test as done; run `after_all` of scopes that have no test left. Returns hook errors."""
+    async def finished(self, test: TestDef) -> list[tuple[str, str]]:
+        """Count a test as done; run `after_all` of scopes that have no test left. Returns the hooks' errors:
+        (message, the error's type)."""
         errors = []
         for scope in reversed(test.scope.chain()):
             key = id(scope)
@@ -98,7 +99,8 @@ class HookState:
                     except BaseException as exc:  # reported on the last test of the scope
                         if isinstance(exc, asyncio.CancelledError) and is_engine_cancelled():
                             raise
-                        errors.append(f"after_all hook failed: {_error_text(exc, 'an after_all hook')}")
+                        failed = f"after_all hook failed: {_error_text(exc, 'an after_all hook')}"
+                        errors.append((failed, error_type(exc)))
         return errors
 
 
@@ -140,11 +142,16 @@ def _score(signals: list[Signal]) -> float | None:
     return round(sum(scores) / len(scores), 4) if scores else None
 
 
-async def _call(fn: Callable[..., Any], fixtures: FixtureSet, progress: _Progress, where: str) -> Any:
+async def _call(fn: Callable[..., Any], fixtures: FixtureSet, progress: _Progress, where: str, ctx: TestContext) -> Any:
     progress.where = "a fixture"  # a fixture's own error names the fixture
+    ctx.in_hook = True  # an expect in a fixture or a hook is that code's check, not the test's gate
     kwargs = await fixtures.arguments(fn)
     progress.where = where
-    return await fn(**kwargs)
+    ctx.in_hook = where != "the test body"
+    try:
+        return await fn(**kwargs)
+    finally:
+        ctx.in_hook = False
 
 
 async def _after(hook: Callable[..., Any], fixtures: FixtureSet) -> BaseException | None:
@@ -184,19 +191,23 @@ async def _body(test: TestDef, ctx: TestContext, hooks: HookState, attempt: int,
     try:
         for scope in test.scope.chain():
             for hook in scope.before_each:
-                await _call(hook, fixtures, progress, "a before_each hook")
-        outcome = await _call(test.body, fixtures, progress, "the test body")
+                await _call(hook, fixtures, progress, "a before_each hook", ctx)
+        outcome = await _call(test.body, fixtures, progress, "the test body", ctx)
         if test.case is not None:  # a generated test's outcome, for its case's `decorate`
             ctx.outcome = outcome
     finally:
         # after_each inner → outer, then fixture teardown LIFO; each runs under its own limit, every error is
         # kept, whether or not the body failed (pytest reports both).
-        for scope in reversed(test.scope.chain()):
-            for hook in scope.after_each:
-                error = await _after(hook, fixtures)
-                if error is not None:
-                    progress.late.append(error)
-        progress.late.extend(await fixtures.teardown(timeout_s=TEARDOWN_TIMEOUT_S))
+        ctx.in_hook = True
+        try:
+            for scope in reversed(test.scope.chain()):
+                for hook in scope.after_each:
+                    error = await _after(hook, fixtures)
+                    if error is not None:
+                        progress.late.append(error)
+            progress.late.extend(await fixtures.teardown(timeout_s=TEARDOWN_TIMEOUT_S))
+        finally:
+            ctx.in_hook = False
 
 
 @dataclass(slots=True)
@@ -228,11 +239,11 @@ def _where(progress: _Progress, ctx: TestContext) -> str:
     return progress.where
 
 
-def _error_type(exc: BaseException) -> str:
+def error_type(exc: BaseException) -> str:
     """The error's class name; for sredrill's plain wrapper of another error (a hook's, a fixture's
     `sys.exit()`), the wrapped one's."""
     if type(exc) is SredrillError and exc.__cause__ is not None:
-        return _error_type(exc.__cause__)
+        return error_type(exc.__cause__)
     return type(exc).__name__
 
 
@@ -252,7 +263,7 @@ def _failure_of(
 ) -> _Failure:
     """Classify what the test's code raised: a failed expectation or assert, a timeout, or an error."""
     where = _where(progress, ctx)
-    if isinstance(exc, ExpectationFailed):
+    if isinstance(exc, ExpectationFailed) and where == "the test body":
         return _Failure(failure=str(exc))
     if isinstance(exc, TimeoutError) and deadline.expired():
         error = f"timed out after {limit:g}s in {where}"
@@ -274,7 +285,7 @@ def _failure_of(
             return _Failure(failure=found.message, traceback=format_traceback(exc))
     return _Failure(
         error=_error_text(exc, where),
-        error_type=_error_type(exc),
+        error_type=error_type(exc),
         error_where=where,
         traceback=format_traceback(exc),
     )
@@ -350,7 +361,7 @@ async def run_test(
         reason = failure or failed_gates[0].message or f"{failed_gates[0].name} failed"
     elif late is not None:
         status, reason, late = TestStatus.ERRORED, late, None
-        ended = _Failure(error_type=_error_type(progress.late[0]), error_where="teardown", traceback=late_traceback)
+        ended = _Failure(error_type=error_type(progress.late[0]), error_where="teardown", traceback=late_traceback)
     else:
         status, reason = TestStatus.PASSED, None
     if late is not None:  # the body's outcome decides the status; the teardown's error is reported with it

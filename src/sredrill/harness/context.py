@@ -85,6 +85,9 @@ class TestContext:
     """How many tools `agent.run()` gave the agent (insights: an agent that called none of them)."""
     rca_toolsets: dict[str, RcaToolset] = field(default_factory=dict)
     """The RCA toolsets `sredrill.scenario` cases built for this test, by case: grading reads what they served."""
+    in_hook: bool = False
+    """True while a before_each or after_each hook or a fixture runs: an `expect` there is not a gate signal (a
+    failing one errors the test, as a plain `assert` there does)."""
     outcome: object = None
     """What the body of a generated test returned (an RCA grade, an incident episode's end), for its case's
     `decorate` (`registry.GeneratedCase`); None for eval-file tests, or when the body raised first."""

@@ -165,7 +165,7 @@ class Expectation:
             Signal(
                 kind=SignalKind.EXPECT,
                 name=("not_." if self._negated else "") + matcher,
-                role=SignalRole.GATE,
+                role=SignalRole.OBSERVE if ctx.in_hook else SignalRole.GATE,
                 passed=passed,
                 message="" if passed else message,
                 expected=_shown(expected),
