@@ -19,6 +19,10 @@ LAYERS = [
     "results",
     "scenarios",
     "evidence",
+    # After evidence (DESIGN puts it just after scenarios): a domain's tool handlers are built on the evidence
+    # layer's primitives (time filters, points, argument models). Nothing below imports a domain: the loader,
+    # the toolset and grading reach it through the registry (`scenarios.domain.DOMAINS`, lazy "module:attr").
+    "domains",
     "grading",
     "incidents",
     "env",

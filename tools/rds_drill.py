@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from sredrill.scenarios import cloudwatch_units
+from sredrill.domains.rds import cloudwatch_units
 
 PACK = Path(__file__).resolve().parents[1] / "src" / "sredrill" / "scenarios" / "packs" / "rds_postgres"
 GB = 1000**3  # the RDS console and its events count storage in GB; CloudWatch reports bytes

@@ -15,7 +15,8 @@ import sys
 from typing import Any
 
 from sredrill.diagnosis import parse_diagnosis_text
-from sredrill.scenarios import load_pack, trajectory_tools
+from sredrill.domains.rds import DOMAIN as RDS
+from sredrill.scenarios import load_pack
 
 from .conftest import Project
 
@@ -61,7 +62,7 @@ def _plan(folder: str) -> dict[str, Any]:
     diagnosis = parse_diagnosis_text(answer.model_response)
     assert diagnosis is not None
     calls: list[tuple[str, dict[str, Any]]] = []
-    for tool in sorted(trajectory_tools(answer.optimal_trajectory) | {"get_alert", "get_performance_insights"}):
+    for tool in sorted(RDS.trajectory_tools(answer.optimal_trajectory) | {"get_alert", "get_performance_insights"}):
         if tool == "query_metrics":
             calls += [(tool, {"metric_name": m}) for m in answer.required_queries or ["CPUUtilization"]]
         else:

@@ -6,9 +6,16 @@ import json
 
 import sredrill.evidence as evidence
 from sredrill.diagnosis import Diagnosis
-from sredrill.evidence import EVIDENCE_SOURCES, TOOL_NAMES, TRAJECTORY_ACTIONS, sources_of, tool_specs
-from sredrill.evidence.specs import TOOL_ARGUMENTS
-from sredrill.scenarios import EvidenceSource, trajectory_tools
+from sredrill.domains.rds import DOMAIN as RDS
+from sredrill.domains.rds import EvidenceSource
+from sredrill.evidence import tool_specs as domain_tool_specs
+from sredrill.trajectory import ToolSpec
+
+TOOL_NAMES = RDS.tool_names
+
+
+def tool_specs() -> list[ToolSpec]:
+    return domain_tool_specs(RDS)
 
 
 def test_all_is_sorted_and_resolves() -> None:
@@ -31,7 +38,9 @@ def test_specs_are_the_six_tools_in_order() -> None:
 
 def test_each_schema_matches_the_model_that_validates_the_arguments() -> None:
     for spec in tool_specs():
-        model = TOOL_ARGUMENTS[spec.name]
+        decl = RDS.tool(spec.name)
+        assert decl is not None
+        model = decl.arguments
         schema = spec.input_schema
         assert schema["type"] == "object"
         assert schema["additionalProperties"] is False
@@ -80,20 +89,20 @@ def test_specs_are_fresh_copies() -> None:
 
 
 def test_evidence_sources_are_the_file_stems_plus_the_alert() -> None:
-    assert set(EVIDENCE_SOURCES) == {*(s.value for s in EvidenceSource), "alert"}
-    readers = [t for tools in EVIDENCE_SOURCES.values() for t in tools]
-    assert sorted(readers) == sorted(set(TOOL_NAMES) - {"submit_diagnosis"})
-    assert sources_of(["query_metrics", "submit_diagnosis", "unknown"]) == {"aws_cloudwatch_metrics"}
-    assert sources_of(TOOL_NAMES) == set(EVIDENCE_SOURCES)
+    sources = set(RDS.tool_sources.values())
+    assert sources == {*(s.value for s in EvidenceSource), "alert"}
+    assert sorted(RDS.tool_sources) == sorted(set(TOOL_NAMES) - {"submit_diagnosis"})
+    assert RDS.sources_of(["query_metrics", "submit_diagnosis", "unknown"]) == {"aws_cloudwatch_metrics"}
+    assert RDS.sources_of(TOOL_NAMES) == sources
 
 
 def test_trajectory_actions_agree_with_the_scenarios_answer_format() -> None:
     expected = {
-        "query_grafana_metrics": {"list_metrics", "query_metrics"},
-        "query_grafana_logs": {"get_events", "get_performance_insights"},
-        "query_grafana_alert_rules": {"get_alert"},
+        "query_grafana_metrics": ("list_metrics", "query_metrics"),
+        "query_grafana_logs": ("get_events", "get_performance_insights"),
+        "query_grafana_alert_rules": ("get_alert",),
     }
-    assert dict(TRAJECTORY_ACTIONS) == expected
-    for action, tools in TRAJECTORY_ACTIONS.items():
-        assert trajectory_tools([action]) == tools
-        assert tools <= set(TOOL_NAMES)
+    assert dict(RDS.legacy_actions) == expected
+    for action, tools in RDS.legacy_actions.items():
+        assert RDS.trajectory_tools([action]) == set(tools)
+        assert set(tools) <= set(TOOL_NAMES)

@@ -15,8 +15,9 @@ import yaml
 
 import sredrill.scenarios
 from sredrill.diagnosis import parse_diagnosis_text
+from sredrill.domains.rds import DOMAIN as RDS
 from sredrill.grading import grade_diagnosis
-from sredrill.scenarios import Pack, load_pack, trajectory_tools
+from sredrill.scenarios import Pack, load_pack
 from tests.grading.agent_output import trajectory
 from tests.support.scenario_builder import scenario_yml, write_scenario
 
@@ -49,7 +50,7 @@ def test_every_reference_answer_passes_its_own_answer_key(answers_pack: Pack, ax
     for scenario in answers_pack.scenarios:
         diagnosis = parse_diagnosis_text(scenario.answer.model_response)
         assert diagnosis is not None, scenario.folder
-        tools = sorted(trajectory_tools(scenario.answer.optimal_trajectory))
+        tools = sorted(RDS.trajectory_tools(scenario.answer.optimal_trajectory))
         grade = grade_diagnosis(
             scenario,
             diagnosis,

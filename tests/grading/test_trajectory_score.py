@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sredrill.domains.rds import DOMAIN as RDS
 from sredrill.grading import count_loops, count_redundant_calls, score_trajectory
 from sredrill.trajectory import AssistantStep, Trajectory
 from tests.grading.agent_output import trajectory
@@ -45,14 +46,19 @@ def test_redundant_calls_are_identical_name_and_args_beyond_the_first() -> None:
 def test_sequencing_maps_the_original_action_names_to_tools() -> None:
     t = trajectory("get_alert", "query_metrics", "get_performance_insights")
     score = score_trajectory(
-        t, optimal=["query_grafana_metrics", "query_grafana_logs", "query_grafana_alert_rules"], max_loops=4
+        t,
+        optimal=["query_grafana_metrics", "query_grafana_logs", "query_grafana_alert_rules"],
+        max_loops=4,
+        legacy=RDS.legacy_actions,
     )
     assert score.sequencing_ok is True
     assert score.missing_actions == ()
 
 
 def test_sequencing_fails_with_the_actions_never_executed() -> None:
-    score = score_trajectory(trajectory("query_metrics"), optimal=["query_grafana_logs", "get_alert"], max_loops=4)
+    score = score_trajectory(
+        trajectory("query_metrics"), optimal=["query_grafana_logs", "get_alert"], max_loops=4, legacy=RDS.legacy_actions
+    )
     assert score.sequencing_ok is False
     assert score.missing_actions == ("query_grafana_logs", "get_alert")
 

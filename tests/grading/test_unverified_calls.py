@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from sredrill.agents.transcript import Transcript
+from sredrill.domains.rds import DOMAIN as RDS
 from sredrill.grading import count_loops, count_redundant_calls, queried_sources, reported_sources, score_trajectory
 from sredrill.scenarios import Pack
 from sredrill.trajectory import Recorder, ToolCallStep, ToolResultStep, Trajectory, step_adapter
@@ -75,8 +76,8 @@ async def test_in_a_mixed_trajectory_only_the_served_calls_count(write_pack: Pac
     t = Trajectory(recorder.steps)
     g = grade(pack, good(), t)
     assert g.checks["evidence_queried"].passed is False
-    assert queried_sources(t) == {"alert", "aws_cloudwatch_metrics"}
-    assert reported_sources(t) == {"aws_rds_events", "aws_performance_insights"}
+    assert queried_sources(t, RDS) == {"alert", "aws_cloudwatch_metrics"}
+    assert reported_sources(t, RDS) == {"aws_rds_events", "aws_performance_insights"}
     assert g.trajectory.tool_calls == ["get_alert", "query_metrics"]
 
 
@@ -90,7 +91,7 @@ async def test_a_reported_result_never_answers_a_served_call(write_pack: PackWri
     t = Trajectory(recorder.steps)
     (joined,) = t.tool_calls(verified=True)
     assert joined.error is None and joined.result == {"ok": True} and joined.verified is True
-    assert queried_sources(t) == {"aws_rds_events"}
+    assert queried_sources(t, RDS) == {"aws_rds_events"}
 
 
 def test_a_served_call_id_reused_by_a_reported_call_is_still_unverified() -> None:
@@ -120,7 +121,7 @@ def test_a_hand_built_call_without_provenance_counts_as_not_served(write_pack: P
     steps = [ToolCallStep(call_id="1", name="get_events"), ToolResultStep(call_id="1", name="get_events", result={})]
     t = Trajectory(steps)
     assert t.tool_calls()[0].verified is None
-    assert queried_sources(t) == frozenset()
+    assert queried_sources(t, RDS) == frozenset()
     score = score_trajectory(t, optimal=["get_events"], max_loops=1)
     assert score.sequencing_ok is False
     # Neither served nor reported: no note about the agent's reports.

@@ -10,7 +10,7 @@ import pytest
 
 from sredrill.diagnosis import Category
 from sredrill.errors import PackError
-from sredrill.scenarios import blind_alert, load_pack
+from sredrill.scenarios import blind_alert, get_domain, load_pack
 from tests.support.scenario_builder import (
     INSTANCE,
     REPLICA,
@@ -262,7 +262,7 @@ def test_the_original_suite_layout_loads(tmp_path: Path) -> None:
     assert lag.events == base.events and lag.performance_insights == base.performance_insights  # base fallback
     assert lag.files["aws_rds_events.json"] == "rds_postgres_original/000-baseline/aws_rds_events.json"
     assert {(s.metric_name, s.stat) for s in lag.metrics} >= {("ReadLatency", "p99"), ("ReplicaLag", "Average")}
-    assert lag.answer.optimal_tools == {
+    assert get_domain(lag.domain).trajectory_tools(lag.answer.optimal_trajectory) == {
         "list_metrics",
         "query_metrics",
         "get_events",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from sredrill.diagnosis import Category
+from sredrill.domains.rds import DOMAIN as RDS
 from sredrill.errors import PackError
 from sredrill.scenarios import FailureMode, PackConfig, Vocabulary
 
 
 def test_builtin_modes_categories_and_aliases() -> None:
-    v = Vocabulary.builtin()
+    v = RDS.vocabulary()
     assert v.names == (
         "checkpoint_io_storm",
         "connection_exhaustion",
@@ -30,7 +31,7 @@ def test_builtin_modes_categories_and_aliases() -> None:
 
 
 def test_dual_resource_exhaustion_is_a_set() -> None:
-    v = Vocabulary.builtin()
+    v = RDS.vocabulary()
     assert v.resolve_all(["dual_resource_exhaustion", "cpu_saturation"]) == ("cpu_saturation", "storage_full")
     with pytest.raises(PackError, match="stands for several failure modes"):
         v.resolve("dual_resource_exhaustion")
@@ -38,7 +39,7 @@ def test_dual_resource_exhaustion_is_a_set() -> None:
 
 def test_unknown_name_gets_did_you_mean_and_location() -> None:
     with pytest.raises(PackError) as info:
-        Vocabulary.builtin().resolve_all(
+        RDS.vocabulary().resolve_all(
             ["healthy", "conection_exhaustion"], path="p/001-x/answer.yml", field="failure_modes"
         )
     e = info.value
@@ -55,11 +56,11 @@ def test_pack_extension_and_keyword_aliases() -> None:
             "keyword_aliases": {"Multi-AZ": ["multi az", "MultiAZ"]},
         }
     )
-    v = config.vocabulary()
+    v = config.vocabulary(RDS.vocabulary())
     assert v.resolve("lock_storm") == "lock_contention"
     assert v.resolve_all(["locks_and_cpu"]) == ("cpu_saturation", "lock_contention")
     assert v.keyword_variants("multi-az") == ("multi-az", "multi az", "multiaz")
-    assert "lock_contention" not in Vocabulary.builtin().modes, "a pack's vocabulary never leaks into another"
+    assert "lock_contention" not in RDS.vocabulary().modes, "a pack's vocabulary never leaks into another"
 
 
 @pytest.mark.parametrize(
@@ -73,10 +74,16 @@ def test_pack_extension_and_keyword_aliases() -> None:
 )
 def test_invalid_extensions_are_rejected(modes: list[FailureMode], sets: dict[str, list[str]], match: str) -> None:
     with pytest.raises(PackError, match=match):
-        Vocabulary.for_pack(modes, sets=sets)
+        RDS.vocabulary().extended(modes, sets=sets)
 
 
 def test_identifiers_cover_modes_aliases_sets_and_categories() -> None:
-    ids = Vocabulary.builtin().identifiers()
+    ids = RDS.vocabulary().identifiers()
     assert {"storage_exhaustion", "dual_resource_exhaustion", "resource_exhaustion", "cpu_saturation"} <= ids
     assert Vocabulary.is_category("Resource-Exhaustion") and not Vocabulary.is_category("cpu_saturation")
+
+
+def test_recovered_resolves_to_healthy_in_every_domain() -> None:
+    core = Vocabulary.builtin()
+    assert core.names == ("healthy", "unknown")
+    assert core.resolve("recovered") == "healthy" == RDS.vocabulary().resolve("Recovered")

@@ -21,8 +21,8 @@ import pytest
 
 from sredrill import scenario
 from sredrill.agents import AgentReply, Task, resolve_agent
+from sredrill.domains.rds import DOMAIN as RDS
 from sredrill.errors import PackError, StateError
-from sredrill.evidence import TOOL_NAMES
 from sredrill.harness import Runtime, TestContext, enter_context, exit_context
 from sredrill.results import SignalKind, SignalRole
 from sredrill.scenarios import load_pack
@@ -99,16 +99,19 @@ def test_the_agent_gets_the_rca_prompt_the_blinded_alert_and_the_rca_tools() -> 
 
     _in_test(ctx, body)
     (task,) = agent.tasks
-    assert task.prompt == RCA_PROMPT
+    assert task.prompt == RDS.prompt == case.prompt
     assert task.alert == case.alert
     assert task.alert is not None and "replication_lag" not in json.dumps(task.alert)  # blinded
-    assert [t.name for t in task.tools] == list(TOOL_NAMES)
+    assert [t.name for t in task.tools] == list(RDS.tool_names)
 
 
 def test_the_prompt_is_the_one_sredrill_run_asks() -> None:
     from sredrill.engine.rca import RCA_PROMPT as SUITE_PROMPT
+    from sredrill.engine.rca import axes_for, rca_tests
 
-    assert RCA_PROMPT == SUITE_PROMPT
+    assert RCA_PROMPT == SUITE_PROMPT  # the domain-neutral shape, exported by both
+    pack = load_pack("rds_postgres")
+    assert {t.prompt for t in rca_tests([pack], axes_for(None, False))} == {RDS.prompt}  # its domain's
 
 
 def test_each_test_gets_its_own_toolset_and_grades_what_it_served() -> None:

@@ -17,7 +17,7 @@ from sredrill.evidence import BackendMode, ScenarioEvidence
 from sredrill.grading import Grade
 from sredrill.harness import Scope, TestDef, current_context
 from sredrill.results import ResultKind, TestResult, TestStatus
-from sredrill.scenarios import Pack, Scenario
+from sredrill.scenarios import Pack, Scenario, get_domain
 from sredrill.sdk import RCA_PROMPT, ScenarioCase
 
 __all__ = ["RCA_PROMPT", "Axis", "RcaCase", "axes_for", "pack_error_results", "rca_tests", "select_scenarios"]
@@ -160,7 +160,7 @@ def rca_tests(
                         describe_path=(),
                         labels=(f"difficulty:{scenario.difficulty}", f"axis:{axis.number}", f"mode:{axis.mode}"),
                         timeout_s=timeout_s,
-                        prompt=RCA_PROMPT,
+                        prompt=get_domain(scenario.domain).prompt,
                         context=(),
                         skip_judge=True,
                         description=None,

@@ -1,11 +1,11 @@
 """RCA scenarios as environment tasks: opaque ids, their actions, and an episode over the evidence toolset.
 
-Actions map onto the RCA tools (DESIGN §6): `inspect_alert` → `get_alert`; `inspect_metrics` with a metric
-name → `query_metrics` (no target → `list_metrics`); `inspect_logs` with `events` or `performance_insights`
-→ `get_events` / `get_performance_insights`; `submit_diagnosis` with a Diagnosis as `args` ends the episode.
-Inspection actions may pass the tool's optional arguments in `args` (`stat`, `start`, `end`, `category`,
-`dimension`). The evidence is served by the `selective` backend and graded as Axis 2, so what the agent
-chose to query counts. The reward is 0 until submission, then the fraction of gate checks passed.
+Actions map onto the scenario's domain's tools (DESIGN §6), as each tool declares (`ToolDecl.action`,
+`target`, `target_argument`): `inspect_alert` → `get_alert`; `inspect_metrics` with a name → the domain's
+name query (no target → its listing); `inspect_logs` with one of the domain's log targets → the tool of that
+target; `submit_diagnosis` with a Diagnosis as `args` ends the episode. Inspection actions may pass the tool's
+optional arguments in `args`. The evidence is served by the `selective` backend and graded as Axis 2, so what
+the agent chose to query counts. The reward is 0 until submission, then the fraction of gate checks passed.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from sredrill.errors import ActionError, StateError, did_you_mean
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.grading import grade_diagnosis
 from sredrill.incidents import Action, validate_envelope
-from sredrill.scenarios import Pack, Scenario
+from sredrill.scenarios import Domain, Pack, Scenario, get_domain
+from sredrill.scenarios.domain import sole_domain
 from sredrill.trajectory import ToolCallStep, ToolError, ToolResultStep, Trajectory, without_nulls
 
 __all__ = [
     "RCA_ACTIONS",
     "RCA_DESCRIPTION",
-    "RCA_LOG_TARGETS",
     "RCA_MAX_STEPS",
     "RcaAction",
     "RcaEpisode",
@@ -47,10 +47,10 @@ __all__ = [
 
 RCA_MAX_STEPS = 20
 """Actions an RCA episode allows before it ends without a diagnosis."""
-RCA_LOG_TARGETS: tuple[str, ...] = ("events", "performance_insights")
 RCA_DESCRIPTION = (
-    "An alert fired on a production database. Investigate with inspect_alert, inspect_metrics (target: a metric "
-    "name; no target lists the metrics), inspect_logs (target: events or performance_insights), then "
+    "An alert fired on a production system. Investigate with inspect_alert, inspect_metrics (target: a metric "
+    "name; no target lists the metrics), inspect_logs (target: one of the log sources the action's schema "
+    "lists), then "
     "submit_diagnosis with a Diagnosis as args: root cause, category, failure modes, causal chain, claims citing "
     "their evidence sources, and the hypotheses you ruled out. The reward at submission is the fraction of "
     "grading gates passed."
@@ -82,13 +82,15 @@ class RcaInspectMetrics(_RcaTyped):
 
 
 class RcaInspectLogs(_RcaTyped):
-    """Read the database's events or its Performance Insights."""
+    """Read one of the system's log sources (events, logs, profiles: the domain's log targets)."""
 
     action_type: Literal["inspect_logs"] = "inspect_logs"
-    target: Literal["events", "performance_insights"]
+    target: str = Field(json_schema_extra={"enum": list(sole_domain().action_targets("inspect_logs"))})
+    """One of the domain's log targets (`Domain.action_targets("inspect_logs")`; the schema lists the registered
+    domain's)."""
     value: None = None
     args: dict[str, JsonValue] | None = None
-    """Optional: `start`, `end`, `category` for events; `dimension` for Performance Insights."""
+    """Optional: the target tool's own optional arguments."""
 
 
 class SubmitDiagnosis(_RcaTyped):
@@ -107,8 +109,9 @@ rca_action_adapter: TypeAdapter[RcaAction] = TypeAdapter(RcaAction)
 RCA_ACTIONS: tuple[str, ...] = ("inspect_alert", "inspect_metrics", "inspect_logs", "submit_diagnosis")
 
 
-def parse_rca_action(data: Action | Mapping[str, Any]) -> RcaAction:
-    """Validate an RCA task's action and return its typed variant.
+def parse_rca_action(data: Action | Mapping[str, Any], domain: Domain | None = None) -> RcaAction:
+    """Validate an RCA task's action and return its typed variant (the log targets are `domain`'s; default:
+    the one registered domain).
 
     Raises:
         ActionError: naming the wrong field, with the allowed values (and, for a Diagnosis, the field
@@ -132,15 +135,16 @@ def parse_rca_action(data: Action | Mapping[str, Any]) -> RcaAction:
             raise ActionError("inspect_alert takes no args", field="args", hint="send args: null")
         return RcaInspectAlert()
     if kind == "inspect_logs":
-        if action.target not in RCA_LOG_TARGETS:
-            hint = did_you_mean(str(action.target), RCA_LOG_TARGETS)
+        targets = (domain or sole_domain()).action_targets("inspect_logs")
+        if action.target not in targets:
+            hint = did_you_mean(str(action.target), targets)
             raise ActionError(
-                f"inspect_logs needs target events or performance_insights, got {action.target!r}"
+                f"inspect_logs needs target {' or '.join(targets)}, got {action.target!r}"
                 + (f"; {hint}" if hint else ""),
                 field="target",
-                allowed=RCA_LOG_TARGETS,
+                allowed=targets,
             )
-        return RcaInspectLogs(target=action.target, args=action.args)  # type: ignore[arg-type]
+        return RcaInspectLogs(target=str(action.target), args=action.args)
     if kind == "inspect_metrics":
         return RcaInspectMetrics(target=action.target, args=action.args)
     if action.args is None:
@@ -198,6 +202,7 @@ class RcaEpisode:
         self.task = task
         self.seed = seed
         self.toolset = RcaToolset(task.scenario, BackendMode.SELECTIVE, vocabulary=task.pack.vocabulary)
+        self.domain = get_domain(task.scenario.domain)
         self.steps = 0
         self.episode_reward = 0.0
         self._trajectory: list[ToolCallStep | ToolResultStep] = []
@@ -218,7 +223,7 @@ class RcaEpisode:
         )
 
     def step(self, action: Action | Mapping[str, Any]) -> Transition:
-        typed = parse_rca_action(action)
+        typed = parse_rca_action(action, self.domain)
         reward = 0.0
         if isinstance(typed, SubmitDiagnosis):
             self._call("submit_diagnosis", typed.args.model_dump(mode="json"), "args")
@@ -235,7 +240,7 @@ class RcaEpisode:
             message = f"diagnosis submitted: {reward:.0%} of the grading gates passed"
             inspection = None
         else:
-            name, args, field = _tool_call(typed)
+            name, args, field = _tool_call(typed, self.domain)
             result = self._call(name, args, field)
             inspection = Inspection(action_type=typed.action_type, target=typed.target, evidence=result)
             message = f"called {name}"
@@ -264,16 +269,15 @@ class RcaEpisode:
         )
 
 
-def _tool_call(action: RcaInspectAlert | RcaInspectMetrics | RcaInspectLogs) -> tuple[str, dict[str, JsonValue], str]:
+def _tool_call(
+    action: RcaInspectAlert | RcaInspectMetrics | RcaInspectLogs, domain: Domain
+) -> tuple[str, dict[str, JsonValue], str]:
     """(tool, arguments, the action field a tool error is about) for an inspection."""
     if isinstance(action, RcaInspectAlert):
         return "get_alert", {}, "action_type"
     # A null argument is not given (strict tool schemas send every argument): the tool takes its default.
     extra: dict[str, JsonValue] = {k: v for k, v in (action.args or {}).items() if v is not None}
-    if isinstance(action, RcaInspectMetrics):
-        if action.target is None:
-            return "list_metrics", extra, "args"
-        return "query_metrics", {**extra, "metric_name": action.target}, "args" if extra else "target"
-    if action.target == "events":
-        return "get_events", extra, "args"
-    return "get_performance_insights", extra, "args"
+    tool, argument = domain.action_tool(action.action_type, action.target)
+    if argument is not None:
+        return tool.name, {**extra, argument: action.target}, "args" if extra else "target"
+    return tool.name, extra, "args"

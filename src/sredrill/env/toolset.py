@@ -25,6 +25,7 @@ from pydantic import BaseModel, JsonValue
 from sredrill.errors import ActionError, StateError
 from sredrill.evidence import tool_specs
 from sredrill.incidents import ActionType, IncidentAction
+from sredrill.scenarios.domain import Domain, sole_domain
 from sredrill.trajectory import ToolError, ToolSpec, no_arguments, strict_schema
 
 from .environment import Env
@@ -42,23 +43,23 @@ def _variants(union: Any) -> tuple[type[BaseModel], ...]:
     return typing.get_args(typing.get_args(union)[0])
 
 
-def _rca_options(*tools: str, without: str | None = None) -> dict[str, Any]:
-    """An RCA inspection's `args`: the optional arguments of the evidence tools it stands for."""
-    specs = {s.name: s.input_schema for s in tool_specs()}
+def _rca_options(domain: Domain, action: str) -> dict[str, Any]:
+    """An RCA inspection's `args`: the optional arguments of the domain's evidence tools it stands for."""
+    specs = {s.name: s.input_schema for s in tool_specs(domain)}
     props: dict[str, Any] = {}
-    for tool in tools:
-        props.update(typing.cast(dict[str, Any], specs[tool]["properties"]))
-    props.pop(without or "", None)
+    for tool in domain.tools:
+        if tool.action == action:
+            props.update(typing.cast(dict[str, Any], specs[tool.name]["properties"]))
+            props.pop(tool.target_argument or "", None)  # the action's target fills it
     return {"type": "object", "properties": props, "required": [], "additionalProperties": False}
 
 
 # The RCA inspections take a free-form `args` object on the wire; a strict schema needs its fields, which
-# are the optional arguments of the evidence tools each inspection calls (env/rca.py's `_tool_call`).
+# are the optional arguments of the evidence tools each inspection calls (env/rca.py's `_tool_call`). The
+# static action schema is the registered domain's (`sole_domain`).
+_RCA_DOMAIN = sole_domain()
 _RCA_ARGS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
-    {
-        "inspect_metrics": _rca_options("query_metrics", without="metric_name"),
-        "inspect_logs": _rca_options("get_events", "get_performance_insights"),
-    }
+    {action: _rca_options(_RCA_DOMAIN, action) for action in ("inspect_metrics", "inspect_logs")}
 )
 
 

@@ -9,31 +9,17 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, Self, TypeVar
+from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError, WithJsonSchema, model_validator
 
 from sredrill.errors import did_you_mean
 from sredrill.trajectory import ToolError, without_nulls
 
-__all__ = [
-    "PI_DIMENSIONS",
-    "STATISTICS",
-    "EventsArgs",
-    "NoArgs",
-    "PerformanceInsightsArgs",
-    "QueryMetricsArgs",
-    "ToolArgs",
-    "bad_arguments",
-    "parse_arguments",
-]
+__all__ = ["NoArgs", "Time", "TimeRange", "ToolArgs", "bad_arguments", "parse_arguments", "time_text"]
 
 A = TypeVar("A", bound=BaseModel)
 
-PI_DIMENSIONS: tuple[str, ...] = ("db_load", "top_sql", "top_wait_events", "top_users", "top_hosts")
-# GetMetricData's simple statistics; percentiles and trimmed means (p99, tm90, …) are accepted by pattern.
-STATISTICS: tuple[str, ...] = ("Average", "Maximum", "Minimum", "Sum", "SampleCount", "IQM")
-_EXTENDED_STAT = re.compile(r"^(p|tm|wm|tc|ts|pr)\d{1,2}(\.\d+)?$", re.IGNORECASE)
 _TIME_EXAMPLE = "2024-05-01T10:00:00Z"
 
 
@@ -48,42 +34,20 @@ def _parse_time(value: object) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
+def time_text(moment: datetime) -> str:
+    """A time as agents write it (ISO-8601 UTC with `Z`), for messages."""
+    return _z(moment)
+
+
 def _z(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _parse_stat(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"must be a string such as 'Average', got {type(value).__name__}")
-    text = value.strip()
-    simple = {s.lower(): s for s in STATISTICS}
-    if text.lower() in simple:
-        return simple[text.lower()]
-    if _EXTENDED_STAT.match(text):
-        return text.lower()
-    hint = did_you_mean(text, STATISTICS)
-    raise ValueError(
-        f"{value!r} is not a CloudWatch statistic; allowed: {', '.join(STATISTICS)} or a percentile such as p99"
-        + (f"; {hint}" if hint else "")
-    )
-
-
-def _parse_name(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"must be a string, got {type(value).__name__}")
-    # An empty query would match every series: Axis 2 asks the agent to choose what to look at.
-    if not value.strip():
-        raise ValueError("must not be empty: name the metric (list_metrics shows the names)")
-    return value
-
-
-_Time = Annotated[
+Time = Annotated[
     datetime,
     PlainValidator(_parse_time),
     WithJsonSchema({"type": "string", "format": "date-time", "examples": [_TIME_EXAMPLE]}),
 ]
-_Stat = Annotated[str, PlainValidator(_parse_stat), WithJsonSchema({"type": "string", "examples": ["Average"]})]
-_Name = Annotated[str, PlainValidator(_parse_name), WithJsonSchema({"type": "string", "minLength": 1})]
 
 
 class ToolArgs(BaseModel):
@@ -93,10 +57,10 @@ class ToolArgs(BaseModel):
 
 
 class NoArgs(ToolArgs):
-    """A tool that takes no arguments (`get_alert`, `list_metrics`)."""
+    """A tool that takes no arguments (`get_alert`)."""
 
 
-class _TimeRange(ToolArgs):
+class TimeRange(ToolArgs):
     """Arguments with an optional `start`/`end` pair: `start` must come before `end`."""
 
     @model_validator(mode="after")
@@ -105,37 +69,6 @@ class _TimeRange(ToolArgs):
         if start is not None and end is not None and start >= end:
             raise ValueError(f"start ({_z(start)}) must be before end ({_z(end)})")
         return self
-
-
-class QueryMetricsArgs(_TimeRange):
-    """Arguments of `query_metrics`."""
-
-    metric_name: _Name
-    """The metric to read, e.g. `CPUUtilization`; matched case-insensitively as a substring of metric names."""
-    stat: _Stat | None = None
-    """Only series of this statistic (`Average`, `Maximum`, `p99`, …); default: every statistic."""
-    start: _Time | None = None
-    """Earliest time to include (ISO-8601, inclusive); default: the start of the data."""
-    end: _Time | None = None
-    """Latest time (ISO-8601, exclusive, as in CloudWatch); default: the end of the data."""
-
-
-class EventsArgs(_TimeRange):
-    """Arguments of `get_events`."""
-
-    start: _Time | None = None
-    """Earliest event date to include (ISO-8601, inclusive); default: the first event."""
-    end: _Time | None = None
-    """Latest event date (ISO-8601, exclusive); default: the last event."""
-    category: str | None = None
-    """Only events of this RDS event category (`failover`, `low storage`, …), case-insensitive."""
-
-
-class PerformanceInsightsArgs(ToolArgs):
-    """Arguments of `get_performance_insights`."""
-
-    dimension: Literal["db_load", "top_sql", "top_wait_events", "top_users", "top_hosts"] | None = None
-    """One part of the Performance Insights data; default: all of it."""
 
 
 def parse_arguments(tool: str, model: type[A], args: object) -> A:

@@ -1,39 +1,22 @@
-"""A scenario's evidence prepared once for fast answers: sorted points, ISO strings, JSON-ready payloads.
+"""The pieces a domain's server prepares a scenario's evidence with: sorted points, ISO strings, time filters.
 
-`EvidenceIndex.build(scenario)` does the work a tool call would otherwise repeat (sorting, formatting every
-timestamp, dumping models); a call then only slices tuples by time with `bisect` and copies the slice into
-fresh lists, so an agent that mutates a result cannot change what the next call returns.
+A domain's server (`evidence.serving`) does once the work a tool call would otherwise repeat (sorting,
+formatting every timestamp, dumping models); a call then only slices tuples by time with `bisect` and copies the
+slice into fresh lists, so an agent that mutates a result cannot change what the next call returns.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import operator
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from types import MappingProxyType
+from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
-from sredrill.scenarios import MetricSeries, PerformanceInsights, RdsEvent, Scenario
-
-__all__ = [
-    "DEFAULT_PERIOD_S",
-    "EventEntry",
-    "EvidenceIndex",
-    "InsightsEntry",
-    "Points",
-    "SeriesEntry",
-    "TimeFilter",
-    "alert_time",
-    "iso",
-]
-
-DEFAULT_PERIOD_S = 60
-"""The clock step when a scenario has no metrics file: CloudWatch's standard period for RDS metrics."""
+__all__ = ["Points", "TimeFilter", "iso"]
 
 
 def iso(moment: datetime) -> str:
@@ -117,136 +100,3 @@ class Points:
         """Fresh lists of the admitted timestamps (ISO strings) and values (floats), for a tool's JSON answer."""
         lo, hi = window.bounds(self.times)
         return list(self.iso_times[lo:hi]), list(self.values[lo:hi])
-
-
-@dataclass(frozen=True, slots=True)
-class SeriesEntry:
-    """One CloudWatch series, ready to answer `list_metrics` and `query_metrics`."""
-
-    metric_name: str
-    name_key: str
-    """`metric_name` case-folded, for the selective backends' substring match."""
-    stat: str
-    unit: str
-    dimensions: Mapping[str, str]
-    points: Points
-
-    @classmethod
-    def build(cls, series: MetricSeries) -> SeriesEntry:
-        return cls(
-            metric_name=series.metric_name,
-            name_key=series.metric_name.casefold(),
-            stat=series.stat,
-            unit=series.unit,
-            dimensions=MappingProxyType({d.name: d.value for d in series.dimensions}),
-            points=Points.build(series.timestamps, series.values),
-        )
-
-    def header(self) -> dict[str, JsonValue]:
-        """The series without its points (a `list_metrics` entry)."""
-        return {
-            "metric_name": self.metric_name,
-            "stat": self.stat,
-            "unit": self.unit,
-            "dimensions": dict(self.dimensions),
-        }
-
-    def matches(self, query_key: str, stat: str | None) -> bool:
-        """True when the case-folded query is part of the name and the statistic (if any) is this one."""
-        return query_key in self.name_key and (stat is None or self.stat.casefold() == stat.casefold())
-
-
-@dataclass(frozen=True, slots=True)
-class EventEntry:
-    """One RDS event, ready to answer `get_events`."""
-
-    date: datetime
-    categories: frozenset[str]
-    """Case-folded event categories, for the category filter."""
-    payload_json: str
-    """The event as agents see it, serialised once; parsed per call into fresh objects."""
-
-    @classmethod
-    def build(cls, event: RdsEvent) -> EventEntry:
-        payload = {
-            "date": iso(event.date),
-            "message": event.message,
-            "source_identifier": event.source_identifier,
-            "source_type": event.source_type,
-            "event_categories": list(event.event_categories),
-        }
-        return cls(event.date, frozenset(c.casefold() for c in event.event_categories), json.dumps(payload))
-
-
-@dataclass(frozen=True, slots=True)
-class InsightsEntry:
-    """Performance Insights: `db_load` as points (the temporal clock clips them), the rest as static JSON."""
-
-    instance: str
-    start_time: datetime
-    end_time: datetime
-    db_load: Points
-    db_load_unit: str
-    tops_json: str
-    """`top_sql`, `top_wait_events`, `top_users`, `top_hosts` serialised once."""
-
-    @classmethod
-    def build(cls, insights: PerformanceInsights) -> InsightsEntry:
-        tops = insights.model_dump(mode="json", include={"top_sql", "top_wait_events", "top_users", "top_hosts"})
-        return cls(
-            instance=insights.db_instance_identifier,
-            start_time=insights.start_time,
-            end_time=insights.end_time,
-            db_load=Points.build(insights.db_load.timestamps, insights.db_load.values),
-            db_load_unit=insights.db_load.unit,
-            tops_json=json.dumps(tops),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class EvidenceIndex:
-    """Everything the RCA tools serve for one scenario, precomputed."""
-
-    series: tuple[SeriesEntry, ...]
-    """In file order (`list_metrics` lists them so)."""
-    period_s: int | None
-    """The metrics' period; None when the scenario has no metrics file."""
-    window: tuple[datetime, datetime] | None
-    """The metrics' `[start_time, end_time)`; None when the scenario has no metrics file."""
-    events: tuple[EventEntry, ...]
-    """Sorted by date (stable: file order among equal dates)."""
-    insights: InsightsEntry | None
-    started_at: datetime | None
-    """When the alert fired (see `alert_time`)."""
-
-    @classmethod
-    def build(cls, scenario: Scenario) -> EvidenceIndex:
-        """Prepare a scenario's evidence (the only costly step; done once per toolset)."""
-        envelope = scenario.metric_window
-        return cls(
-            series=tuple(SeriesEntry.build(s) for s in scenario.metrics),
-            period_s=envelope.period if envelope is not None else None,
-            window=(envelope.start_time, envelope.end_time) if envelope is not None else None,
-            events=tuple(EventEntry.build(e) for e in sorted(scenario.events, key=lambda e: e.date)),
-            insights=InsightsEntry.build(scenario.performance_insights) if scenario.performance_insights else None,
-            started_at=alert_time(scenario),
-        )
-
-    @property
-    def step(self) -> timedelta:
-        """The temporal clock's step: one metric period (`DEFAULT_PERIOD_S` without metrics)."""
-        return timedelta(seconds=self.period_s if self.period_s is not None else DEFAULT_PERIOD_S)
-
-
-def alert_time(scenario: Scenario) -> datetime | None:
-    """When the alert fired: `startsAt`, else the metric window's midpoint (DESIGN §2).
-
-    Without either, the Performance Insights window's midpoint, else the first event: the temporal clock
-    needs an anchor whenever there is dated evidence to hold back. None only when nothing is dated at all.
-    """
-    if scenario.alert_started_at is not None:
-        return scenario.alert_started_at
-    pi = scenario.performance_insights
-    if pi is not None:
-        return pi.start_time + (pi.end_time - pi.start_time) / 2
-    return min((e.date for e in scenario.events), default=None)

@@ -1,9 +1,11 @@
 """`RcaToolset`: the tools an RCA agent calls on one scenario, served by one backend, with an audit log.
 
-An agent never reads fixture files (DESIGN §3): it calls `get_alert`, `list_metrics`, `query_metrics`,
-`get_events`, `get_performance_insights` and `submit_diagnosis` on a toolset built for its run. The
-`Recorder` wraps `call` and puts every call on the trajectory; the toolset keeps the audit log of what it
-answered, and the temporal clock.
+An agent never reads fixture files (DESIGN §3): it calls `get_alert`, its domain's evidence tools and
+`submit_diagnosis` on a toolset built for its run. The tools are the scenario's domain's (`scenarios.domain`);
+the toolset validates each call against the declared argument model, answers `get_alert` and
+`submit_diagnosis`, and hands the others to the domain's server (`evidence.serving`). The `Recorder` wraps
+`call` and puts every call on the trajectory; the toolset keeps the audit log of what it answered, and the
+temporal clock.
 
 Examples:
     >>> pack = load_pack("rds_postgres")
@@ -19,29 +21,23 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 
 from sredrill.diagnosis import Diagnosis
 from sredrill.errors import did_you_mean
-from sredrill.evidence.arguments import (
-    PI_DIMENSIONS,
-    EventsArgs,
-    NoArgs,
-    PerformanceInsightsArgs,
-    QueryMetricsArgs,
-    parse_arguments,
-)
+from sredrill.evidence.arguments import parse_arguments
 from sredrill.evidence.audit import AuditEntry
-from sredrill.evidence.index import EvidenceIndex, TimeFilter, iso
+from sredrill.evidence.index import iso
 from sredrill.evidence.modes import BackendMode
-from sredrill.evidence.specs import TOOL_ARGUMENTS, TOOL_NAMES, sources_of, tool_specs
+from sredrill.evidence.serving import CallContext, DomainServer, ToolAnswer, server_factory
+from sredrill.evidence.specs import tool_specs
 from sredrill.scenarios import BlindAlert, Scenario, Vocabulary, blind_alert
+from sredrill.scenarios.domain import ALERT_TOOL, SUBMIT_TOOL, Domain, get_domain
 from sredrill.trajectory import ToolError, ToolSpec
 
 __all__ = ["RcaToolset", "ScenarioEvidence"]
@@ -55,22 +51,23 @@ class ScenarioEvidence:
     Nothing here changes after it is built: a toolset's per-run state stays on the toolset.
     """
 
-    __slots__ = ("_alerts", "_index", "scenario", "vocabulary")
+    __slots__ = ("_alerts", "_index", "domain", "scenario", "vocabulary")
 
     def __init__(self, scenario: Scenario, vocabulary: Vocabulary | None = None) -> None:
         self.scenario = scenario
-        self.vocabulary = vocabulary or Vocabulary.builtin()
-        self._index: EvidenceIndex | None = None
+        self.domain: Domain = get_domain(scenario.domain)
+        self.vocabulary = vocabulary or self.domain.vocabulary()
+        self._index: DomainServer | None = None
         self._alerts: dict[bool, str] = {}
 
     def __repr__(self) -> str:
         return f"ScenarioEvidence({self.scenario.qualified_id!r})"
 
     @property
-    def index(self) -> EvidenceIndex:
-        """The scenario's evidence, sorted and sliceable (built once)."""
+    def index(self) -> DomainServer:
+        """The scenario's evidence, prepared by its domain's server (built once)."""
         if self._index is None:
-            self._index = EvidenceIndex.build(self.scenario)
+            self._index = server_factory(self.domain)(self.scenario)
         return self._index
 
     def alert_json(self, blind: bool) -> str:
@@ -95,16 +92,6 @@ class ScenarioEvidence:
             "annotations": dict(annotations),
             "starts_at": iso(started) if started is not None else None,
         }
-
-
-@dataclass(frozen=True, slots=True)
-class _Answer:
-    """A tool's result plus what the audit log records about it."""
-
-    result: dict[str, JsonValue]
-    returned_metrics: tuple[str, ...] = ()
-    n_points: int = 0
-    n_events: int = 0
 
 
 class RcaToolset:
@@ -149,26 +136,25 @@ class RcaToolset:
             evidence = ScenarioEvidence(scenario, vocabulary)
         elif evidence.scenario is not scenario:
             raise ValueError(f"the evidence given is {evidence.scenario.qualified_id}'s, not {scenario.qualified_id}'s")
+        self.domain = evidence.domain
         self._index = evidence.index
         self._alert_json = evidence.alert_json(blind)
         self._audit: list[AuditEntry] = []
         self._clock: datetime | None = self._index.started_at if self.mode.has_clock else None
-        self._handlers: Mapping[str, Callable[[Any], _Answer]] = MappingProxyType(
-            {
-                "get_alert": self._get_alert,
-                "list_metrics": self._list_metrics,
-                "query_metrics": self._query_metrics,
-                "get_events": self._get_events,
-                "get_performance_insights": self._get_performance_insights,
-                "submit_diagnosis": self._submit_diagnosis,
-            }
+        self._names = self.domain.tool_names
+        self._arguments: Mapping[str, type[BaseModel]] = MappingProxyType(
+            {t.name: t.arguments for t in self.domain.all_tools}
+        )
+        # The tool arguments whose value a name query asks for (`required_queries` reads what was asked).
+        self._query_arguments: Mapping[str, str] = MappingProxyType(
+            {t.name: t.target_argument for t in self.domain.tools if t.target_argument}
         )
 
     # -- the Toolset protocol ---------------------------------------------------------------------------
 
     def specs(self) -> list[ToolSpec]:
-        """The six RCA tools, in the order agents see them (the same for every scenario and backend)."""
-        return tool_specs()
+        """The domain's RCA tools, in the order agents see them (the same for every scenario and backend)."""
+        return tool_specs(self.domain)
 
     async def call(self, name: str, args: dict[str, Any]) -> JsonValue:
         """Run one tool.
@@ -190,14 +176,14 @@ class RcaToolset:
         """
         clock = self._clock
         try:
-            handler = self._handlers.get(name)
-            if handler is None:
-                hint = did_you_mean(str(name), TOOL_NAMES)
+            model = self._arguments.get(name)
+            if model is None:
+                hint = did_you_mean(str(name), self._names)
                 raise ToolError(
                     "unknown_tool",
-                    f"no tool named {name!r}" + (f"; {hint}" if hint else "") + f"; tools: {', '.join(TOOL_NAMES)}",
+                    f"no tool named {name!r}" + (f"; {hint}" if hint else "") + f"; tools: {', '.join(self._names)}",
                 )
-            answer = handler(parse_arguments(name, TOOL_ARGUMENTS[name], args))
+            answer = self._answer(name, parse_arguments(name, model, args))
         finally:
             if self._clock is not None:
                 self._clock += self._index.step
@@ -232,8 +218,10 @@ class RcaToolset:
         return alert
 
     def queried_metrics(self) -> tuple[str, ...]:
-        """The metric names the agent asked `query_metrics` for, exactly as asked, once each, in order."""
-        asked = (e.args.get("metric_name") for e in self._audit if e.tool == "query_metrics")
+        """The names the agent asked the domain's name query for (its tool with a `target_argument`, e.g. a
+        metric name), exactly as asked, once each, in order."""
+        queries = self._query_arguments
+        asked = (e.args.get(queries[e.tool]) for e in self._audit if e.tool in queries)
         return tuple(dict.fromkeys(a for a in asked if isinstance(a, str)))
 
     def returned_metrics(self) -> tuple[str, ...]:
@@ -244,85 +232,19 @@ class RcaToolset:
         """
         if not self.mode.filters_by_name:
             return ()
-        names = (n for e in self._audit if e.tool == "query_metrics" for n in e.returned_metrics)
+        names = (n for e in self._audit for n in e.returned_metrics)
         return tuple(dict.fromkeys(names))
 
     def sources_queried(self) -> frozenset[str]:
-        """The evidence sources the agent's answered calls read (`aws_cloudwatch_metrics`, …, `alert`)."""
-        return sources_of(e.tool for e in self._audit)
+        """The evidence sources the agent's answered calls read (the domain's source names, and `alert`)."""
+        return self.domain.sources_of(e.tool for e in self._audit)
 
     # -- the tools ------------------------------------------------------------------------------------
 
-    def _get_alert(self, _: NoArgs) -> _Answer:
-        return _Answer(json.loads(self._alert_json))
-
-    def _list_metrics(self, _: NoArgs) -> _Answer:
-        idx = self._index
-        window: JsonValue = None
-        if idx.window is not None:
-            start, end = idx.window
-            # Under the clock the data ends "now": the window must not promise points that are not there yet.
-            if self._clock is not None and self._clock < end:
-                end = max(start, self._clock)
-            window = {"start": iso(start), "end": iso(end)}
-        return _Answer(
-            {
-                "period": int(idx.step.total_seconds()),
-                "window": window,
-                "metrics": [s.header() for s in idx.series],
-            }
-        )
-
-    def _query_metrics(self, args: QueryMetricsArgs) -> _Answer:
-        window = TimeFilter(args.start, args.end, self._clock)
-        key = args.metric_name.strip().casefold()
-        out: list[JsonValue] = []
-        names: dict[str, None] = {}
-        n_points = 0
-        for entry in self._index.series:
-            if not entry.matches(key if self.mode.filters_by_name else "", args.stat):
-                continue
-            timestamps, values = entry.points.select(window)
-            out.append({**entry.header(), "timestamps": timestamps, "values": values})
-            names[entry.metric_name] = None
-            n_points += len(values)
-        return _Answer({"series": out}, returned_metrics=tuple(names), n_points=n_points)
-
-    def _get_events(self, args: EventsArgs) -> _Answer:
-        window = TimeFilter(args.start, args.end, self._clock)
-        wanted = args.category.strip().casefold() if args.category is not None else None
-        events: list[JsonValue] = [
-            json.loads(e.payload_json)
-            for e in self._index.events
-            if window.admits(e.date) and (wanted is None or wanted in e.categories)
-        ]
-        return _Answer({"events": events}, n_events=len(events))
-
-    def _get_performance_insights(self, args: PerformanceInsightsArgs) -> _Answer:
-        pi = self._index.insights
-        doc: dict[str, JsonValue]
-        n_points = 0
-        if pi is None:
-            # No Performance Insights for this database: the same shape, with nothing in it.
-            doc = {"db_instance_identifier": None, "start_time": None, "end_time": None, "db_load": None}
-            doc.update({d: [] for d in PI_DIMENSIONS if d != "db_load"})
-        else:
-            timestamps, values = pi.db_load.select(TimeFilter(until=self._clock))
-            n_points = len(values)
-            end = pi.end_time if self._clock is None or self._clock >= pi.end_time else max(pi.start_time, self._clock)
-            doc = {
-                "db_instance_identifier": pi.instance,
-                "start_time": iso(pi.start_time),
-                "end_time": iso(end),
-                "db_load": {"timestamps": timestamps, "values": values, "unit": pi.db_load_unit},
-                # The top_* lists are aggregates over the whole window; there is nothing to clip them by.
-                **json.loads(pi.tops_json),
-            }
-        if args.dimension is not None:
-            doc = {args.dimension: doc[args.dimension]}
-            n_points = n_points if args.dimension == "db_load" else 0
-        return _Answer(doc, n_points=n_points)
-
-    def _submit_diagnosis(self, diagnosis: Diagnosis) -> _Answer:
-        self.submitted = diagnosis
-        return _Answer({"accepted": True})
+    def _answer(self, name: str, args: Any) -> ToolAnswer:
+        if name == ALERT_TOOL:
+            return ToolAnswer(json.loads(self._alert_json))
+        if name == SUBMIT_TOOL:
+            self.submitted = args
+            return ToolAnswer({"accepted": True})
+        return self._index.answer(name, args, CallContext(self.mode.filters_by_name, self._clock))

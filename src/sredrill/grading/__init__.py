@@ -6,7 +6,7 @@ details and satisfy nothing.
 
 The gap (Axis 1 − Axis 2 pass rate) and pass@k are computed over results by `sredrill.results.summarize`.
 Constants live in their modules: `checks.NO_DIAGNOSIS` (the detail of every diagnosis check when the agent
-returned nothing usable) and `sources.TOOL_SOURCES` / `sources.CITATION_NAMES` (tool and citation -> source).
+returned nothing usable) and the scenario's domain's `tool_sources` / `citation_names` (tool and citation -> source).
 
 Examples:
     >>> from sredrill.grading import grade_diagnosis

@@ -20,10 +20,10 @@ from sredrill.diagnosis import Diagnosis
 from sredrill.errors import InputError, did_you_mean
 from sredrill.grading.grade import CheckId, CheckOutcome, Grade
 from sredrill.grading.keywords import KeywordAliases, KeywordMatcher, normalize_text
-from sredrill.grading.sources import TOOL_SOURCES, cited_sources, queried_sources, reported_sources
+from sredrill.grading.sources import cited_sources, queried_sources, reported_sources
 from sredrill.grading.trajectory_score import TrajectoryScore, score_trajectory
 from sredrill.results import Actual, Expected, Signal, SignalKind, SignalRole, TrajectorySummary
-from sredrill.scenarios import Scenario, Vocabulary, normalize_name
+from sredrill.scenarios import Domain, Scenario, Vocabulary, get_domain, normalize_name
 from sredrill.trajectory import Trajectory
 
 __all__ = ["NO_DIAGNOSIS", "grade_diagnosis"]
@@ -72,19 +72,25 @@ def grade_diagnosis(
         raise InputError(f"axis must be 1 or 2, got {axis!r}", field="axis", allowed=["1", "2"])
     answer = scenario.answer
     expected_modes = scenario.failure_modes or vocabulary.resolve_all([scenario.metadata.failure_mode])
+    domain = get_domain(scenario.domain)
     score = score_trajectory(
-        trajectory, optimal=answer.optimal_trajectory, max_loops=answer.max_investigation_loops, loops=loops
+        trajectory,
+        optimal=answer.optimal_trajectory,
+        max_loops=answer.max_investigation_loops,
+        loops=loops,
+        legacy=domain.legacy_actions,
     )
     grader = _Grader(
         scenario=scenario,
+        domain=domain,
         diagnosis=diagnosis,
         no_diagnosis=f"no diagnosis: {no_diagnosis}" if diagnosis is None and no_diagnosis else NO_DIAGNOSIS,
         vocabulary=vocabulary,
         aliases=KeywordAliases.of(vocabulary.keyword_aliases),
         expected_modes=frozenset(expected_modes),
         predicted=_predicted_modes(diagnosis.failure_modes if diagnosis else (), vocabulary),
-        queried=queried_sources(trajectory),
-        reported=reported_sources(trajectory),
+        queried=queried_sources(trajectory, domain),
+        reported=reported_sources(trajectory, domain),
         returned=frozenset(returned_metrics),
         axis2_role=SignalRole.GATE if axis == 2 else SignalRole.OBSERVE,
     )
@@ -169,6 +175,7 @@ class _Grader:
     """The inputs every check reads; one method per check, each returning its outcome."""
 
     scenario: Scenario
+    domain: Domain
     diagnosis: Diagnosis | None
     no_diagnosis: str
     """The detail of every diagnosis check when there is no diagnosis: `NO_DIAGNOSIS`, or why there is none."""
@@ -327,7 +334,7 @@ class _Grader:
             return self._gate(True, "no evidence source is required")
         missing = [s for s in required if s not in self.queried]
         if missing:
-            tools = [t for t, s in TOOL_SOURCES.items() if s in missing]
+            tools = [t for t, s in self.domain.tool_sources.items() if s in missing]
             reported = [s for s in missing if s in self.reported]
             unserved = (
                 f"; the agent reported calls for {_listed(reported)} that the harness never served" if reported else ""
@@ -344,7 +351,7 @@ class _Grader:
             return self._gate(True, "no evidence source is required")
         if self.diagnosis is None:
             return self._gate(False, self.no_diagnosis)
-        cited = cited_sources(e for c in self.diagnosis.claims for e in c.evidence)
+        cited = cited_sources((e for c in self.diagnosis.claims for e in c.evidence), self.domain)
         missing = [s for s in required if s not in cited]
         if missing:
             return self._gate(

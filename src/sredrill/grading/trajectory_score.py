@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sredrill.scenarios import trajectory_tools
 from sredrill.trajectory import ThinkingStep, ToolCallStep, Trajectory
 
 __all__ = ["TrajectoryScore", "count_loops", "count_redundant_calls", "score_trajectory"]
@@ -79,7 +78,12 @@ class TrajectoryScore:
 
 
 def score_trajectory(
-    trajectory: Trajectory, *, optimal: Sequence[str], max_loops: int, loops: int | None = None
+    trajectory: Trajectory,
+    *,
+    optimal: Sequence[str],
+    max_loops: int,
+    loops: int | None = None,
+    legacy: Mapping[str, tuple[str, ...]] | None = None,
 ) -> TrajectoryScore:
     """Score a trajectory against an answer key's `optimal_trajectory` and `max_investigation_loops`.
 
@@ -93,10 +97,12 @@ def score_trajectory(
         optimal: the expected actions; empty means no sequencing check.
         max_loops: the most investigation loops a calibrated agent needs.
         loops: the loop count the connector reported, or None to count thinking-separated rounds.
+        legacy: the upstream suite's action names -> the tools each stands for (`Domain.legacy_actions`).
     """
     called = [c.name for c in trajectory.tool_calls(verified=True)]
     names = set(called)
-    missing = tuple(a for a in optimal if not trajectory_tools([a]) & names)
+    table = legacy or {}
+    missing = tuple(a for a in optimal if not set(table.get(a, (a,))) & names)
     return TrajectoryScore(
         tool_calls=tuple(called),
         expected_actions=tuple(optimal),

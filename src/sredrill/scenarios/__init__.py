@@ -1,4 +1,7 @@
-"""Scenario packs: the file formats, the loader, the failure-mode vocabulary, lint and blind mode.
+"""Scenario packs: the file formats, the loader, the failure-mode vocabulary, lint, blind mode, and the domain seam.
+
+A pack's scenarios belong to one domain (`scenarios.domain`): its declaration says what the evidence files are,
+which tools read them, its failure modes, prompt and rules. This package knows no domain.
 
 Examples:
     >>> from sredrill.scenarios import load_pack, lint_pack, blind_alert
@@ -11,62 +14,39 @@ Examples:
 from __future__ import annotations
 
 from sredrill.scenarios.alert import Alert
-from sredrill.scenarios.answer import AnswerKey, trajectory_tools
+from sredrill.scenarios.answer import AnswerKey, SourceName
 from sredrill.scenarios.blind import BlindAlert, blind_alert, find_leaks, leak_needles, reference_sentences
-from sredrill.scenarios.lint import Finding, Severity, lint_pack, lint_scenario
+from sredrill.scenarios.domain import Domain, domain_names, get_domain
+from sredrill.scenarios.findings import Finding, Severity
+from sredrill.scenarios.lint import lint_pack, lint_scenario
 from sredrill.scenarios.loader import builtin_pack_names, load_pack
-from sredrill.scenarios.metadata import EvidenceSource, ScenarioMetadata
-from sredrill.scenarios.pack import Pack, Scenario, SeriesLocation, TimeWindow
+from sredrill.scenarios.metadata import ScenarioMetadata
+from sredrill.scenarios.pack import Pack, Scenario, SourceData, TimeWindow
 from sredrill.scenarios.pack_file import PackConfig, PackFailureMode
-from sredrill.scenarios.telemetry import (
-    CloudWatchMetrics,
-    DbLoad,
-    MetricDimension,
-    MetricEnvelope,
-    MetricSeries,
-    PerformanceInsights,
-    RdsEvent,
-    RdsEvents,
-    TopHost,
-    TopSql,
-    TopUser,
-    WaitEvent,
-)
-from sredrill.scenarios.units import cloudwatch_units
 from sredrill.scenarios.vocabulary import FailureMode, Vocabulary, normalize_keyword, normalize_name
 
 __all__ = [
     "Alert",
     "AnswerKey",
     "BlindAlert",
-    "CloudWatchMetrics",
-    "DbLoad",
-    "EvidenceSource",
+    "Domain",
     "FailureMode",
     "Finding",
-    "MetricDimension",
-    "MetricEnvelope",
-    "MetricSeries",
     "Pack",
     "PackConfig",
     "PackFailureMode",
-    "PerformanceInsights",
-    "RdsEvent",
-    "RdsEvents",
     "Scenario",
     "ScenarioMetadata",
-    "SeriesLocation",
     "Severity",
+    "SourceData",
+    "SourceName",
     "TimeWindow",
-    "TopHost",
-    "TopSql",
-    "TopUser",
     "Vocabulary",
-    "WaitEvent",
     "blind_alert",
     "builtin_pack_names",
-    "cloudwatch_units",
+    "domain_names",
     "find_leaks",
+    "get_domain",
     "leak_needles",
     "lint_pack",
     "lint_scenario",
@@ -74,5 +54,4 @@ __all__ = [
     "normalize_keyword",
     "normalize_name",
     "reference_sentences",
-    "trajectory_tools",
 ]

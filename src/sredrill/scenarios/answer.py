@@ -1,40 +1,38 @@
-"""`answer.yml`: the ground truth of a scenario, never shown to an agent."""
+"""`answer.yml`: the ground truth of a scenario, never shown to an agent.
+
+The names it uses that belong to a domain (evidence sources, trajectory actions) are plain strings here; the
+loader checks them against the scenario's domain (`scenarios.domain`), with a "did you mean".
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from types import MappingProxyType
-from typing import Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, PositiveInt
+from pydantic_core import core_schema
 
 from sredrill.diagnosis import Category
-from sredrill.scenarios.metadata import EvidenceSource
 
-__all__ = ["LEGACY_ACTIONS", "TOOL_ACTIONS", "AnswerKey", "TrajectoryAction", "trajectory_tools"]
-
-# The toolset of DESIGN §3, and the original suite's action names with what each one maps to.
-TOOL_ACTIONS: tuple[str, ...] = (
-    "get_alert",
-    "list_metrics",
-    "query_metrics",
-    "get_events",
-    "get_performance_insights",
-    "submit_diagnosis",
-)
-LEGACY_ACTIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "query_grafana_metrics": ("list_metrics", "query_metrics"),
-        "query_grafana_logs": ("get_events", "get_performance_insights"),
-        "query_grafana_alert_rules": ("get_alert",),
-    }
-)
-TrajectoryAction = Literal[(*TOOL_ACTIONS, *LEGACY_ACTIONS)]  # type: ignore[valid-type]  # built from tuples at import
+__all__ = ["AnswerKey", "SourceName"]
 
 
-def trajectory_tools(actions: Iterable[str]) -> frozenset[str]:
-    """The tool names a list of trajectory actions stands for, the original suite's names mapped (DESIGN §3)."""
-    return frozenset(tool for a in actions for tool in LEGACY_ACTIONS.get(a, (a,)))
+class SourceName(str):
+    """An evidence source's id (a `str`); `.value` reads it as the enum of the sources once did."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            cls, core_schema.str_schema(), serialization=core_schema.plain_serializer_function_ser_schema(str)
+        )
+
+
+_Source = Annotated[SourceName, Field(description="an evidence source of the scenario's domain")]
 
 
 # Category values that are not also failure-mode names ("healthy" and "unknown" are both).
@@ -60,9 +58,10 @@ class AnswerKey(BaseModel):
     forbidden_categories: list[str] = Field(default_factory=list)
     """Categories or failure modes no prediction may contain."""
     forbidden_keywords: list[str] = Field(default_factory=list)
-    required_evidence_sources: list[EvidenceSource] = Field(default_factory=list)
-    optimal_trajectory: list[TrajectoryAction] = Field(default_factory=list)
-    """Tools (or the original suite's action names) a good investigation uses; checked as a set."""
+    required_evidence_sources: list[_Source] = Field(default_factory=list)
+    """Evidence sources a correct diagnosis queried and cites (the domain's source names)."""
+    optimal_trajectory: list[str] = Field(default_factory=list)
+    """Tools (or the upstream suite's action names) a good investigation uses; checked as a set."""
     max_investigation_loops: PositiveInt = 1
     ruling_out_keywords: list[str] | None = Field(default=None, min_length=1)
     """Axis 2: words the agent's ruled-out reasoning must contain."""
@@ -82,11 +81,6 @@ class AnswerKey(BaseModel):
     def expected_failure_modes(self) -> tuple[str, ...]:
         """`failure_modes` as a tuple (empty before the loader fills it)."""
         return tuple(self.failure_modes or ())
-
-    @property
-    def optimal_tools(self) -> frozenset[str]:
-        """`optimal_trajectory` as tool names (`query_grafana_metrics` -> list_metrics, query_metrics)."""
-        return trajectory_tools(self.optimal_trajectory)
 
     @property
     def forbidden_category_values(self) -> frozenset[Category]:

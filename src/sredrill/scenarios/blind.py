@@ -1,7 +1,8 @@
 """Blind mode: the alert an agent may see (`BlindAlert`), and the strings nothing shown to an agent may contain.
 
 A `BlindAlert` is built only by `blind_alert(scenario, vocabulary)` (STYLE #9: blind mode is a type). It drops
-labels and annotations that name the answer (`rds_failure_mode`, `root_cause`, …) or whose whole value is a
+labels and annotations that name the answer (`…_failure_mode`, `root_cause`, …, and the keys the scenario's
+domain lists in its `BlindRules`) or whose whole value is a
 failure-mode or category name, and removes from every text the scenario's id, folder and slug, any
 snake_case failure-mode or category identifier (`replication_lag`, `resource_exhaustion`, also inside a
 longer token like `aws_rds_replication_lag`) and any sentence of the reference answer. Natural words stay:
@@ -23,6 +24,7 @@ from types import MappingProxyType
 
 from pydantic import JsonValue
 
+from sredrill.scenarios.domain import get_domain
 from sredrill.scenarios.pack import Scenario
 from sredrill.scenarios.phrases import PhraseRemover
 from sredrill.scenarios.vocabulary import Vocabulary, normalize_keyword, normalize_name
@@ -169,6 +171,8 @@ def blind_alert(scenario: Scenario, vocabulary: Vocabulary) -> BlindAlert:
 
 @dataclass(frozen=True, slots=True)
 class _Scrubber:
+    answer_keys: frozenset[str]
+    """The domain's keys that carry the answer whatever their value (`BlindRules.answer_keys`), lower case."""
     identifiers: frozenset[str]
     """Every failure-mode, set and category name (lower case)."""
     phrases: PhraseRemover
@@ -178,11 +182,12 @@ class _Scrubber:
     def for_scenario(cls, scenario: Scenario, vocabulary: Vocabulary) -> _Scrubber:
         needles = leak_needles(scenario, vocabulary)
         phrases = PhraseRemover.of(n for n in needles if not _SNAKE.fullmatch(n))
-        return cls(identifiers=vocabulary.identifiers(), phrases=phrases)
+        keys = frozenset(k.lower() for k in get_domain(scenario.domain).blinding.answer_keys)
+        return cls(answer_keys=keys, identifiers=vocabulary.identifiers(), phrases=phrases)
 
     def keeps(self, key: str, value: object) -> bool:
         """False for an entry that names the answer by its key, or whose whole value is a vocabulary name."""
-        if _ANSWER_KEY.search(key) or self._is_label(key):
+        if _ANSWER_KEY.search(key) or key.lower() in self.answer_keys or self._is_label(key):
             return False
         return not (isinstance(value, str) and normalize_name(value) in self.identifiers)
 

@@ -2,52 +2,27 @@
 
 Errors block a run: a scenario that does not load (unknown failure mode, unequal timestamps/values, bad
 syntax, …), expected ∩ forbidden (or ruled out) ≠ ∅, a leak of the answer into what the agent sees after
-blinding. Warnings never block: units that are not CloudWatch's, dimensions that do not match the instance,
-events or points outside the window, duplicate series, and answer keys that disagree with themselves.
+blinding. Warnings never block: answer keys that disagree with themselves, and whatever the scenario's domain
+checks (`Domain.lint`: for RDS, units that are not CloudWatch's, dimensions that do not match the instance,
+events or points outside the window, duplicate series).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from enum import StrEnum
 
 from pydantic import JsonValue
 
 from sredrill.errors import PackError
 from sredrill.scenarios.blind import blind_alert, find_leaks, leak_needles
-from sredrill.scenarios.pack import Pack, Scenario, TimeWindow
-from sredrill.scenarios.units import RDS_METRIC_UNITS, REPLICA_METRICS
+from sredrill.scenarios.domain import get_domain
+from sredrill.scenarios.findings import Finding, Severity
+from sredrill.scenarios.findings import error as _error
+from sredrill.scenarios.findings import warning as _warning
+from sredrill.scenarios.pack import Pack, Scenario
 from sredrill.scenarios.vocabulary import Vocabulary
 
 __all__ = ["Finding", "Severity", "lint_pack", "lint_scenario"]
-
-
-class Severity(StrEnum):
-    """An error blocks a run; a warning never does."""
-
-    ERROR = "error"
-    WARNING = "warning"
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One lint result: where, what, and how to fix it."""
-
-    severity: Severity
-    rule: str
-    """`load`, `contradiction`, `leak`, `unit`, `dimension`, `event_window`, `series_window`,
-    `duplicate_series`, `consistency`."""
-    path: str
-    """The file, relative to the pack's parent (`rds_postgres/003-storage-full/answer.yml`)."""
-    field: str | None
-    message: str
-    fix: str
-
-    def render(self) -> str:
-        """`severity: path: field: message` and the fix on the next line."""
-        where = ": ".join(p for p in (self.path, self.field) if p)
-        return f"{self.severity.value}: {where}: {self.message}" + (f"\n  {self.fix}" if self.fix else "")
 
 
 def lint_pack(pack: Pack) -> list[Finding]:
@@ -59,9 +34,12 @@ def lint_pack(pack: Pack) -> list[Finding]:
 
 
 def lint_scenario(scenario: Scenario, vocabulary: Vocabulary) -> list[Finding]:
-    """The findings of one loaded scenario."""
-    checks = (_contradictions, _leaks, _units, _dimensions, _windows, _duplicates, _consistency)
-    return [f for check in checks for f in check(scenario, vocabulary)]
+    """The findings of one loaded scenario: the core's rules, then its domain's."""
+    domain = get_domain(scenario.domain)
+    findings = [f for check in (_contradictions, _leaks) for f in check(scenario, vocabulary)]
+    findings += [f for rule in domain.lint for f in rule(scenario, vocabulary)]
+    findings += _consistency(scenario, vocabulary)
+    return findings
 
 
 def _from_error(error: PackError) -> Finding:
@@ -69,14 +47,6 @@ def _from_error(error: PackError) -> Finding:
     if error.allowed:
         message += "\n  allowed: " + ", ".join(error.allowed[:12]) + (", …" if len(error.allowed) > 12 else "")
     return Finding(Severity.ERROR, "load", error.path or "", error.field, message, error.hint or "")
-
-
-def _error(rule: str, path: str, field: str | None, message: str, fix: str) -> Finding:
-    return Finding(Severity.ERROR, rule, path, field, message, fix)
-
-
-def _warning(rule: str, path: str, field: str | None, message: str, fix: str) -> Finding:
-    return Finding(Severity.WARNING, rule, path, field, message, fix)
 
 
 def _contradictions(s: Scenario, _: Vocabulary) -> Iterator[Finding]:
@@ -110,32 +80,12 @@ def _leaks(s: Scenario, v: Vocabulary) -> Iterator[Finding]:
 
 
 def _visible_strings(s: Scenario, v: Vocabulary) -> Iterator[tuple[str, str, str]]:
-    """(file, field, text) of every string an agent can see, the alert after blinding."""
+    """(file, field, text) of every string an agent can see: the alert after blinding, then the evidence."""
     alert_path = s.files["alert.json"]
     yield from _walk(alert_path, "", blind_alert(s, v).to_payload())
-    for series, loc in zip(s.metrics, s.series_locations, strict=True):
-        yield loc.path, loc.at("id"), series.id
-        yield loc.path, loc.at("label"), series.label
-        yield loc.path, loc.at("metric_name"), series.metric_name
-        for i, d in enumerate(series.dimensions):
-            yield loc.path, loc.at(f"dimensions[{i}]"), f"{d.name} {d.value}"
-    events_path = s.files.get("aws_rds_events.json", "")
-    for i, e in enumerate(s.events):
-        yield events_path, f"events[{i}].message", e.message
-        yield events_path, f"events[{i}].source_identifier", e.source_identifier
-        yield events_path, f"events[{i}].event_categories", " ".join(e.event_categories)
-    pi, pi_path = s.performance_insights, s.files.get("aws_performance_insights.json", "")
-    if pi is not None:
-        for i, q in enumerate(pi.top_sql):
-            yield pi_path, f"top_sql[{i}].statement", q.statement
-            for j, w in enumerate(q.wait_events):
-                yield pi_path, f"top_sql[{i}].wait_events[{j}].name", w.name
-        for i, w in enumerate(pi.top_wait_events):
-            yield pi_path, f"top_wait_events[{i}].name", w.name
-        for i, u in enumerate(pi.top_users):
-            yield pi_path, f"top_users[{i}].name", u.name
-        for i, h in enumerate(pi.top_hosts):
-            yield pi_path, f"top_hosts[{i}].id", h.id
+    visible = get_domain(s.domain).visible_text
+    if visible is not None:
+        yield from visible(s)
 
 
 def _walk(path: str, field: str, value: JsonValue) -> Iterator[tuple[str, str, str]]:
@@ -149,98 +99,6 @@ def _walk(path: str, field: str, value: JsonValue) -> Iterator[tuple[str, str, s
             sub = f"{field}.{key}" if field else key
             yield path, sub, key
             yield from _walk(path, sub, item)
-
-
-def _units(s: Scenario, _: Vocabulary) -> Iterator[Finding]:
-    for series, loc in zip(s.metrics, s.series_locations, strict=True):
-        accepted = RDS_METRIC_UNITS.get(series.metric_name)
-        if accepted and series.unit not in accepted:
-            yield _warning(
-                "unit",
-                loc.path,
-                loc.at("unit"),
-                f"{series.metric_name} is published in {accepted[0]}, not {series.unit}",
-                f"set unit to {accepted[0]!r} and convert the values",
-            )
-
-
-def _dimensions(s: Scenario, _: Vocabulary) -> Iterator[Finding]:
-    instance, cluster = s.metadata.db_instance_identifier, s.metadata.db_cluster
-    replica = s.alert.common_annotations.get("read_replica") or None
-    for series, loc in zip(s.metrics, s.series_locations, strict=True):
-        value = series.dimension("DBInstanceIdentifier")
-        if series.metric_name in REPLICA_METRICS:
-            if value is None or value == instance or (replica and value != replica):
-                want = replica or "the read replica's identifier"
-                yield _warning(
-                    "dimension",
-                    loc.path,
-                    loc.at("dimensions"),
-                    f"{series.metric_name} is published by the read replica, but its DBInstanceIdentifier is {value!r}",
-                    f"set the DBInstanceIdentifier dimension to {want}",
-                )
-        elif value != instance and not (cluster and series.dimension("DBClusterIdentifier") == cluster):
-            yield _warning(
-                "dimension",
-                loc.path,
-                loc.at("dimensions"),
-                f"the series is for {value!r}, but the scenario's instance is {instance!r}",
-                f"set the DBInstanceIdentifier dimension to {instance!r}",
-            )
-    pi = s.performance_insights
-    if pi is not None and pi.db_instance_identifier != instance:
-        yield _warning(
-            "dimension",
-            s.files["aws_performance_insights.json"],
-            "db_instance_identifier",
-            f"Performance Insights is for {pi.db_instance_identifier!r}, not the scenario's instance {instance!r}",
-            f"set db_instance_identifier to {instance!r}",
-        )
-
-
-def _windows(s: Scenario, _: Vocabulary) -> Iterator[Finding]:
-    mw = s.metric_window
-    metric_window = TimeWindow(mw.start_time, mw.end_time) if mw is not None else None
-    for series, loc in zip(s.metrics, s.series_locations, strict=True):
-        outside = [t for t in series.timestamps if metric_window is not None and t not in metric_window]
-        if outside:
-            yield _warning(
-                "series_window",
-                loc.path,
-                loc.at("timestamps"),
-                f"{len(outside)} point(s) outside the metric window, first {outside[0].isoformat()}",
-                "keep every point within [start_time, end_time) of the metrics file",
-            )
-    window = s.event_window or metric_window
-    if window is None:
-        return
-    for i, event in enumerate(s.events):
-        if event.date not in window:
-            yield _warning(
-                "event_window",
-                s.files["aws_rds_events.json"],
-                f"events[{i}].date",
-                f"{event.date.isoformat()} is outside the window {window.start.isoformat()} – {window.end.isoformat()}",
-                "move the event into the window, or declare the window the events were requested for "
-                "with start_time/end_time in aws_rds_events.json",
-            )
-
-
-def _duplicates(s: Scenario, _: Vocabulary) -> Iterator[Finding]:
-    seen_ids: set[str] = set()
-    seen: set[tuple[str, str, frozenset[tuple[str, str]]]] = set()
-    for series, loc in zip(s.metrics, s.series_locations, strict=True):
-        key = (series.metric_name, series.stat, frozenset((d.name, d.value) for d in series.dimensions))
-        if key in seen or series.id in seen_ids:
-            yield _warning(
-                "duplicate_series",
-                loc.path,
-                loc.at("id"),
-                f"a second series {series.id!r} for {series.metric_name} {series.stat} with the same dimensions or id",
-                "drop the duplicate, or give it another statistic or dimension",
-            )
-        seen.add(key)
-        seen_ids.add(series.id)
 
 
 def _consistency(s: Scenario, v: Vocabulary) -> Iterator[Finding]:
@@ -272,22 +130,12 @@ def _consistency(s: Scenario, v: Vocabulary) -> Iterator[Finding]:
             f"scenario_id {s.metadata.scenario_id!r} differs from the folder name {s.folder!r}",
             f"set scenario_id to {s.folder!r}",
         )
-    names = [n.lower() for n in s.metric_names]
-    for i, query in enumerate(s.answer.required_queries or ()):
-        if not any(query.lower() in n for n in names):
-            yield _warning(
-                "consistency",
-                answer_path,
-                f"required_queries[{i}]",
-                f"no series of this scenario matches {query!r}, so no query can return it",
-                "name a metric the scenario has, or add the series",
-            )
     for i, source in enumerate(s.answer.required_evidence_sources):
         if not s.has_source(source):
             yield _warning(
                 "consistency",
                 answer_path,
                 f"required_evidence_sources[{i}]",
-                f"{source.value} is required but not in scenario.yml's available_evidence",
+                f"{source} is required but not in scenario.yml's available_evidence",
                 "add it to available_evidence (with its file), or drop the requirement",
             )

@@ -5,41 +5,43 @@ A pack is a folder of `NNN-slug` scenario folders (three digits, sorted); other 
 `PackError` naming file, field and fix, and the other scenarios load (STYLE #16: the per-scenario boundary).
 A pack is self-contained: a file that is (or sits in a folder that is) a symlink leading out of the pack is
 an error, so a pack cannot make sredrill read, and serve to an agent, any file of the machine.
+
+The pack's domain (`pack.yml: domain`, else recognised by the scenario folders' files) says which
+`scenario.yml` model applies and how each evidence source's files are read (`scenarios.domain`); this module
+reads the files every domain shares (`scenario.yml`, `alert.json`, `answer.yml`) and the folders' `base:`.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from sredrill.diagnosis import Category
 from sredrill.errors import PackError, did_you_mean
 from sredrill.scenarios.alert import Alert
 from sredrill.scenarios.answer import AnswerKey
-from sredrill.scenarios.metadata import EvidenceSource, ScenarioMetadata
-from sredrill.scenarios.pack import Pack, Scenario, SeriesLocation, TimeWindow
+from sredrill.scenarios.domain import DOMAINS, Domain, domain_names, get_domain, recognise_domain
+from sredrill.scenarios.metadata import ScenarioMetadata
+from sredrill.scenarios.pack import Pack, Scenario, SourceData, TimeWindow
 from sredrill.scenarios.pack_file import PackConfig
 from sredrill.scenarios.reading import LINT_HINT, read_document, read_model, validate_model
-from sredrill.scenarios.telemetry import (
-    CloudWatchMetrics,
-    MetricEnvelope,
-    MetricSeries,
-    PerformanceInsights,
-    RdsEvent,
-    RdsEvents,
-)
 from sredrill.scenarios.vocabulary import Vocabulary, normalize_name
 from sredrill.text import scrub
 
 __all__ = ["BUILTIN_PACKS_DIR", "builtin_pack_names", "load_pack"]
 
+M = TypeVar("M", bound=BaseModel)
+
 BUILTIN_PACKS_DIR = Path(__file__).resolve().parent / "packs"
 SCENARIO_FOLDER = re.compile(r"^\d{3}-[A-Za-z0-9][A-Za-z0-9._-]*$")
-_METRICS = "aws_cloudwatch_metrics.json"
-_ENVELOPE = "aws_cloudwatch_metrics_envelope.json"
 _CATEGORIES = frozenset(c.value for c in Category)
 
 
@@ -64,10 +66,10 @@ def load_pack(path_or_name: str | os.PathLike[str]) -> Pack:
     """
     root, builtin = _locate(path_or_name)
     name = scrub(root.name)[0]  # a folder name of undecodable bytes must still print
-    vocabulary = Vocabulary.builtin()
+    config: PackConfig | None = None
+    rel = f"{name}/pack.yml"
     if (root / "pack.yml").is_file():
-        rel = f"{name}/pack.yml"
-        vocabulary = read_model(PackConfig, _inside(root, root / "pack.yml", rel), rel).vocabulary(source=rel)
+        config = read_model(PackConfig, _inside(root, root / "pack.yml", rel), rel)
     folders = sorted(p.name for p in root.iterdir() if p.is_dir() and SCENARIO_FOLDER.match(p.name))
     if not folders:
         raise PackError(
@@ -75,10 +77,14 @@ def load_pack(path_or_name: str | os.PathLike[str]) -> Pack:
             path=name,
             hint="a pack holds folders named NNN-slug (e.g. 001-replication-lag), see docs/scenarios.md",
         )
+    domain = _domain(config, root, folders, rel)
+    vocabulary = domain.vocabulary()
+    if config is not None:
+        vocabulary = config.vocabulary(vocabulary, source=rel)
     scenarios: list[Scenario] = []
     broken: dict[str, PackError] = {}
     for folder in folders:
-        reader = _ScenarioReader(root, name, folder, tuple(folders), vocabulary)
+        reader = _ScenarioReader(root, name, folder, tuple(folders), vocabulary, domain)
         try:
             scenarios.append(reader.load())
         except PackError as exc:
@@ -96,7 +102,35 @@ def load_pack(path_or_name: str | os.PathLike[str]) -> Pack:
         scenarios=tuple(scenarios),
         broken=MappingProxyType(broken),
         builtin=builtin,
+        domain=domain.name,
     )
+
+
+def _domain(config: PackConfig | None, root: Path, folders: Sequence[str], rel: str) -> Domain:
+    """The pack's domain: `pack.yml` names it, else the scenario folders' files tell (the upstream layout)."""
+    if config is not None and config.domain is not None:
+        if config.domain not in DOMAINS:
+            hint = did_you_mean(config.domain, DOMAINS)
+            raise PackError(
+                f"no domain {config.domain!r}",
+                path=rel,
+                field="domain",
+                allowed=domain_names(),
+                hint=(hint + "\n  " if hint else "") + "name a registered domain (see docs/domains.md)",
+            )
+        return get_domain(config.domain)
+    found = recognise_domain(root / f for f in folders)
+    if found is None and len(DOMAINS) == 1:
+        found = next(iter(DOMAINS))  # one domain registered: every pack is its
+    if found is None:
+        raise PackError(
+            "cannot tell the pack's domain: no scenario folder holds a file of one domain's evidence sources",
+            path=rel,
+            field="domain",
+            allowed=domain_names(),
+            hint="add `domain: <name>` to pack.yml (see docs/domains.md)",
+        )
+    return get_domain(found)
 
 
 def _inside(root: Path, path: Path, rel: str) -> Path:
@@ -168,15 +202,24 @@ def _locate(path_or_name: str | os.PathLike[str]) -> tuple[Path, bool]:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _ScenarioReader:
-    """Reads one scenario folder, with `base:` fallback, into a `Scenario`."""
+    """Reads one scenario folder, with `base:` fallback, into a `Scenario` (and serves its domain's loaders)."""
 
     root: Path
     pack: str
     folder: str
     siblings: tuple[str, ...]
     vocabulary: Vocabulary
+    domain: Domain
+    base: str | None = None
+    files: dict[str, str] = field(default_factory=dict)
+
+    # -- `SourceFiles`, what a domain's source loaders read through ------------------------------------
+
+    @property
+    def folders(self) -> tuple[str, ...]:
+        return (self.folder, self.base) if self.base else (self.folder,)
 
     def rel(self, folder: str, file: str) -> str:
         return f"{self.pack}/{folder}/{file}"
@@ -185,67 +228,77 @@ class _ScenarioReader:
         """The file's path, checked to stay inside the pack (see `_inside`)."""
         return _inside(self.root, self.root / folder / file, self.rel(folder, file))
 
+    def exists(self, folder: str, file: str) -> bool:
+        return (self.root / folder / file).is_file()
+
+    def glob(self, folder: str, pattern: str) -> list[str]:
+        names = []
+        for p in (self.root / folder).iterdir():
+            if not (p.is_file() and fnmatch.fnmatchcase(p.name, pattern)):
+                continue
+            name, undecodable = scrub(p.name)
+            if undecodable:
+                raise PackError(
+                    "the file name is not valid UTF-8",
+                    path=self.rel(folder, name),
+                    hint=f"rename the file ({pattern}), {LINT_HINT}",
+                )
+            names.append(p.name)
+        return sorted(names)
+
+    def read(self, model: type[M], file: str, folder: str | None = None) -> M:
+        if folder is None:
+            folder = next((f for f in self.folders if self.exists(f, file)), None)
+            if folder is None:
+                raise self.missing(file, None)
+        rel = self.files[file] = self.rel(folder, file)
+        return read_model(model, self.path(folder, file), rel)
+
+    def missing(self, file: str, source: str | None) -> PackError:
+        listed = source is not None
+        return PackError(
+            f"file is missing, but scenario.yml lists {source} in available_evidence" if listed else "file is missing",
+            path=self.rel(self.folder, file),
+            hint=f"add {file}"
+            + (f" here or in the base folder {self.base}" if self.base else "")
+            + (f", or drop {source} from available_evidence" if listed else "")
+            + f", {LINT_HINT}",
+        )
+
+    # -- the scenario ----------------------------------------------------------------------------------
+
     def load(self) -> Scenario:
         meta_rel = self.rel(self.folder, "scenario.yml")
         raw = read_document(self.path(self.folder, "scenario.yml"), meta_rel)
-        base = self._base(raw, meta_rel)
+        self.base = base = self._base(raw, meta_rel)
         merged = (
             {**read_document(self.path(base, "scenario.yml"), self.rel(base, "scenario.yml")), **raw} if base else raw
         )
         # The base's own `base` was checked by `_base`; the merged metadata keeps the child's.
-        metadata = validate_model(ScenarioMetadata, merged, meta_rel)
-        folders = (self.folder, base) if base else (self.folder,)
-        files: dict[str, str] = {}
-
-        def find(file: str) -> tuple[Path, str]:
-            for folder in folders:
-                if (self.root / folder / file).is_file():
-                    files[file] = self.rel(folder, file)
-                    return self.path(folder, file), files[file]
-            source = file.removesuffix(".json")
-            listed = source in {e.value for e in EvidenceSource}
-            raise PackError(
-                f"file is missing, but scenario.yml lists {source} in available_evidence"
-                if listed
-                else "file is missing",
-                path=self.rel(self.folder, file),
-                hint=f"add {file}"
-                + (f" here or in the base folder {base}" if base else "")
-                + (f", or drop {source} from available_evidence" if listed else "")
-                + f", {LINT_HINT}",
-            )
-
-        alert = read_model(Alert, *find("alert.json"))
-        answer = self._resolve_answer(read_model(AnswerKey, *find("answer.yml")), metadata, files, meta_rel)
-        available = set(metadata.available_evidence)
-        metrics: tuple[MetricSeries, ...] = ()
-        window: MetricEnvelope | None = None
-        locations: tuple[SeriesLocation, ...] = ()
-        if EvidenceSource.CLOUDWATCH_METRICS in available:
-            window, metrics, locations = self._metrics(folders, files)
-        events: tuple[RdsEvent, ...] = ()
-        event_window: TimeWindow | None = None
-        if EvidenceSource.RDS_EVENTS in available:
-            rds = read_model(RdsEvents, *find("aws_rds_events.json"))
-            events = tuple(rds.events)
-            if rds.start_time is not None and rds.end_time is not None:
-                event_window = TimeWindow(rds.start_time, rds.end_time)
-        insights = None
-        if EvidenceSource.PERFORMANCE_INSIGHTS in available:
-            insights = read_model(PerformanceInsights, *find("aws_performance_insights.json"))
+        metadata = validate_model(self.domain.metadata, merged, meta_rel)
+        alert = self.read(Alert, "alert.json")
+        answer = self._resolve_answer(self.read(AnswerKey, "answer.yml"), metadata, self.files, meta_rel)
+        evidence: dict[str, SourceData] = {}
+        for name in dict.fromkeys(metadata.available_evidence):
+            source = self.domain.source(name)
+            if source is None:  # the domain's metadata model lists its sources; this is a model out of step
+                raise PackError(f"{name!r} is not an evidence source of the {self.domain.name} domain", path=meta_rel)
+            evidence[name] = source.load(self)
+        window: TimeWindow | None = next((d.window for d in evidence.values() if d.window is not None), None)
+        period = next((d.period_s for d in evidence.values() if d.period_s is not None), None)
+        attributes = {**self.domain.attributes, **{k: v for d in evidence.values() for k, v in d.attributes.items()}}
         return Scenario(
             pack=self.pack,
             folder=self.folder,
+            domain=self.domain.name,
             metadata=metadata,
             alert=alert,
             answer=answer,
-            metrics=metrics,
-            metric_window=window,
-            events=events,
-            event_window=event_window,
-            performance_insights=insights,
-            files=MappingProxyType(files),
-            series_locations=locations,
+            evidence=MappingProxyType(evidence),
+            files=MappingProxyType(dict(self.files)),
+            window=window,
+            period_s=period,
+            attributes=MappingProxyType(attributes),
         )
 
     def _base(self, raw: dict[str, object], meta_rel: str) -> str | None:
@@ -280,51 +333,6 @@ class _ScenarioReader:
             )
         return base
 
-    def _metrics(
-        self, folders: tuple[str, ...], files: dict[str, str]
-    ) -> tuple[MetricEnvelope, tuple[MetricSeries, ...], tuple[SeriesLocation, ...]]:
-        # Consolidated file first, then the split variant; the scenario's own folder before its base.
-        for folder in folders:
-            here = self.root / folder
-            if (here / _METRICS).is_file():
-                rel = files[_METRICS] = self.rel(folder, _METRICS)
-                data = read_model(CloudWatchMetrics, self.path(folder, _METRICS), rel)
-                envelope = MetricEnvelope.model_validate({k: getattr(data, k) for k in MetricEnvelope.model_fields})
-                locs = tuple(
-                    SeriesLocation(rel, f"metric_data_results[{i}]") for i in range(len(data.metric_data_results))
-                )
-                return envelope, tuple(data.metric_data_results), locs
-            parts = sorted(p for p in here.glob("aws_cloudwatch_metrics_*.json") if p.name != _ENVELOPE)
-            if parts or (here / _ENVELOPE).is_file():
-                env_rel = files[_ENVELOPE] = self.rel(folder, _ENVELOPE)
-                envelope = read_model(MetricEnvelope, self.path(folder, _ENVELOPE), env_rel)
-                if not parts:
-                    raise PackError(
-                        "the split metrics envelope has no aws_cloudwatch_metrics_<Metric>.json beside it",
-                        path=env_rel,
-                        hint=f"add one file per series, or use a single {_METRICS}, {LINT_HINT}",
-                    )
-                series: list[MetricSeries] = []
-                split_locs: list[SeriesLocation] = []
-                for p in parts:
-                    name, undecodable = scrub(p.name)
-                    if undecodable:
-                        raise PackError(
-                            "the file name is not valid UTF-8",
-                            path=self.rel(folder, name),
-                            hint=f"rename the file (aws_cloudwatch_metrics_<Metric>.json), {LINT_HINT}",
-                        )
-                    rel = files[p.name] = self.rel(folder, p.name)
-                    series.append(read_model(MetricSeries, self.path(folder, p.name), rel))
-                    split_locs.append(SeriesLocation(rel, ""))
-                return envelope, tuple(series), tuple(split_locs)
-        raise PackError(
-            "file is missing",
-            path=self.rel(self.folder, _METRICS),
-            hint=f"add {_METRICS} (or the split {_ENVELOPE} + aws_cloudwatch_metrics_<Metric>.json files), "
-            "or drop aws_cloudwatch_metrics from available_evidence in scenario.yml",
-        )
-
     def _resolve_answer(
         self, answer: AnswerKey, metadata: ScenarioMetadata, files: dict[str, str], meta_rel: str
     ) -> AnswerKey:
@@ -332,6 +340,8 @@ class _ScenarioReader:
         v = self.vocabulary
         main = v.resolve_all([metadata.failure_mode], path=meta_rel, field="failure_mode")
         modes = v.resolve_all(answer.failure_modes, path=path, field="failure_modes") if answer.failure_modes else main
+        self._known(answer.optimal_trajectory, self.domain.trajectory_actions, path, "optimal_trajectory")
+        self._known(answer.required_evidence_sources, self.domain.source_names, path, "required_evidence_sources")
         return answer.model_copy(
             update={
                 "failure_modes": list(modes),
@@ -341,6 +351,19 @@ class _ScenarioReader:
                 "ruled_out": self._modes_or_categories(answer.ruled_out, path, "ruled_out"),
             }
         )
+
+    def _known(self, names: Sequence[str], allowed: Sequence[str], path: str, field: str) -> None:
+        """Refuse a name of the answer key that its domain does not declare (a tool, an action, a source)."""
+        for i, name in enumerate(names):
+            if name not in allowed:
+                hint = did_you_mean(str(name), allowed)
+                raise PackError(
+                    f"{name!r} is not allowed",
+                    path=path,
+                    field=f"{field}[{i}]",
+                    allowed=list(allowed),
+                    hint=(hint + "\n  " if hint else "") + f"fix the value, {LINT_HINT}",
+                )
 
     def _modes_or_categories(self, names: list[str], path: str, field: str) -> list[str]:
         out: list[str] = []

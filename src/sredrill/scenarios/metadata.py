@@ -1,21 +1,18 @@
-"""`scenario.yml`: what a scenario is about (instance, engine, difficulty, adversarial signals)."""
+"""`scenario.yml`: what a scenario is about (difficulty, severity, failure mode, evidence), whatever its domain.
+
+The core declares the keys every domain shares; a domain subclasses `ScenarioMetadata` with its own (the
+resource a scenario is about: an RDS instance's engine and class, a Kubernetes workload) and narrows
+`available_evidence` to its sources (`scenarios.domain`).
+"""
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Annotated, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-__all__ = ["EvidenceSource", "ScenarioMetadata"]
-
-
-class EvidenceSource(StrEnum):
-    """The evidence files of a scenario, by file stem (DESIGN §3)."""
-
-    CLOUDWATCH_METRICS = "aws_cloudwatch_metrics"
-    RDS_EVENTS = "aws_rds_events"
-    PERFORMANCE_INSIGHTS = "aws_performance_insights"
+__all__ = ["ScenarioMetadata", "Text"]
 
 
 def _as_text(value: object) -> object:
@@ -23,29 +20,23 @@ def _as_text(value: object) -> object:
     return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
-_Text = Annotated[str, BeforeValidator(_as_text)]
+Text = Annotated[str, BeforeValidator(_as_text)]
+"""A string field that also takes what YAML reads as a number (`1.0`, `15`)."""
 
 
 class ScenarioMetadata(BaseModel):
-    """The keys of `scenario.yml`.
+    """The keys of `scenario.yml` every domain shares.
 
-    Extras policy: `extra="forbid"`. The model declares every key the original suite's scenario.yml uses
-    (Tracer-Cloud/opensre `tests/synthetic/rds_postgres`, commit db65347: schema_version … depends_on,
-    base), so those files load unmodified, while a typo in one of ours (`scenario_dificulty`) is an error
-    with a "did you mean" instead of a silently ignored key.
+    Extras policy: `extra="forbid"`. A domain's subclass declares every other key its upstream suite's
+    scenario.yml uses, so those files load unmodified, while a typo in one of ours (`scenario_dificulty`) is an
+    error with a "did you mean" instead of a silently ignored key.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    schema_version: _Text = "1.0"
+    schema_version: Text = "1.0"
     scenario_id: str
     """Usually the folder name (`003-storage-full`)."""
-    engine: Literal["postgres", "mysql", "aurora-postgres", "aurora-mysql", "mariadb"]
-    engine_version: _Text
-    instance_class: str
-    region: str
-    db_instance_identifier: str
-    db_cluster: str = ""
     failure_mode: str
     """The scenario's main failure mode; `answer.yml: failure_modes` is the full truth (default: this one)."""
     severity: Literal["info", "warning", "critical"]
@@ -53,8 +44,13 @@ class ScenarioMetadata(BaseModel):
     """1 single signal, 2 one confounder, 3 absent or indirect evidence, 4 compositional fault."""
     adversarial_signals: list[str] = Field(default_factory=list)
     """Metric names or free sentences describing the trap."""
-    available_evidence: list[EvidenceSource] = Field(min_length=1)
+    available_evidence: Sequence[str] = Field(min_length=1)
+    """The evidence sources of the scenario (its domain's source names); a domain narrows the type."""
     depends_on: str | None = None
     """A free flag of the original suite (e.g. `healthy_rca_state`), not a scenario."""
     base: str | None = None
     """A sibling scenario folder this one extends (shallow merge; missing files fall back to it)."""
+
+    if TYPE_CHECKING:
+        # A domain's keys (its subclass's fields) read through the shared type; pydantic serves them at run time.
+        def __getattr__(self, name: str) -> Any: ...

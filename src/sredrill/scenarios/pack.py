@@ -1,21 +1,26 @@
-"""The loaded form of a pack: `Pack` and its `Scenario`s (frozen values; `load_pack` builds them)."""
+"""The loaded form of a pack: `Pack` and its `Scenario`s (frozen values; `load_pack` builds them).
+
+A scenario holds its evidence by source (`Scenario.evidence`): each source's records are its domain's models,
+which the core never looks into; the domain's tools, lint rules and views do.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 from sredrill.diagnosis import Category
 from sredrill.errors import PackError, did_you_mean
 from sredrill.scenarios.alert import Alert
 from sredrill.scenarios.answer import AnswerKey
-from sredrill.scenarios.metadata import EvidenceSource, ScenarioMetadata
-from sredrill.scenarios.telemetry import MetricEnvelope, MetricSeries, PerformanceInsights, RdsEvent
+from sredrill.scenarios.metadata import ScenarioMetadata
 from sredrill.scenarios.vocabulary import Vocabulary
 
-__all__ = ["Pack", "Scenario", "SeriesLocation", "TimeWindow"]
+__all__ = ["Pack", "Scenario", "SourceData", "TimeWindow"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,17 +33,23 @@ class TimeWindow:
     def __contains__(self, moment: datetime) -> bool:
         return self.start <= moment < self.end
 
+    @property
+    def midpoint(self) -> datetime:
+        return self.start + (self.end - self.start) / 2
+
 
 @dataclass(frozen=True, slots=True)
-class SeriesLocation:
-    """Where a metric series was read from: the file (relative to the pack's parent) and the field prefix."""
+class SourceData:
+    """A loaded evidence source of one scenario (what a domain's source loader returns)."""
 
-    path: str
-    field: str
-    """`metric_data_results[3]` in a consolidated file, "" in a split `aws_cloudwatch_metrics_<Metric>.json`."""
-
-    def at(self, name: str) -> str:
-        return f"{self.field}.{name}" if self.field else name
+    value: object
+    """The domain's record model(s) for the source, as its tools and lint rules read them."""
+    window: TimeWindow | None = None
+    """The time window the data covers, when the source defines one (the alert's default time is its midpoint)."""
+    period_s: int | None = None
+    """Seconds between points, when the source is a regular series (the temporal clock's step)."""
+    attributes: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    """Named views the scenario exposes as attributes (`scenario.<name>`), for the domain's own code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,27 +58,40 @@ class Scenario:
 
     Names in `answer` are canonical (aliases resolved, `failure_modes` filled). The ground truth is here for
     grading; what an agent may see goes through `blind_alert` and the evidence toolset.
+
+    A domain's source may expose named views of its records as attributes (`SourceData.attributes`): they read
+    as `scenario.<name>` (typed `Any`; the domain's own code knows their types).
     """
 
     pack: str
     folder: str
     """`NNN-slug`, the scenario's id inside its pack."""
+    domain: str
+    """The name of its domain (`scenarios.domain.DOMAINS`)."""
     metadata: ScenarioMetadata
+    """The domain's `scenario.yml` model."""
     alert: Alert
     answer: AnswerKey
-    metrics: tuple[MetricSeries, ...]
-    """Every CloudWatch series, in file order; empty when the scenario has no metrics file."""
-    metric_window: MetricEnvelope | None
-    """Namespace, period and window of the metrics; None when the scenario has no metrics file."""
-    events: tuple[RdsEvent, ...]
-    """RDS events in file order; empty when the scenario has none (see `has_source`)."""
-    event_window: TimeWindow | None
-    """The window the events were requested for, when the events file says so."""
-    performance_insights: PerformanceInsights | None
+    evidence: Mapping[str, SourceData]
+    """Source name -> its loaded data, for each source `available_evidence` lists, in that order."""
     files: Mapping[str, str]
     """File name (`alert.json`, …) -> the path it was read from, relative to the pack's parent."""
-    series_locations: tuple[SeriesLocation, ...]
-    """Where each item of `metrics` was read from (same order)."""
+    window: TimeWindow | None = None
+    """The evidence's time window (the first source's that defines one); None when nothing defines one."""
+    period_s: int | None = None
+    """The evidence's period (the first source's that defines one)."""
+    attributes: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    """Every source's named views, merged (see the class docstring)."""
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: a domain's named view, or a plain AttributeError.
+        try:
+            views = object.__getattribute__(self, "attributes")
+        except AttributeError:
+            views = {}
+        if name in views:
+            return views[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def id(self) -> str:
@@ -104,19 +128,19 @@ class Scenario:
 
     @property
     def alert_started_at(self) -> datetime | None:
-        """When the alert fired: `startsAt`, else the metric window's midpoint, else None."""
+        """When the alert fired: `startsAt`, else the evidence window's midpoint, else None."""
         if self.alert.starts_at is not None:
             return self.alert.starts_at
-        return self.metric_window.midpoint if self.metric_window is not None else None
+        return self.window.midpoint if self.window is not None else None
 
-    @property
-    def metric_names(self) -> tuple[str, ...]:
-        """The distinct metric names, sorted."""
-        return tuple(sorted({s.metric_name for s in self.metrics}))
-
-    def has_source(self, source: EvidenceSource | str) -> bool:
+    def has_source(self, source: str) -> bool:
         """True when `scenario.yml` lists the evidence source as available."""
-        return EvidenceSource(source) in self.metadata.available_evidence
+        return str(source) in self.metadata.available_evidence
+
+    def records(self, source: str) -> object | None:
+        """The loaded records of a source, or None when the scenario does not have it."""
+        data = self.evidence.get(str(source))
+        return data.value if data is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +154,8 @@ class Pack:
     broken: Mapping[str, PackError]
     """Folder name -> why that scenario could not load (it is reported `errored`; the rest still run)."""
     builtin: bool = False
+    domain: str = ""
+    """The name of the pack's domain (every scenario's)."""
 
     @property
     def errors(self) -> tuple[PackError, ...]:

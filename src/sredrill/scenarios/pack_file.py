@@ -1,4 +1,4 @@
-"""`pack.yml`: a pack's additions to the vocabulary (failure modes, sets, keyword aliases)."""
+"""`pack.yml`: a pack's domain, and its additions to the vocabulary (failure modes, sets, keyword aliases)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ class PackConfig(BaseModel):
 
     schema_version: str = "1.0"
     description: str = ""
+    domain: str | None = None
+    """The registered domain the pack's scenarios belong to (`scenarios.domain.DOMAINS`); default: recognised
+    from the scenario folders' files."""
     failure_modes: dict[str, PackFailureMode] = Field(default_factory=dict)
     """New failure modes, by canonical name, each with its category and aliases."""
     failure_mode_sets: dict[str, list[str]] = Field(default_factory=dict)
@@ -34,8 +37,8 @@ class PackConfig(BaseModel):
     keyword_aliases: dict[str, list[str]] = Field(default_factory=dict)
     """Keyword -> spelling variants a grader accepts for it (`autoscaling: [auto-scaling, autoscaled]`)."""
 
-    def vocabulary(self, *, source: str = "pack.yml") -> Vocabulary:
-        """The built-in vocabulary extended by this file.
+    def vocabulary(self, base: Vocabulary, *, source: str = "pack.yml") -> Vocabulary:
+        """`base` (the domain's vocabulary) extended by this file.
 
         Raises:
             PackError: a name is defined twice or a set names an unknown failure mode.
@@ -49,6 +52,4 @@ class PackConfig(BaseModel):
             )
             for name, spec in self.failure_modes.items()
         ]
-        return Vocabulary.for_pack(
-            modes, sets=self.failure_mode_sets, keyword_aliases=self.keyword_aliases, source=source
-        )
+        return base.extended(modes, sets=self.failure_mode_sets, keyword_aliases=self.keyword_aliases, source=source)

@@ -1,17 +1,17 @@
 """The vocabulary of failure modes: names, categories, aliases, and the keyword alias table of one pack.
 
-A `Vocabulary` is built per pack (`Vocabulary.for_pack(config)`), never kept process-wide: the built-in
-failure modes of DESIGN §2 plus whatever the pack's `pack.yml` adds. Every alias is resolved here, in one
-place (STYLE #6).
+A `Vocabulary` is built per pack, never kept process-wide: the core's `healthy` (alias `recovered`) and
+`unknown`, the failure modes its domain declares as data (`Domain.vocabulary()`), plus whatever the pack's
+`pack.yml` adds (`Vocabulary.extended`). Every alias is resolved here, in one place (STYLE #6).
 
 Examples:
-    >>> v = Vocabulary.builtin()
-    >>> v.resolve("storage_exhaustion")
-    'storage_full'
-    >>> v.resolve_all(["dual_resource_exhaustion"])
-    ('cpu_saturation', 'storage_full')
-    >>> v.category_of("failover")
-    <Category.INFRASTRUCTURE: 'infrastructure'>
+    >>> v = Vocabulary.builtin([FailureMode("disk_full", Category.RESOURCE_EXHAUSTION, ("no_space",))])
+    >>> v.resolve("no_space")
+    'disk_full'
+    >>> v.resolve("recovered")
+    'healthy'
+    >>> v.category_of("disk_full")
+    <Category.RESOURCE_EXHAUSTION: 'resource_exhaustion'>
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from types import MappingProxyType
 from sredrill.diagnosis import Category
 from sredrill.errors import PackError, did_you_mean
 
-__all__ = ["FailureMode", "Vocabulary", "normalize_keyword", "normalize_name"]
+__all__ = ["HEALTHY", "UNKNOWN", "FailureMode", "Vocabulary", "normalize_keyword", "normalize_name"]
 
 _LINT_HINT = "fix the name, then check with: sredrill scenarios lint --pack PATH"
 
@@ -39,31 +39,12 @@ class FailureMode:
     description: str = ""
 
 
-# DESIGN §2's built-in vocabulary. Tuples, so nothing here can be mutated at run time (STYLE #33).
-_BUILTIN_MODES: tuple[FailureMode, ...] = (
-    FailureMode("healthy", Category.HEALTHY, (), "nothing is wrong; alerts are noise or already recovered"),
-    FailureMode("replication_lag", Category.RESOURCE_EXHAUSTION, (), "a read replica falls behind its source"),
-    FailureMode("connection_exhaustion", Category.RESOURCE_EXHAUSTION, (), "connections reach max_connections"),
-    FailureMode("storage_full", Category.RESOURCE_EXHAUSTION, ("storage_exhaustion",), "allocated storage runs out"),
-    FailureMode("cpu_saturation", Category.RESOURCE_EXHAUSTION, (), "CPU pinned by the workload"),
-    FailureMode(
-        "checkpoint_io_storm",
-        Category.RESOURCE_EXHAUSTION,
-        (),
-        "checkpoints and WAL writes saturate storage I/O (e.g. after a large VACUUM)",
-    ),
-    FailureMode(
-        "failover",
-        Category.INFRASTRUCTURE,
-        ("multi_az_failover_health_check",),
-        "a Multi-AZ failover promoted the standby",
-    ),
-    FailureMode("unknown", Category.UNKNOWN, (), "the evidence fits no known failure mode"),
+# The failure modes every domain has. A domain's own come between them (`Vocabulary.builtin`), in the order
+# it declares them. Tuples, so nothing here can be mutated at run time (STYLE #33).
+HEALTHY = FailureMode(
+    "healthy", Category.HEALTHY, ("recovered",), "nothing is wrong; alerts are noise or already recovered"
 )
-# A name that stands for several failure modes at once (the seed's label for scenario 011).
-_BUILTIN_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("dual_resource_exhaustion", ("cpu_saturation", "storage_full")),
-)
+UNKNOWN = FailureMode("unknown", Category.UNKNOWN, (), "the evidence fits no known failure mode")
 
 _SEPARATORS = re.compile(r"[\s\-]+")
 _SPACES = re.compile(r"\s+")
@@ -83,7 +64,7 @@ def normalize_keyword(keyword: str) -> str:
 class Vocabulary:
     """The failure modes, categories and keyword aliases one pack may use.
 
-    Build it with `Vocabulary.builtin()` or `Vocabulary.for_pack(...)`; the mappings are read-only.
+    Build it with `Vocabulary.builtin(...)` (a domain's) and `extended(...)` (a pack's); the mappings are read-only.
     """
 
     modes: Mapping[str, FailureMode]
@@ -95,20 +76,23 @@ class Vocabulary:
     _aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False)
 
     @classmethod
-    def builtin(cls) -> Vocabulary:
-        """The built-in vocabulary of DESIGN §2, a fresh object."""
-        return cls._build(_BUILTIN_MODES, dict(_BUILTIN_SETS), {})
+    def builtin(cls, modes: Iterable[FailureMode] = (), sets: Mapping[str, Iterable[str]] | None = None) -> Vocabulary:
+        """The core's `healthy` and `unknown` with a domain's failure modes and sets between them, a fresh object.
 
-    @classmethod
-    def for_pack(
-        cls,
+        A domain's vocabulary is `Domain.vocabulary()`, which calls this with its declared modes.
+        """
+        base = (HEALTHY, *modes, UNKNOWN)
+        return cls._build(base, {normalize_name(k): tuple(map(normalize_name, v)) for k, v in (sets or {}).items()}, {})
+
+    def extended(
+        self,
         extra_modes: Iterable[FailureMode] = (),
         *,
         sets: Mapping[str, Iterable[str]] | None = None,
         keyword_aliases: Mapping[str, Iterable[str]] | None = None,
         source: str = "pack.yml",
     ) -> Vocabulary:
-        """The built-in vocabulary extended by a pack's own failure modes, sets and keyword aliases.
+        """This vocabulary extended by a pack's own failure modes, sets and keyword aliases (`pack.yml`).
 
         Args:
             extra_modes: failure modes the pack adds; their names and aliases must be new.
@@ -119,10 +103,10 @@ class Vocabulary:
         Raises:
             PackError: a name is defined twice, or a set names an unknown failure mode.
         """
-        all_sets = dict(_BUILTIN_SETS)
+        all_sets = dict(self.sets)
         for name, members in (sets or {}).items():
             all_sets[normalize_name(name)] = tuple(normalize_name(m) for m in members)
-        return cls._build((*_BUILTIN_MODES, *extra_modes), all_sets, keyword_aliases or {}, source=source)
+        return self._build((*self.modes.values(), *extra_modes), all_sets, keyword_aliases or {}, source=source)
 
     @classmethod
     def _build(

@@ -30,16 +30,16 @@ from sredrill.grading import Grade, grade_diagnosis
 from sredrill.harness.context import TestContext, context_or_none
 from sredrill.harness.result import RunResult
 from sredrill.results import Signal
-from sredrill.scenarios import Pack, Scenario, builtin_pack_names, load_pack
+from sredrill.scenarios import Pack, Scenario, builtin_pack_names, get_domain, load_pack
 
 __all__ = ["RCA_PROMPT", "ScenarioCase", "scenario"]
 
-# What every agent is asked; nothing in it names a scenario, its folder or its failure mode (blind mode).
-# The RCA suite (`sredrill run`) asks the same: its bodies are ScenarioCases too.
+# What every agent is asked is its scenario's domain's prompt (`Domain.prompt`); nothing in it names a scenario,
+# its folder or its failure mode (blind mode). The RCA suite (`sredrill run`) asks the same: its bodies are
+# ScenarioCases too. `RCA_PROMPT` is the domain-neutral shape of one, for agents written without a domain.
 RCA_PROMPT: Final = (
-    "An alert fired on a production PostgreSQL database (Amazon RDS). Investigate it with the tools you have: "
-    "the alert, CloudWatch metrics, RDS events and Performance Insights. Find the root cause, rule out the "
-    "alternatives the evidence contradicts, cite the evidence for each claim, and submit a diagnosis."
+    "An alert fired on a production system. Investigate it with the tools you have. Find the root cause, rule "
+    "out the alternatives the evidence contradicts, cite the evidence for each claim, and submit a diagnosis."
 )
 # The pack `sredrill run --pack incidents` runs is the incident environment's, not a folder of scenarios.
 _INCIDENTS_PACK: Final = "incidents"
@@ -54,7 +54,7 @@ class ScenarioCase:
         mode: the backend serving the tools' evidence.
         axis: the axis the diagnosis is graded on (on 2, `ruling_out` and `required_queries` gate, as `--axis2`).
         blind: whether the alert is blinded (always, unless you ask for the raw one).
-        prompt: what `sredrill run` asks the agent (`RCA_PROMPT`).
+        prompt: what `sredrill run` asks the agent (the scenario's domain's prompt).
     """
 
     __slots__ = (
@@ -101,7 +101,7 @@ class ScenarioCase:
         self.difficulty = scenario.difficulty
         self.axis = axis
         self.blind = blind
-        self.prompt = RCA_PROMPT
+        self.prompt = get_domain(scenario.domain).prompt
         self._key = f"sredrill.scenario:{id(self)}"
         self._local: RcaToolset | None = None
         self._evidence = evidence if evidence is not None else ScenarioEvidence(scenario, pack.vocabulary)

@@ -14,12 +14,12 @@ from sredrill.agents.reference.reasoning import Conclusion, Outcome
 from sredrill.agents.reference.timeline import EventKind, describe_delta
 from sredrill.agents.reference.workload import WaitGroup
 from sredrill.diagnosis import Category, Claim, Diagnosis, RuledOut
-from sredrill.scenarios import Vocabulary
+from sredrill.domains.rds import DOMAIN
 
 __all__ = ["write_diagnosis"]
 
 _ORDINALS = ("First", "Second", "Third", "Fourth")
-_VOCABULARY = Vocabulary.builtin()
+_VOCABULARY = DOMAIN.vocabulary()  # the reference agent knows RDS
 
 
 def _sentence(text: str) -> str:

@@ -41,7 +41,9 @@ def scenario_evidence(pack_name: str | None, test_id: str, *, allowed: set[str] 
         scenario = load_pack(pack_name).scenario(folder)
     except SredrillError:
         return ""
-    return pages.evidence_charts(scenario)
+    from sredrill.server.ui.evidence import evidence_html
+
+    return evidence_html(scenario)
 
 
 def ui_router(

@@ -1,4 +1,4 @@
-"""The AWS-shaped evidence files: CloudWatch GetMetricData, RDS DescribeEvents, Performance Insights.
+"""The RDS domain's record models: CloudWatch GetMetricData, RDS DescribeEvents, Performance Insights.
 
 Foreign formats (STYLE #8): unknown keys are ignored, so real exports load; the keys we read are validated.
 Every timestamp is a timezone-aware datetime. A series (CloudWatch's or Performance Insights' `db_load`) has

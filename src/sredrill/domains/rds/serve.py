@@ -1,0 +1,266 @@
+"""The RDS domain's evidence server: one scenario's evidence prepared once, and the answers of its tools.
+
+`RdsEvidence(scenario)` does the work a tool call would otherwise repeat (sorting, formatting every timestamp,
+dumping models); a call then only slices tuples by time with `bisect` and copies the slice into fresh lists.
+The toolset (`evidence.toolset`) validates the arguments, keeps the clock and the audit log, and calls
+`answer`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from types import MappingProxyType
+from typing import Any
+
+from pydantic import JsonValue
+
+from sredrill.evidence.index import Points, TimeFilter, iso
+from sredrill.evidence.serving import DEFAULT_PERIOD_S, CallContext, ToolAnswer
+from sredrill.scenarios import Scenario
+
+from .metadata import EvidenceSource
+from .records import MetricSeries, PerformanceInsights, RdsEvent, RdsEvents
+from .tools import PI_DIMENSIONS, EventsArgs, PerformanceInsightsArgs, QueryMetricsArgs
+
+__all__ = ["EventEntry", "EvidenceIndex", "InsightsEntry", "RdsEvidence", "SeriesEntry", "alert_time"]
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesEntry:
+    """One CloudWatch series, ready to answer `list_metrics` and `query_metrics`."""
+
+    metric_name: str
+    name_key: str
+    """`metric_name` case-folded, for the selective backends' substring match."""
+    stat: str
+    unit: str
+    dimensions: Mapping[str, str]
+    points: Points
+
+    @classmethod
+    def build(cls, series: MetricSeries) -> SeriesEntry:
+        return cls(
+            metric_name=series.metric_name,
+            name_key=series.metric_name.casefold(),
+            stat=series.stat,
+            unit=series.unit,
+            dimensions=MappingProxyType({d.name: d.value for d in series.dimensions}),
+            points=Points.build(series.timestamps, series.values),
+        )
+
+    def header(self) -> dict[str, JsonValue]:
+        """The series without its points (a `list_metrics` entry)."""
+        return {
+            "metric_name": self.metric_name,
+            "stat": self.stat,
+            "unit": self.unit,
+            "dimensions": dict(self.dimensions),
+        }
+
+    def matches(self, query_key: str, stat: str | None) -> bool:
+        """True when the case-folded query is part of the name and the statistic (if any) is this one."""
+        return query_key in self.name_key and (stat is None or self.stat.casefold() == stat.casefold())
+
+
+@dataclass(frozen=True, slots=True)
+class EventEntry:
+    """One RDS event, ready to answer `get_events`."""
+
+    date: datetime
+    categories: frozenset[str]
+    """Case-folded event categories, for the category filter."""
+    payload_json: str
+    """The event as agents see it, serialised once; parsed per call into fresh objects."""
+
+    @classmethod
+    def build(cls, event: RdsEvent) -> EventEntry:
+        payload = {
+            "date": iso(event.date),
+            "message": event.message,
+            "source_identifier": event.source_identifier,
+            "source_type": event.source_type,
+            "event_categories": list(event.event_categories),
+        }
+        return cls(event.date, frozenset(c.casefold() for c in event.event_categories), json.dumps(payload))
+
+
+@dataclass(frozen=True, slots=True)
+class InsightsEntry:
+    """Performance Insights: `db_load` as points (the temporal clock clips them), the rest as static JSON."""
+
+    instance: str
+    start_time: datetime
+    end_time: datetime
+    db_load: Points
+    db_load_unit: str
+    tops_json: str
+    """`top_sql`, `top_wait_events`, `top_users`, `top_hosts` serialised once."""
+
+    @classmethod
+    def build(cls, insights: PerformanceInsights) -> InsightsEntry:
+        tops = insights.model_dump(mode="json", include={"top_sql", "top_wait_events", "top_users", "top_hosts"})
+        return cls(
+            instance=insights.db_instance_identifier,
+            start_time=insights.start_time,
+            end_time=insights.end_time,
+            db_load=Points.build(insights.db_load.timestamps, insights.db_load.values),
+            db_load_unit=insights.db_load.unit,
+            tops_json=json.dumps(tops),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceIndex:
+    """Everything the RCA tools serve for one scenario, precomputed."""
+
+    series: tuple[SeriesEntry, ...]
+    """In file order (`list_metrics` lists them so)."""
+    period_s: int | None
+    """The metrics' period; None when the scenario has no metrics file."""
+    window: tuple[datetime, datetime] | None
+    """The metrics' `[start_time, end_time)`; None when the scenario has no metrics file."""
+    events: tuple[EventEntry, ...]
+    """Sorted by date (stable: file order among equal dates)."""
+    insights: InsightsEntry | None
+    started_at: datetime | None
+    """When the alert fired (see `alert_time`)."""
+
+    @classmethod
+    def build(cls, scenario: Scenario) -> EvidenceIndex:
+        """Prepare a scenario's evidence (the only costly step; done once per scenario)."""
+        series: tuple[MetricSeries, ...] = _records(scenario, EvidenceSource.CLOUDWATCH_METRICS, ())
+        rds: RdsEvents | None = _records(scenario, EvidenceSource.RDS_EVENTS, None)
+        events: tuple[RdsEvent, ...] = tuple(rds.events) if rds is not None else ()
+        pi: PerformanceInsights | None = _records(scenario, EvidenceSource.PERFORMANCE_INSIGHTS, None)
+        window = scenario.window if EvidenceSource.CLOUDWATCH_METRICS in scenario.evidence else None
+        return cls(
+            series=tuple(SeriesEntry.build(s) for s in series),
+            period_s=scenario.period_s,
+            window=(window.start, window.end) if window is not None else None,
+            events=tuple(EventEntry.build(e) for e in sorted(events, key=lambda e: e.date)),
+            insights=InsightsEntry.build(pi) if pi is not None else None,
+            started_at=alert_time(scenario, pi, events),
+        )
+
+    @property
+    def step(self) -> timedelta:
+        """The temporal clock's step: one metric period (`DEFAULT_PERIOD_S` without metrics)."""
+        return timedelta(seconds=self.period_s if self.period_s is not None else DEFAULT_PERIOD_S)
+
+
+def alert_time(scenario: Scenario, pi: PerformanceInsights | None, events: tuple[RdsEvent, ...]) -> datetime | None:
+    """When the alert fired: `startsAt`, else the metric window's midpoint (DESIGN §2).
+
+    Without either, the Performance Insights window's midpoint, else the first event: the temporal clock
+    needs an anchor whenever there is dated evidence to hold back. None only when nothing is dated at all.
+    """
+    if scenario.alert_started_at is not None:
+        return scenario.alert_started_at
+    if pi is not None:
+        return pi.start_time + (pi.end_time - pi.start_time) / 2
+    return min((e.date for e in events), default=None)
+
+
+def _records(scenario: Scenario, source: str, default: Any) -> Any:
+    value = scenario.records(source)
+    return default if value is None else value
+
+
+class RdsEvidence:
+    """The RDS domain's `DomainServer`: a scenario's `EvidenceIndex`, and the answer of each tool."""
+
+    __slots__ = ("_handlers", "index")
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.index = EvidenceIndex.build(scenario)
+        self._handlers: Mapping[str, Callable[[Any, CallContext], ToolAnswer]] = MappingProxyType(
+            {
+                "list_metrics": self._list_metrics,
+                "query_metrics": self._query_metrics,
+                "get_events": self._get_events,
+                "get_performance_insights": self._get_performance_insights,
+            }
+        )
+
+    @property
+    def started_at(self) -> datetime | None:
+        return self.index.started_at
+
+    @property
+    def step(self) -> timedelta:
+        return self.index.step
+
+    def answer(self, tool: str, args: Any, context: CallContext) -> ToolAnswer:
+        """Answer one call; `args` is the tool's declared argument model, validated."""
+        return self._handlers[tool](args, context)
+
+    def _list_metrics(self, _: object, ctx: CallContext) -> ToolAnswer:
+        idx = self.index
+        window: JsonValue = None
+        if idx.window is not None:
+            start, end = idx.window
+            # Under the clock the data ends "now": the window must not promise points that are not there yet.
+            if ctx.clock is not None and ctx.clock < end:
+                end = max(start, ctx.clock)
+            window = {"start": iso(start), "end": iso(end)}
+        return ToolAnswer(
+            {
+                "period": int(idx.step.total_seconds()),
+                "window": window,
+                "metrics": [s.header() for s in idx.series],
+            }
+        )
+
+    def _query_metrics(self, args: QueryMetricsArgs, ctx: CallContext) -> ToolAnswer:
+        window = TimeFilter(args.start, args.end, ctx.clock)
+        key = args.metric_name.strip().casefold()
+        out: list[JsonValue] = []
+        names: dict[str, None] = {}
+        n_points = 0
+        for entry in self.index.series:
+            if not entry.matches(key if ctx.filters_by_name else "", args.stat):
+                continue
+            timestamps, values = entry.points.select(window)
+            out.append({**entry.header(), "timestamps": timestamps, "values": values})
+            names[entry.metric_name] = None
+            n_points += len(values)
+        return ToolAnswer({"series": out}, returned_metrics=tuple(names), n_points=n_points)
+
+    def _get_events(self, args: EventsArgs, ctx: CallContext) -> ToolAnswer:
+        window = TimeFilter(args.start, args.end, ctx.clock)
+        wanted = args.category.strip().casefold() if args.category is not None else None
+        events: list[JsonValue] = [
+            json.loads(e.payload_json)
+            for e in self.index.events
+            if window.admits(e.date) and (wanted is None or wanted in e.categories)
+        ]
+        return ToolAnswer({"events": events}, n_events=len(events))
+
+    def _get_performance_insights(self, args: PerformanceInsightsArgs, ctx: CallContext) -> ToolAnswer:
+        pi = self.index.insights
+        clock = ctx.clock
+        doc: dict[str, JsonValue]
+        n_points = 0
+        if pi is None:
+            # No Performance Insights for this database: the same shape, with nothing in it.
+            doc = {"db_instance_identifier": None, "start_time": None, "end_time": None, "db_load": None}
+            doc.update({d: [] for d in PI_DIMENSIONS if d != "db_load"})
+        else:
+            timestamps, values = pi.db_load.select(TimeFilter(until=clock))
+            n_points = len(values)
+            end = pi.end_time if clock is None or clock >= pi.end_time else max(pi.start_time, clock)
+            doc = {
+                "db_instance_identifier": pi.instance,
+                "start_time": iso(pi.start_time),
+                "end_time": iso(end),
+                "db_load": {"timestamps": timestamps, "values": values, "unit": pi.db_load_unit},
+                # The top_* lists are aggregates over the whole window; there is nothing to clip them by.
+                **json.loads(pi.tops_json),
+            }
+        if args.dimension is not None:
+            doc = {args.dimension: doc[args.dimension]}
+            n_points = n_points if args.dimension == "db_load" else 0
+        return ToolAnswer(doc, n_points=n_points)

@@ -1,0 +1,188 @@
+"""The domain seam (issue 14): every registered domain is one declaration, and the core knows none of them.
+
+The grep test: no identifier a registered domain declares (its evidence sources, tools, legacy action names,
+failure modes, aliases and sets, resource kinds, `scenario.yml` keys) appears in a core module, that is any
+module under `src/sredrill/` but `domains/` and the domain's reference-agent package. Identifiers are matched
+as whole names in the code (names, attributes, keyword arguments, imported names) and as whole words in
+string literals that are not docstrings (a docstring may explain the seam with the first domain's names).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sredrill.agents.spec import CONNECTORS
+from sredrill.scenarios.domain import Domain, domain_names, get_domain
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "sredrill"
+
+# Files of the core that still spell a domain's names, each with the names it may still spell, until the
+# change asked of their owner lands (issue 14's closing note lists it). Nothing else may be added here.
+PENDING: dict[str, frozenset[str]] = {
+    # `scenarios show` renders an RDS scenario field by field (its owner moves that into the domain).
+    "cli_scenarios.py": frozenset(
+        {
+            "db_instance_identifier",
+            "engine_version",
+            "instance_class",
+            "aws_rds_events",
+            "performance_insights",
+            "metric_window",
+        }
+    ),
+    # TRACE's own log-event name, which the RDS vocabulary shares by chance (the incident simulator is not
+    # behind the seam; its owner renames it or moves TRACE behind a domain).
+    "incidents/vocabulary.py": frozenset({"cpu_saturation"}),
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that are documentation: a string standing alone as a statement (module,
+    class and function docstrings, and the attribute docstrings under fields)."""
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }
+
+
+def checked(domain: Domain) -> frozenset[str]:
+    """The identifiers of a domain the test looks for: those shaped like identifiers (`aws_rds_events`,
+    `db-instance`); a plain word it also declares (`engine`, `region`, `failover`) is English, not a name of it."""
+    return frozenset(i for i in domain.identifiers() if "_" in i or "-" in i)
+
+
+def spelled(source: str, identifiers: frozenset[str]) -> Iterator[tuple[int, str]]:
+    """(line, identifier) for each identifier `source` spells as a name or as a word of a non-docstring string."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    words = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, sorted(identifiers))) + r")(?![A-Za-z0-9_])")
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, ast.keyword) and node.arg:
+            names = [node.arg]
+        elif isinstance(node, ast.alias):
+            names = [node.asname or node.name.split(".")[-1]]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            names = words.findall(node.value)
+        for name in names:
+            if name in identifiers:
+                yield getattr(node, "lineno", 0), name
+
+
+def _agent_package(domain: Domain) -> Path | None:
+    """The package of the domain's reference agent: domain code that lives in the agents layer."""
+    entry = CONNECTORS.get(domain.reference_agent)
+    if entry is None:
+        return None
+    module = entry.factory.split(":")[0]
+    return SRC.parent / Path(*module.split("."))
+
+
+def core_files(domain: Domain) -> list[Path]:
+    agent = _agent_package(domain)
+    out = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC)
+        if rel.parts[0] == "domains" or (agent is not None and path.is_relative_to(agent)):
+            continue
+        out.append(path)
+    return out
+
+
+@pytest.mark.parametrize("name", domain_names())
+def test_the_core_spells_no_identifier_a_domain_declares(name: str) -> None:
+    domain = get_domain(name)
+    identifiers = checked(domain)
+    assert {"aws_rds_events", "query_metrics", "storage_full", "instance_class"} <= identifiers or name != "rds"
+    found = []
+    for path in core_files(domain):
+        rel = str(path.relative_to(SRC))
+        allowed = PENDING.get(rel, frozenset())
+        for line, ident in spelled(path.read_text(), identifiers):
+            if ident not in allowed:
+                found.append(f"{rel}:{line}: {ident}")
+    assert not found, f"core modules spell the {name} domain's identifiers (move them into the domain):\n" + "\n".join(
+        found
+    )
+
+
+def test_a_planted_violation_is_caught() -> None:
+    rds = checked(get_domain("rds"))
+    planted = '''
+"""Docstrings may say query_metrics and aws_rds_events."""
+TABLE = {"query_metrics": "aws_cloudwatch_metrics"}
+def f(scenario):
+    """So may this one: storage_full."""
+    return scenario.performance_insights, "the metric names are fine", "see instance_class"
+'''
+    hits = sorted(set(spelled(planted, rds)))
+    assert hits == [
+        (3, "aws_cloudwatch_metrics"),
+        (3, "query_metrics"),
+        (6, "instance_class"),
+        (6, "performance_insights"),
+    ]
+    # whole words only: a longer name that contains one is not it
+    assert list(spelled("x = 'my_query_metrics_v2 aws_rds_events_old'", rds)) == []
+
+
+def test_pending_entries_are_still_needed() -> None:
+    # An entry whose file no longer spells a name must go: the list only shrinks.
+    identifiers = frozenset().union(*(checked(get_domain(n)) for n in domain_names()))
+    for rel, names in PENDING.items():
+        still = {ident for _, ident in spelled((SRC / rel).read_text(), identifiers)}
+        assert names <= still, f"{rel} no longer spells {sorted(names - still)}: drop them from PENDING"
+
+
+@pytest.mark.parametrize("name", domain_names())
+def test_a_domain_is_one_consistent_declaration(name: str) -> None:
+    domain = get_domain(name)
+    sources = set(domain.source_names)
+    assert len(sources) == len(domain.sources)
+    assert len(set(domain.tool_names)) == len(domain.tool_names), "a tool is declared once"
+    for tool in domain.tools:
+        assert tool.source in sources, f"{tool.name} reads an undeclared source {tool.source!r}"
+    for source in domain.sources:
+        assert any(t.source == source.name for t in domain.tools), f"no tool reads {source.name}"
+    assert domain.reference_agent in CONNECTORS
+
+
+def test_every_rds_tool_has_a_handler_on_its_server() -> None:
+    from sredrill.evidence.serving import server_factory
+    from sredrill.scenarios import load_pack
+
+    rds = get_domain("rds")
+    server = server_factory(rds)(load_pack("rds_postgres").scenarios[0])
+    assert set(getattr(server, "_handlers", {})) == {t.name for t in rds.tools}
+
+
+def test_unknown_domain_in_pack_yml_is_an_input_error_with_did_you_mean(tmp_path: Path) -> None:
+    import shutil
+
+    from sredrill.errors import InputError
+    from sredrill.scenarios import load_pack
+
+    pack = tmp_path / "p"
+    shutil.copytree(load_pack("rds_postgres").root / "001-replication-lag", pack / "001-replication-lag")
+    (pack / "pack.yml").write_text("domain: rsd\n")
+    with pytest.raises(InputError) as info:
+        load_pack(pack)
+    assert info.value.field == "domain" and "did you mean 'rds'?" in (info.value.hint or "")
+    (pack / "pack.yml").write_text("domain: rds\n")
+    assert load_pack(pack).domain == "rds"
+    (pack / "pack.yml").unlink()
+    assert load_pack(pack).domain == "rds"  # recognised by its files
