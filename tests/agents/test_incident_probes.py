@@ -176,11 +176,13 @@ def test_through_sredrill_run_a_probe_sees_no_reward(name: str) -> None:
     from sredrill.env.families import DEFAULT_FAMILY_SEEDS
 
     family = FAMILIES[0]
-    report = run(["incidents"], agent=f"py:sredrill.agents.incident_probes:{name}", scenarios=[family])
+    report = run(
+        ["incidents"], agent=f"py:sredrill.agents.incident_probes:{name}", scenarios=[family], episode_key=EPISODE_KEY
+    )
     outcomes = {r.id: (r.status == "passed", r.score) for r in report.results}
     expected = {}
     for seed in DEFAULT_FAMILY_SEEDS:
-        task = family_task(family, seed=seed)
+        task = family_task(family, seed=seed, key=EPISODE_KEY)
         space = ActionSpace.from_schema(task.action_schema())
         played = play_episode(PROBES[name], FamilyEpisode(task), space, show_rewards=False)
         expected[f"incidents/{family}#seed{seed}"] = (played.resolved, round(played.grade, 4))
