@@ -74,7 +74,8 @@ def test_a_signal_ends_every_agent_and_leaves_the_run_resumable(
     target = ["run", "--pack", "rds_postgres"] if command == "run" else ["test", "signal_eval.py"]
     proc = project.popen(*target, "--agent", agent, "--jobs", "3")
     try:
-        pidfiles = lambda: sorted(project.root.glob("pids-*"))  # noqa: E731
+        # Not `pids-N.tmp`: an agent writes its file there first, then renames it (a half-written one has no pids).
+        pidfiles = lambda: sorted(p for p in project.root.glob("pids-*") if p.suffix != ".tmp")  # noqa: E731
         assert wait_until(lambda: len(pidfiles()) == 3, deadline_s=60), proc.stderr
         assert wait_until(lambda: len(_stored(project.db, "select test_id from results")) == 2, deadline_s=30)
         pids = [int(p) for path in pidfiles() for p in path.read_text().split()]
