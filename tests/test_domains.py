@@ -24,17 +24,6 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "sredrill"
 # Files of the core that still spell a domain's names, each with the names it may still spell, until the
 # change asked of their owner lands (issue 14's closing note lists it). Nothing else may be added here.
 PENDING: dict[str, frozenset[str]] = {
-    # `scenarios show` renders an RDS scenario field by field (its owner moves that into the domain).
-    "cli_scenarios.py": frozenset(
-        {
-            "db_instance_identifier",
-            "engine_version",
-            "instance_class",
-            "aws_rds_events",
-            "performance_insights",
-            "metric_window",
-        }
-    ),
     # TRACE's own log-event name, which the RDS vocabulary shares by chance (the incident simulator is not
     # behind the seam; its owner renames it or moves TRACE behind a domain).
     "incidents/vocabulary.py": frozenset({"cpu_saturation"}),

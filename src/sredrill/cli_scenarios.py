@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from sredrill.scenarios import Pack, Scenario
+    from sredrill.scenarios.domain import View
 
 __all__ = ["scenarios_app"]
 
@@ -120,53 +121,52 @@ def _find(scenario_id: str, pack: str | None) -> Scenario:
 
 
 def _render(s: Scenario, say: Callable[..., None]) -> None:
+    from sredrill.scenarios import ScenarioMetadata, get_domain
+
     m, a = s.metadata, s.answer
+    domain = get_domain(s.domain)
     say(f"[bold]{s.qualified_id}[/bold]  difficulty {s.difficulty}  axis2 {'yes' if s.is_axis2 else 'no'}")
-    say(f"instance: {m.db_instance_identifier} ({m.engine} {m.engine_version}, {m.instance_class}, {m.region})")
+    # The domain's own scenario.yml keys (an RDS instance's engine and class, …), whatever the domain.
+    own = [k for k in type(m).model_fields if k not in ScenarioMetadata.model_fields]
+    shown = [f"{k}={getattr(m, k)}" for k in own if getattr(m, k) not in (None, "", [], ())]
+    say(f"{s.domain}: {', '.join(shown) or '(no keys of its own)'}", markup=False)
     say(f"severity: {m.severity}    adversarial: {'; '.join(m.adversarial_signals) or 'none'}", markup=False)
     say("\n[bold]alert[/bold] (as written; agents get the blinded alert)")
     say(json.dumps(s.alert.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2), markup=False)
-    if s.metric_window is not None:
-        w = s.metric_window
-        window = f"{w.start_time:%Y-%m-%d %H:%M} – {w.end_time:%H:%M}"
-        say(f"\n[bold]metrics[/bold] {w.namespace}, period {w.period}s, {window}")
-        for series in s.metrics:
-            dims = ",".join(f"{d.name}={d.value}" for d in series.dimensions)
-            low, high = (min(series.values), max(series.values)) if series.values else (None, None)
-            say(
-                f"  {series.metric_name:<28} {series.stat:<8} {series.unit:<13} {dims:<42} "
-                f"n={len(series.values):<3} min={low:.4g} max={high:.4g}"
-                if series.values
-                else f"  {series.metric_name:<28} {series.stat:<8} {series.unit:<13} {dims} n=0",
-                markup=False,
-            )
-    if s.has_source("aws_rds_events"):
-        say(f"\n[bold]events[/bold] ({len(s.events)})")
-        for e in s.events:
-            say(f"  {e.date:%Y-%m-%d %H:%M:%S}  {e.source_identifier}  [{', '.join(e.event_categories)}]", markup=False)
-            say(f"      {e.message}", markup=False)
-    pi = s.performance_insights
-    if pi is not None:
-        say("\n[bold]performance insights[/bold]")
-        if pi.db_load.values:
-            say(
-                f"  db_load {min(pi.db_load.values):.3g} – {max(pi.db_load.values):.3g} {pi.db_load.unit}", markup=False
-            )
-        for q in pi.top_sql:
-            waits = ", ".join(f"{w.name} {w.db_load_avg:g}" for w in q.wait_events)
-            say(f"  {q.db_load_avg:>6.2f}  {q.statement}  ({waits})", markup=False)
+    for spec in domain.views:
+        if s.has_source(spec.source):
+            _render_view(spec.build(s), say)
     say("\n[bold]answer[/bold] (never shown to agents)")
     say(f"  category: {a.root_cause_category.value}    failure modes: {', '.join(s.failure_modes)}")
     for label, values in (
         ("required keywords", a.required_keywords),
         ("forbidden", a.forbidden_categories + a.forbidden_keywords),
-        ("required evidence", [e.value for e in a.required_evidence_sources]),
+        ("required evidence", [str(e) for e in a.required_evidence_sources]),
         ("ruled out", a.ruled_out),
         ("ruling-out keywords", a.ruling_out_keywords or []),
         ("required queries", a.required_queries or []),
     ):
         if values:
             say(f"  {label}: {', '.join(values)}", markup=False)
+
+
+def _render_view(view: View, say: Callable[..., None]) -> None:
+    """One evidence view as text: the same four generic kinds the UI draws."""
+    say(f"\n[bold]{view.title}[/bold]")
+    if view.kind == "series":
+        for title, unit, points in view.series:
+            values = [v for _, v in points]
+            span = f"min={min(values):.4g} max={max(values):.4g}" if values else ""
+            say(f"  {title:<60} {unit:<13} n={len(values):<3} {span}".rstrip(), markup=False)
+    elif view.kind == "timeline":
+        for moment, text in view.events:
+            say(f"  {moment:%Y-%m-%d %H:%M:%S}  {text}", markup=False)
+    elif view.kind == "table":
+        say("  " + " | ".join(view.columns), markup=False)
+        for row in view.rows:
+            say("  " + " | ".join(row), markup=False)
+    else:
+        say("\n".join(f"  {line}" for line in view.text.splitlines()), markup=False)
 
 
 @scenarios_app.command("lint")
