@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from functools import cache
 from html import escape
 from importlib import resources
@@ -26,7 +25,6 @@ from sredrill.engine.reporters.base import (
     shown_reason,
     traceback_tail,
 )
-from sredrill.engine.reporters.html_charts import event_timeline, series_chart
 from sredrill.engine.reporters.html_summary import sections_html, totals_html
 from sredrill.engine.reporters.tables import percent, points
 from sredrill.results import RunReport, Signal, SignalRole, TestResult, TestStatus
@@ -35,7 +33,6 @@ from sredrill.text import scrub
 __all__ = [
     "compare_page",
     "env_page",
-    "evidence_charts",
     "first_failed_check",
     "not_found_page",
     "result_page",
@@ -370,30 +367,11 @@ def _metrics(result: TestResult) -> str:
     return f'<dl class="metrics" id="metrics">{dl}<dt>tools used</dt><dd>{hist}</dd></dl>'
 
 
-def evidence_charts(scenario: Any) -> str:
-    """A scenario's metric series (alert marked) and its event timeline, as inline SVG."""
-    alert_at: datetime | None = scenario.alert_started_at
-    charts = [
-        series_chart(
-            f"{s.metric_name} ({s.stat})",
-            list(zip(s.timestamps, s.values, strict=False)),
-            unit=str(s.unit),
-            alert_at=alert_at,
-        )
-        for s in scenario.metrics
-    ]
-    events = [(ev.date, ev.message) for ev in scenario.events]
-    return (
-        f'<div class="charts" id="evidence">{"".join(charts) or "<p class=muted>no metric series</p>"}</div>'
-        f"<h3>Events</h3>{event_timeline(events, alert_at=alert_at)}"
-    )
-
-
 def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]] | None, *, evidence: str) -> str:
     """One test: signals, trajectory, derived metrics, insights, captured output and the scenario's evidence.
 
     Args:
-        evidence: the HTML of `evidence_charts` for the test's scenario, or "" when it has none.
+        evidence: the HTML of the test's scenario's evidence views (`server.ui.evidence`), or "" when it has none.
     """
     reason = ""
     if result.status != TestStatus.PASSED:
