@@ -21,14 +21,6 @@ from sredrill.scenarios.domain import Domain, domain_names, get_domain
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "sredrill"
 
-# Files of the core that still spell a domain's names, each with the names it may still spell, until the
-# change asked of their owner lands (issue 14's closing note lists it). Nothing else may be added here.
-PENDING: dict[str, frozenset[str]] = {
-    # TRACE's own log-event name, which the RDS vocabulary shares by chance (the incident simulator is not
-    # behind the seam; its owner renames it or moves TRACE behind a domain).
-    "incidents/vocabulary.py": frozenset({"cpu_saturation"}),
-}
-
 
 def _docstrings(tree: ast.AST) -> set[int]:
     """The ids of the string constants that are documentation: a string standing alone as a statement (module,
@@ -100,10 +92,7 @@ def test_the_core_spells_no_identifier_a_domain_declares(name: str) -> None:
     found = []
     for path in core_files(domain):
         rel = str(path.relative_to(SRC))
-        allowed = PENDING.get(rel, frozenset())
-        for line, ident in spelled(path.read_text(), identifiers):
-            if ident not in allowed:
-                found.append(f"{rel}:{line}: {ident}")
+        found += [f"{rel}:{line}: {ident}" for line, ident in spelled(path.read_text(), identifiers)]
     assert not found, f"core modules spell the {name} domain's identifiers (move them into the domain):\n" + "\n".join(
         found
     )
@@ -127,14 +116,6 @@ def f(scenario):
     ]
     # whole words only: a longer name that contains one is not it
     assert list(spelled("x = 'my_query_metrics_v2 aws_rds_events_old'", rds)) == []
-
-
-def test_pending_entries_are_still_needed() -> None:
-    # An entry whose file no longer spells a name must go: the list only shrinks.
-    identifiers = frozenset().union(*(checked(get_domain(n)) for n in domain_names()))
-    for rel, names in PENDING.items():
-        still = {ident for _, ident in spelled((SRC / rel).read_text(), identifiers)}
-        assert names <= still, f"{rel} no longer spells {sorted(names - still)}: drop them from PENDING"
 
 
 @pytest.mark.parametrize("name", domain_names())

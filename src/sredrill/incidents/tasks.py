@@ -141,7 +141,7 @@ EASY_CPU_SPIKE = IncidentTask(
             stages=(Stage(API, DEGRADED),),
             logs=(
                 LogLine(API, WARN, Signal.REQUEST_SURGE, "inbound requests at {value}x the usual rate", fr(2.6, 3.2)),
-                LogLine(API, WARN, Signal.CPU_SATURATION, "worker CPU at {value}%", Reading(M.CPU)),
+                LogLine(API, WARN, Signal.CPU_PRESSURE, "worker CPU at {value}%", Reading(M.CPU)),
                 LogLine(
                     API,
                     WARN,
@@ -248,7 +248,7 @@ HARD_MIXED = IncidentTask(
             stages=(Stage(DB, DEGRADED), Stage(API, DEGRADED)),
             logs=(
                 release_line(),
-                LogLine(API, WARN, Signal.CPU_SATURATION, "worker CPU at {value}%", Reading(M.CPU)),
+                LogLine(API, WARN, Signal.CPU_PRESSURE, "worker CPU at {value}%", Reading(M.CPU)),
                 LogLine(API, ERROR, Signal.DEPENDENCY_TIMEOUT, "{value:.0f} database call timeouts/min", fr(120, 240)),
                 LogLine(
                     DB,
@@ -402,7 +402,7 @@ MEDIUM_DB_SATURATION = IncidentTask(
             logs=(
                 LogLine(QUEUE, WARN, Signal.RETRY_BACKLOG, "{value:.0f} retried messages queued", fr(2000, 3000)),
                 LogLine(QUEUE, WARN, Signal.BACKLOG_GROWING, "{value:.0f} messages waiting", Reading(M.QUEUE_DEPTH)),
-                LogLine(DB, WARN, Signal.CPU_SATURATION, "database CPU at {value}%", Reading(M.CPU)),
+                LogLine(DB, WARN, Signal.CPU_PRESSURE, "database CPU at {value}%", Reading(M.CPU)),
                 LogLine(DB, WARN, Signal.SLOW_QUERY, "query took {value:.0f} ms", fr(800, 1500)),
                 LogLine(API, ERROR, Signal.DEPENDENCY_TIMEOUT, "{value:.0f} database call timeouts/min", fr(30, 80)),
             ),

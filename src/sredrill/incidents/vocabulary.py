@@ -111,7 +111,7 @@ class Signal(StrEnum):
     """Inbound request rate far above its baseline; value = the ratio to baseline."""
     REPLICAS_INSUFFICIENT = "replicas_insufficient"
     """The autoscaler wants more replicas than run; value = the desired replica count."""
-    CPU_SATURATION = "cpu_saturation"
+    CPU_PRESSURE = "cpu_pressure"
     """CPU near its limit; value = CPU %."""
     MEMORY_GROWTH = "memory_growth"
     """Resident memory growing without bound; value = memory %."""

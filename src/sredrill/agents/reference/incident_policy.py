@@ -17,7 +17,7 @@ How it decides, in order:
    series; with nothing firing and everything healthy → declare healthy.
 6. Out of ideas → wait, and on the last step declare as in 1.
 
-The runbook maps cause signals (never symptoms such as `cpu_saturation` or `dependency_timeout`) to actions:
+The runbook maps cause signals (never symptoms such as `cpu_pressure` or `dependency_timeout`) to actions:
 `unhandled_exception` after a `release_deployed` on the same service → `rollback_release`; `pool_exhausted`
 → `restart_database`; `retry_backlog` → `clear_queue`; `memory_growth` or `process_crashed` → restart that
 service; `replicas_insufficient` → `scale_workers` to the replica count the record asks for.
