@@ -39,6 +39,7 @@ from sredrill.workers import (
     Worker,
     WorkerDied,
     WorkerPool,
+    attach_worker_data,
     capture_output,
     read_capture,
 )
@@ -176,14 +177,9 @@ class BodyHandler:
             try:
                 agent = resolve_agent(init.agent, base_url=init.base_url, api_key=init.api_key)
             except InputError as exc:  # the driver raises it again, with the same fields: a usage error
-                exc.worker_data = {  # type: ignore[attr-defined]
-                    "class": type(exc).__name__,
-                    "message": exc.message,
-                    "path": exc.path,
-                    "field": exc.field,
-                    "allowed": exc.allowed,
-                    "hint": exc.hint,
-                }
+                fields: dict[str, object] = {"class": type(exc).__name__, "message": exc.message, "path": exc.path}
+                fields |= {"field": exc.field, "allowed": exc.allowed, "hint": exc.hint}
+                attach_worker_data(exc, fields)
                 raise
         store = None
         if init.db is not None:
