@@ -1,10 +1,11 @@
 """The drill model behind `gen_rds_pack.py`: instances, timelines and how a scenario's files are rendered.
 
-`gen_rds_pack.py` writes `scenario.yml`, `alert.json`, the CloudWatch metrics, `aws_rds_events.json` and
-`aws_performance_insights.json` of every scenario. `answer.yml` and `pack.yml` are written by hand (the
-answer keys came first) and are never touched here. The committed files are the source of truth; this
-script documents how they were made and reproduces them byte for byte: every scenario draws its noise from
-its own `random.Random` seeded with the folder name.
+`gen_rds_pack.py` writes `scenario.yml`, `alert.json`, the CloudWatch metrics, `aws_rds_events.json`,
+`aws_performance_insights.json` and `aws_rds_postgresql_log.json` of every scenario. `answer.yml` and `pack.yml`
+are written by hand (the answer keys came first) and are never touched here. The committed files are the source
+of truth; this script documents how they were made and reproduces them byte for byte: every scenario draws its
+noise from its own `random.Random` seeded with the folder name (and the PostgreSQL log from a second one, so the
+log never changes the metrics drawn before it).
 
 The scenarios themselves (instances, timelines, alerts, events, top SQL) live in `rds_pack_scenarios*.py`, which
 import this module; `gen_rds_pack.py` imports both (no module imports one that imports it back).
@@ -89,9 +90,15 @@ class Drill:
     events_window: tuple[datetime, datetime] | None = None
     alert: dict = field(default_factory=dict)
     insights: dict = field(default_factory=dict)
+    log: list[dict] = field(default_factory=list)
+    checkpoint_storm: tuple[float, float, float] | None = None
+    """(from minute, to minute, seconds between checkpoints): WAL-triggered checkpoints in the log."""
+    offline: list[tuple[float, float]] = field(default_factory=list)
+    """(from minute, to minute) spans the server is down: no routine log lines then."""
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"sredrill/rds_postgres/{self.folder}")
+        self.log_rng = random.Random(f"sredrill/rds_postgres/{self.folder}/postgresql.log")
 
     # -- time ---------------------------------------------------------------------------------------------
     @property
@@ -177,6 +184,35 @@ class Drill:
                 "event_categories": categories,
             }
         )
+
+    @property
+    def database(self) -> str:
+        """The application database: the instance name's first word (`ledger-pg-prod` -> `ledger`)."""
+        return self.db.name.split("-")[0]
+
+    def log_line(self, minute: float, level: str, message: str, *, user: str = "", database: str | None = None,
+                 client: str = "", pid: int | None = None) -> None:  # fmt: skip
+        """One PostgreSQL log record; a client backend's (with `user`) gets this database unless told."""
+        if database is None:
+            database = self.database if user else ""
+        self.log.append(
+            {
+                "timestamp": iso(self.at(minute).replace(microsecond=0)),
+                "level": level,
+                "pid": pid if pid is not None else self.log_rng.randint(20_000, 64_000),
+                "user": user,
+                "database": database,
+                "client": client,
+                "message": message,
+            }
+        )
+
+    def client(self) -> tuple[str, str]:
+        """A (user, host(port)) of the application, from Performance Insights' top users and hosts."""
+        users = [u["name"] for u in self.insights.get("top_users", []) if u["name"] != "rdsadmin"] or ["app"]
+        hosts = [h["id"] for h in self.insights.get("top_hosts", [])] or ["10.0.0.10"]
+        host = self.log_rng.choice(hosts)
+        return self.log_rng.choice(users), f"{host}({self.log_rng.randint(32_768, 60_999)})"
 
     def value_at(self, metric: str, minute: int) -> float:
         series = next(s for s in self.series if s["metric_name"] == metric)
@@ -270,6 +306,7 @@ class Drill:
     def files(self) -> dict[str, str]:
         """File name -> content, exactly as committed."""
         self.rng.shuffle(self.series)  # series order varies, so no metric is always first
+        self.routine_log()
         meta = {
             "schema_version": "1.0",
             "scenario_id": self.folder,
@@ -283,7 +320,12 @@ class Drill:
             "severity": self.severity,
             "scenario_difficulty": self.difficulty,
             "adversarial_signals": self.adversarial,
-            "available_evidence": ["aws_cloudwatch_metrics", "aws_rds_events", "aws_performance_insights"],
+            "available_evidence": [
+                "aws_cloudwatch_metrics",
+                "aws_rds_events",
+                "aws_performance_insights",
+                "aws_rds_postgresql_log",
+            ],
         }
         envelope = {
             "namespace": "AWS/RDS",
@@ -300,6 +342,15 @@ class Drill:
         if self.events_window:
             events = {"start_time": iso(self.events_window[0]), "end_time": iso(self.events_window[1]), **events}
         out["aws_rds_events.json"] = _json(events)
+        out["aws_rds_postgresql_log.json"] = _json(
+            {
+                "db_instance_identifier": self.db.name,
+                "log_file": f"error/postgresql.log.{self.start:%Y-%m-%d-%H}",
+                "start_time": iso(self.start),
+                "end_time": iso(self.at(self.n)),
+                "records": sorted(self.log, key=lambda r: r["timestamp"]),
+            }
+        )
         if self.split_metrics:
             out["aws_cloudwatch_metrics_envelope.json"] = _json(envelope)
             for s in self.series:
@@ -308,6 +359,95 @@ class Drill:
         else:
             out["aws_cloudwatch_metrics.json"] = _json({**envelope, "metric_data_results": self.series})
         return out
+
+    # -- the PostgreSQL log's routine lines ---------------------------------------------------------------
+    def routine_log(self) -> None:
+        """What every instance logs whatever happens: sessions coming and going, RDS's own monitoring
+        connections, timed checkpoints (WAL-triggered ones during `checkpoint_storm`), autovacuum and
+        autoanalyze of the busy tables. A haystack: no line of it tells one incident from another."""
+        r, end = self.log_rng, self.n - 0.02
+        tables = _tables(self)
+        # Client sessions: a few connect and disconnect every minute.
+        for minute in range(self.n):
+            for _ in range(r.randint(1, 3)):
+                user, client = self.client()
+                at, pid = minute + r.uniform(0, 0.97), r.randint(20_000, 64_000)
+                self._routine(at, "LOG", f"connection authorized: user={user} database={self.database} "
+                              "SSL enabled (protocol=TLSv1.3, cipher=TLS_AES_256_GCM_SHA384, bits=256)",
+                              user=user, client=client, pid=pid)  # fmt: skip
+                held = r.uniform(0.05, 2.5)
+                if at + held < end:
+                    secs = held * 60
+                    host, port = client[:-1].split("(")
+                    self._routine(at + held, "LOG", f"disconnection: session time: 0:{int(secs // 60):02d}:"
+                                  f"{secs % 60:06.3f} user={user} database={self.database} host={host} port={port}",
+                                  user=user, client=client, pid=pid)  # fmt: skip
+        # RDS's monitoring agent connects every few minutes.
+        at = r.uniform(0.5, 2.5)
+        while at < end:
+            self._routine(at, "LOG", "connection authorized: user=rdsadmin database=rdsadmin application_name=rdsmon",
+                          user="rdsadmin", database="rdsadmin", client="[local]")  # fmt: skip
+            at += r.uniform(2.5, 4.5)
+        self._checkpoints(end)
+        # Autovacuum and autoanalyze of the tables the workload touches.
+        at = r.uniform(1.0, 5.0)
+        while at < end and tables:
+            table = r.choice(tables)
+            if r.random() < 0.5:
+                removed, kept = r.randint(800, 40_000), r.randint(200_000, 9_000_000)
+                self._routine(at, "LOG", f'automatic vacuum of table "{self.database}.{table}": index scans: 1, '
+                              f"pages: 0 removed, {kept // 60} remain, tuples: {removed} removed, {kept} remain, "
+                              f"0 are dead but not yet removable; avg read rate: {r.uniform(0.5, 9):.3f} MB/s, "
+                              f"avg write rate: {r.uniform(0.5, 6):.3f} MB/s; "
+                              f"elapsed: {r.uniform(0.4, 9):.2f} s")  # fmt: skip
+            else:
+                self._routine(at, "LOG", f'automatic analyze of table "{self.database}.{table}": '
+                              f"avg read rate: {r.uniform(5, 60):.3f} MB/s, "
+                              f"avg write rate: {r.uniform(0, 1):.3f} MB/s; "
+                              f"elapsed: {r.uniform(0.2, 3):.2f} s")  # fmt: skip
+            at += r.uniform(3.0, 8.0)
+
+    def _routine(self, minute: float, level: str, message: str, **kw: object) -> None:
+        if not any(lo <= minute < hi for lo, hi in self.offline):
+            self.log_line(minute, level, message, **kw)  # type: ignore[arg-type]
+
+    def _checkpoints(self, end: float) -> None:
+        r, pid = self.log_rng, 412
+        storm = self.checkpoint_storm
+        at, last = r.uniform(0.2, 4.8), None
+        while at < end:
+            in_storm = storm is not None and storm[0] <= at < storm[1]
+            reason = "wal" if in_storm else "time"
+            self._routine(at, "LOG", f"checkpoint starting: {reason}", pid=pid)
+            # The pack's parameter groups set checkpoint_warning to 60 s (PostgreSQL's default is 30 s).
+            if in_storm and last is not None and (at - last) * 60 < 60:
+                self._routine(at, "LOG", f"checkpoints are occurring too frequently ({round((at - last) * 60)} "
+                              "seconds apart)", pid=pid)  # fmt: skip
+                self._routine(at, "HINT", 'Consider increasing the configuration parameter "max_wal_size".', pid=pid)
+            took = (storm[2] * r.uniform(0.75, 0.95) if in_storm and storm else r.uniform(150, 270)) / 60
+            if storm is not None and at < storm[0] < at + took:  # the storm's first WAL request hurries it
+                took = storm[0] - at + r.uniform(0.01, 0.04)
+            if at + took < end:
+                buffers = r.randint(40_000, 160_000) if in_storm else r.randint(900, 6_000)
+                self._routine(at + took, "LOG", f"checkpoint complete: wrote {buffers} buffers "
+                              f"({buffers / 10_485:.1f}%); 0 WAL file(s) added, {r.randint(0, 3)} removed, "
+                              f"{r.randint(0, 40) if in_storm else r.randint(0, 2)} recycled; "
+                              f"write={took * 60:.3f} s, sync={r.uniform(0.001, 0.4):.3f} s, "
+                              f"total={took * 60 + 0.4:.3f} s", pid=pid)  # fmt: skip
+            last = at
+            at += (storm[2] if in_storm and storm else 300) / 60 * r.uniform(0.97, 1.03)
+            if storm is not None and not in_storm and at > storm[0] and last < storm[0]:
+                at = storm[0] + r.uniform(0.05, 0.3)
+
+
+def _tables(d: Drill) -> list[str]:
+    """The tables the top SQL touches (`public.<name>`), in first-seen order."""
+    names: dict[str, None] = {}
+    for q in d.insights.get("top_sql", []):
+        for name in re.findall(r"\b(?:FROM|INTO|UPDATE|JOIN)\s+(?:public\.)?([a-z_][a-z0-9_]*)", q["statement"]):
+            if name not in {"stdin"}:
+                names[f"public.{name}"] = None
+    return list(names)
 
 
 def _number(value: float) -> str:

@@ -31,6 +31,50 @@ def low_storage(d: Drill, minute: float, free_bytes: float) -> None:
     d.event(minute, msg, ["low storage"])
 
 
+# -- what an incident writes to the PostgreSQL log (the routine lines are `Drill.routine_log`'s) -----------
+
+
+def refused_connections(d: Drill, start: float, end: float, per_minute: tuple[int, int]) -> None:
+    """Clients turned away once the instance has no connection slot left (PostgreSQL 16's wording)."""
+    r, minute = d.log_rng, start
+    while minute < end:
+        for _ in range(r.randint(*per_minute)):
+            user, client = d.client()
+            full, at = r.random() < 0.35, min(minute + r.uniform(0, 0.98), end - 0.02)
+            d.log_line(at, "FATAL", "sorry, too many clients already" if full else
+                       "remaining connection slots are reserved for roles with the SUPERUSER attribute",
+                       user=user, client=client)  # fmt: skip
+        minute += 1
+
+
+def walsender_timeouts(d: Drill, minutes: list[float], replica_ip: str) -> None:
+    """The primary drops a replica's WAL stream that stopped answering, and the replica connects again."""
+    for minute in minutes:
+        pid = d.log_rng.randint(20_000, 64_000)
+        client = f"{replica_ip}({d.log_rng.randint(32_768, 60_999)})"
+        d.log_line(minute, "LOG", "terminating walsender process due to replication timeout", user="rdsrepladmin",
+                   database="", client=client, pid=pid)  # fmt: skip
+        d.log_line(minute + 0.08, "LOG", "replication connection authorized: user=rdsrepladmin "
+                   "application_name=walreceiver SSL enabled (protocol=TLSv1.3, cipher=TLS_AES_256_GCM_SHA384, "
+                   "bits=256)", user="rdsrepladmin", database="", client=client)  # fmt: skip
+
+
+def out_of_space(d: Drill, first: float, shutdown: float, relation: str) -> None:
+    """Writes failing on a full volume, then the server stopping."""
+    r, minute = d.log_rng, first
+    while minute < shutdown - 0.1:
+        user, client = d.client()
+        pid = r.randint(20_000, 64_000)
+        d.log_line(minute, "ERROR", f'could not extend file "{relation}.{r.randint(2, 40)}": No space left on device',
+                   user=user, client=client, pid=pid)  # fmt: skip
+        d.log_line(minute, "HINT", "Check free disk space.", user=user, client=client, pid=pid)
+        minute += r.uniform(0.15, 0.4)
+    d.log_line(shutdown, "PANIC", 'could not write to file "pg_wal/xlogtemp.412": No space left on device', pid=412)
+    d.log_line(shutdown + 0.01, "LOG", "checkpointer process (PID 412) was terminated by signal 6: Aborted", pid=388)
+    d.log_line(shutdown + 0.01, "LOG", "terminating any other active server processes", pid=388)
+    d.log_line(shutdown + 0.05, "LOG", "database system is shut down", pid=388)
+
+
 def s000() -> Drill:
     d = Drill("000-healthy", start(4, 9, 0), 20, Instance("ledger-pg-prod", "db.r6g.2xlarge", "us-east-1", 500,
               replica="ledger-pg-prod-ro1"), 1, "info", "healthy", split_metrics=True)  # fmt: skip
@@ -117,6 +161,7 @@ def s001() -> Drill:
         {"10.12.4.19": 0.62, "10.12.6.40": 0.16, "10.12.6.41": 0.15},
         {"Client:ClientRead": 0.05},
     )  # fmt: skip
+    walsender_timeouts(d, [11.4, 19.7, 26.2], "10.12.9.3")
     return d
 
 
@@ -153,6 +198,7 @@ def s002() -> Drill:
         {"cart_svc": 0.84, "orders_api": 0.11},
         {"10.20.3.14": 0.29, "10.20.3.15": 0.28, "10.20.4.2": 0.27, "10.20.9.30": 0.1},
     )  # fmt: skip
+    refused_connections(d, 13.2, d.n, (2, 5))
     return d
 
 
@@ -194,6 +240,8 @@ def s003() -> Drill:
         {"archive_loader": 0.72, "claims_api": 0.21},
         {"10.60.1.25": 0.72, "10.60.2.11": 0.11, "10.60.2.12": 0.1},
     )  # fmt: skip
+    out_of_space(d, 16.9, 17.6, "base/16401/18244")
+    d.offline = [(17.6, d.n)]
     return d
 
 
@@ -275,10 +323,29 @@ def s005() -> Drill:
         {"auth_api": 0.9, "auth_admin": 0.03},
         {"10.50.2.17": 0.31, "10.50.2.18": 0.3, "10.50.3.40": 0.29},
     )  # fmt: skip
+    for minute, message in (
+        (7.55, "database system was interrupted; last known up at 2026-05-06 07:21:38 UTC"),
+        (7.56, "database system was not properly shut down; automatic recovery in progress"),
+        (7.57, "redo starts at 3C/1A000028"),
+        (7.71, "redo done at 3C/1B2F0A10 system usage: CPU: user: 0.41 s, system: 0.22 s, elapsed: 8.40 s"),
+        (7.72, "checkpoint starting: end-of-recovery immediate wait"),
+        (7.78, "database system is ready to accept connections"),
+    ):
+        d.log_line(minute, "LOG", message, pid=388 if "ready" in message or "interrupted" in message else 402)
+    d.offline = [(6.75, 7.78)]
     return d
 
 
 BASICS = (s000, s001, s002, s003, s004, s005)
 """The first six scenarios' builders, in folder order (the traps and the Axis 2 ones follow: `gen_rds_pack.py`)."""
 
-__all__ = ["BASICS", "LOW_STORAGE", "NO_STORAGE", "low_storage", "start"]
+__all__ = [
+    "BASICS",
+    "LOW_STORAGE",
+    "NO_STORAGE",
+    "low_storage",
+    "out_of_space",
+    "refused_connections",
+    "start",
+    "walsender_timeouts",
+]

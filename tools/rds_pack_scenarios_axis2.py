@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rds_drill import GB, MB, Drill, Instance, standard
-from rds_pack_scenarios import NO_STORAGE, low_storage, start
+from rds_pack_scenarios import NO_STORAGE, low_storage, refused_connections, start, walsender_timeouts
 
 __all__ = ["AXIS2", "NO_STORAGE"]
 
@@ -99,6 +99,7 @@ def s012() -> Drill:
         {"etl_loader": 0.64, "fleet_api": 0.3},
         {"10.16.2.50": 0.64, "10.16.1.10": 0.15, "10.16.1.11": 0.14},
     )  # fmt: skip
+    walsender_timeouts(d, [8.1, 15.3, 21.6], "10.16.7.9")
     return d
 
 
@@ -195,6 +196,7 @@ def s014() -> Drill:
         {"billing_svc": 0.52, "maintenance_job": 0.4, "rdsadmin": 0.02},
         {"10.130.7.7": 0.4, "10.130.2.21": 0.27, "10.130.2.22": 0.26},
     )  # fmt: skip
+    d.checkpoint_storm = (4, 25, 38)
     return d
 
 
@@ -240,6 +242,17 @@ def s015() -> Drill:
         {"crm_sync": 0.52, "reporting": 0.36, "crm_api": 0.1},
         {"10.18.6.3": 0.27, "10.18.6.4": 0.25, "10.18.9.90": 0.36, "10.18.1.5": 0.1},
     )  # fmt: skip
+    refused_connections(d, 15.6, d.n, (2, 4))
+    report = d.insights["top_sql"][1]["statement"]
+    minute = 6.3
+    while minute < d.n - 0.1:  # the reporting query spills its sorts to disk
+        pid = d.log_rng.randint(20_000, 64_000)
+        for k in range(d.log_rng.randint(1, 3)):
+            size = d.log_rng.randint(600, 1900) * 1024 * 1024
+            d.log_line(minute, "LOG", f'temporary file: path "base/pgsql_tmp/pgsql_tmp{pid}.{k}", size {size}',
+                       user="reporting", client="10.18.9.90(48812)", pid=pid)  # fmt: skip
+        d.log_line(minute, "STATEMENT", report, user="reporting", client="10.18.9.90(48812)", pid=pid)
+        minute += d.log_rng.uniform(1.2, 2.2)
     return d
 
 
@@ -284,6 +297,7 @@ def s016() -> Drill:
         {"notify_svc": 0.5, "maintenance_cron": 0.42},
         {"10.22.1.8": 0.42, "10.22.4.19": 0.25, "10.22.4.20": 0.24},
     )  # fmt: skip
+    d.checkpoint_storm = (3, 25, 40)
     return d
 
 
@@ -325,6 +339,7 @@ def s017() -> Drill:
         {"search_api": 0.7, "price_import": 0.16, "merch_api": 0.1},
         {"10.24.3.1": 0.24, "10.24.3.2": 0.23, "10.24.3.3": 0.23, "10.24.8.60": 0.16},
     )  # fmt: skip
+    walsender_timeouts(d, [13.5, 21.2], "10.24.9.8")
     return d
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rds_drill import GB, MB, Drill, Instance, standard
-from rds_pack_scenarios import NO_STORAGE, low_storage, start
+from rds_pack_scenarios import NO_STORAGE, low_storage, out_of_space, refused_connections, start, walsender_timeouts
 
 __all__ = ["TRAPS"]
 
@@ -48,6 +48,7 @@ def s006() -> Drill:
         {"metabase_ro": 0.62, "points_expiry": 0.24, "loyalty_api": 0.1},
         {"10.70.1.5": 0.62, "10.70.4.33": 0.24, "10.70.2.8": 0.1},
     )  # fmt: skip
+    walsender_timeouts(d, [12.2, 20.5], "10.70.9.14")
     return d
 
 
@@ -132,6 +133,8 @@ def s008() -> Drill:
         {"variant_backfill": 0.7, "media_api": 0.24},
         {"10.100.3.7": 0.7, "10.100.1.20": 0.12, "10.100.1.21": 0.11},
     )  # fmt: skip
+    out_of_space(d, 15.9, 16.55, "base/16399/24611")
+    d.offline = [(16.55, d.n)]
     return d
 
 
@@ -171,6 +174,7 @@ def s009() -> Drill:
         {"10.30.8.11": 0.16, "10.30.8.12": 0.16, "10.30.8.13": 0.15, "10.30.8.14": 0.15},
         {"Client:ClientRead": 0.15},
     )  # fmt: skip
+    refused_connections(d, 6.5, d.n, (3, 6))
     return d
 
 
@@ -215,6 +219,7 @@ def s010() -> Drill:
         {"geocode_refresh": 0.66, "geo_api": 0.28},
         {"10.110.4.4": 0.66, "10.110.2.31": 0.14, "10.110.2.32": 0.13},
     )  # fmt: skip
+    walsender_timeouts(d, [9.3, 16.8], "10.110.8.21")
     return d
 
 

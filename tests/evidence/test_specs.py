@@ -24,13 +24,14 @@ def test_all_is_sorted_and_resolves() -> None:
         assert getattr(evidence, name) is not None
 
 
-def test_specs_are_the_six_tools_in_order() -> None:
+def test_specs_are_the_seven_tools_in_order() -> None:
     assert [s.name for s in tool_specs()] == [
         "get_alert",
         "list_metrics",
         "query_metrics",
         "get_events",
         "get_performance_insights",
+        "search_logs",
         "submit_diagnosis",
     ]
     assert list(TOOL_NAMES) == [s.name for s in tool_specs()]
@@ -99,7 +100,7 @@ def test_evidence_sources_are_the_file_stems_plus_the_alert() -> None:
 def test_trajectory_actions_agree_with_the_scenarios_answer_format() -> None:
     expected = {
         "query_grafana_metrics": ("list_metrics", "query_metrics"),
-        "query_grafana_logs": ("get_events", "get_performance_insights"),
+        "query_grafana_logs": ("get_events", "get_performance_insights", "search_logs"),
         "query_grafana_alert_rules": ("get_alert",),
     }
     assert dict(RDS.legacy_actions) == expected

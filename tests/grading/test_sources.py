@@ -47,4 +47,5 @@ def test_every_tool_but_submit_reads_a_source() -> None:
         "query_metrics",
         "get_events",
         "get_performance_insights",
+        "search_logs",
     }

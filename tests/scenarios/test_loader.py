@@ -267,6 +267,7 @@ def test_the_original_suite_layout_loads(tmp_path: Path) -> None:
         "query_metrics",
         "get_events",
         "get_performance_insights",
+        "search_logs",
         "get_alert",
     }
     assert lag.alert.common_annotations["rds_failure_mode"] == "replication_lag"  # the raw alert keeps it

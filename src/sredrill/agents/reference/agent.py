@@ -1,14 +1,16 @@
 """The reference agent: plan → investigate → diagnose, through the RCA tools only.
 
 It reads the alert, lists the metrics and asks for each by name (so it works on the `selective` backend,
-which returns only what is asked for), reads the RDS events and Performance Insights, and reasons over what
-came back. When the evidence ends at the moment the alert fired (the `temporal` backend, or a live
-incident), it investigates a second round once the clock has moved, as an SRE re-checks before concluding.
+which returns only what is asked for), reads the RDS events and Performance Insights, searches the PostgreSQL
+log for the messages a resource running out writes (`dblog`), and reasons over what came back. When the
+evidence ends at the moment the alert fired (the `temporal` backend, or a live incident), it investigates a
+second round once the clock has moved, as an SRE re-checks before concluding.
 Deterministic: no randomness, no wall clock in any decision.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,15 +18,18 @@ from typing import Any
 
 from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.reference.casefile import CaseFile, Sources
+from sredrill.agents.reference.dblog import SEARCH_PATTERN
 from sredrill.agents.reference.incident_agent import is_incident_task, play_incident
 from sredrill.agents.reference.observations import (
     AlertView,
     Event,
     Insights,
+    LogLine,
     Series,
     parse_alert,
     parse_events,
     parse_insights,
+    parse_logs,
     parse_series,
     parse_time,
 )
@@ -39,15 +44,17 @@ __all__ = ["ReferenceAgent", "connect"]
 
 _PLAN = (
     "Plan: read the alert; list the CloudWatch metrics and query each one by name; read the RDS events and "
-    "Performance Insights. Then profile every series (baseline, onset, peak, end level, slope, recovery, "
-    "ceilings), place the events relative to the alert, read the waits and top SQL, and test each hypothesis "
-    "(CPU saturation, connection exhaustion, storage, replication lag, checkpoint I/O storm, failover, healthy) "
-    "against the evidence, ruling out what it contradicts."
+    "Performance Insights; search the PostgreSQL log for errors and warnings. Then profile every series "
+    "(baseline, onset, peak, end level, slope, recovery, ceilings), place the events relative to the alert, read "
+    "the waits and top SQL, and test each hypothesis (CPU saturation, connection exhaustion, storage, replication "
+    "lag, checkpoint I/O storm, failover, healthy) against the evidence, ruling out what it contradicts."
 )
 _RECHECK = (
     "Investigate again: the evidence ends at the moment the alert fired, so the outcome is not visible yet. "
-    "Re-read the metrics, events and Performance Insights now that time has passed."
+    "Re-read the metrics, events, Performance Insights and the log now that time has passed."
 )
+# The most records `search_logs` returns in one answer.
+_LOG_LIMIT = 500
 # Evidence ending within this many metric periods of the alert is still arriving: look again once.
 _FRESH_PERIODS = 2
 
@@ -63,6 +70,7 @@ class _Gathered:
     series: dict[tuple[str, str, str | None], Series] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     insights: Insights | None = None
+    logs: list[LogLine] = field(default_factory=list)
     read: set[str] = field(default_factory=set)
 
     def case_file(self) -> CaseFile:
@@ -75,6 +83,7 @@ class _Gathered:
             events=self.events,
             insights=self.insights,
             read=frozenset(self.read),
+            logs=self.logs,
         )
 
     def is_fresh(self) -> bool:
@@ -105,7 +114,7 @@ async def _call(task: Task, available: set[str], name: str, **args: Any) -> Mapp
 
 
 async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> None:
-    """One round: alert, metrics by name, events, Performance Insights."""
+    """One round: alert, metrics by name, events, Performance Insights, the log's diagnostic messages."""
     src = Sources()
     alert = await _call(task, available, "get_alert")
     if alert is not None:
@@ -149,6 +158,12 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
     if insights is not None:
         gathered.read.add(src.insights)
         gathered.insights = parse_insights(insights)
+    # The `full` backend answers with the whole log whatever the pattern: keep only what the pattern matches.
+    logs = await _call(task, available, "search_logs", pattern=SEARCH_PATTERN, regex=True, limit=_LOG_LIMIT)
+    if logs is not None:
+        gathered.read.add(src.logs)
+        wanted = re.compile(SEARCH_PATTERN, re.IGNORECASE)
+        gathered.logs = [r for r in parse_logs(logs) if wanted.search(r.message)]
 
 
 def _conclusion_note(conclusion: Conclusion, diagnosis: Diagnosis) -> str:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 
 from sredrill.agents.reference.catalog import ALWAYS_PUBLISHED, info_of
-from sredrill.agents.reference.observations import AlertView, Event, Insights, Series
+from sredrill.agents.reference.observations import AlertView, Event, Insights, LogLine, Series
 from sredrill.agents.reference.statistics import Profile, profile_series
 
 __all__ = ["CaseFile", "Sources"]
@@ -31,6 +31,7 @@ class Sources:
     metrics: str = "aws_cloudwatch_metrics"
     events: str = "aws_rds_events"
     insights: str = "aws_performance_insights"
+    logs: str = "aws_rds_postgresql_log"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,8 @@ class CaseFile:
     insights: Insights | None
     read: frozenset[str]
     """Evidence sources the agent actually read (a call answered)."""
+    logs: tuple[LogLine, ...] = ()
+    """The database log's records the agent searched for (the diagnostic messages only)."""
     profiles: Mapping[str, Profile] = field(default_factory=lambda: MappingProxyType({}))
     chosen: Mapping[str, Series] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -62,6 +65,7 @@ class CaseFile:
         events: Sequence[Event],
         insights: Insights | None,
         read: frozenset[str],
+        logs: Sequence[LogLine] = (),
     ) -> CaseFile:
         """Pick one series per metric (the primary's, `Average` first) and profile it."""
         primary = alert.instance or _most_common_instance(series)
@@ -83,6 +87,7 @@ class CaseFile:
             events=tuple(events),
             insights=insights,
             read=read,
+            logs=tuple(logs),
             profiles=MappingProxyType(profiles),
             chosen=MappingProxyType(chosen),
         )

@@ -19,12 +19,14 @@ __all__ = [
     "AlertView",
     "Event",
     "Insights",
+    "LogLine",
     "Series",
     "Statement",
     "Wait",
     "parse_alert",
     "parse_events",
     "parse_insights",
+    "parse_logs",
     "parse_series",
     "parse_time",
 ]
@@ -290,3 +292,25 @@ def parse_insights(result: Mapping[str, Any]) -> Insights:
         users=_ranked(result.get("top_users") or (), "name"),
         hosts=_ranked(result.get("top_hosts") or (), "id"),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One record of the database's own log."""
+
+    at: datetime
+    level: str
+    message: str
+
+
+def parse_logs(result: Mapping[str, Any]) -> list[LogLine]:
+    """The records of a `search_logs` result, oldest first."""
+    out = []
+    for raw in result.get("records") or ():
+        if not isinstance(raw, Mapping):
+            continue
+        at = parse_time(raw.get("timestamp"))
+        if at is None:
+            continue
+        out.append(LogLine(at=at, level=_text(raw.get("level")).upper(), message=_text(raw.get("message"))))
+    return sorted(out, key=lambda r: r.at)

@@ -19,6 +19,7 @@ from sredrill.agents.reference.catalog import info_of
 from sredrill.agents.reference.checkpoints import WriteStorm, assess_checkpoints, read_write_storm
 from sredrill.agents.reference.connections import assess_connections
 from sredrill.agents.reference.cpu import assess_cpu
+from sredrill.agents.reference.dblog import with_log
 from sredrill.agents.reference.failover import assess_failover
 from sredrill.agents.reference.findings import Case, Finding, Verdict, value
 from sredrill.agents.reference.replication import assess_replication
@@ -188,6 +189,7 @@ def conclude(case: Case) -> Conclusion:
         assess_failover(case),
         assess_cpu(case, storm, connections),
     ]
+    findings = [with_log(case, f) for f in findings]
     causes = sorted((f for f in findings if f.is_cause), key=lambda f: _relevance(case, f))
     others = tuple(f for f in findings if not f.is_cause)
     if causes:

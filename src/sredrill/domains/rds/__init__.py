@@ -1,8 +1,9 @@
 """The RDS domain: Amazon RDS for PostgreSQL incidents, in the original suite's file layout (DESIGN §2, §3).
 
 `DOMAIN` is the whole declaration (`scenarios.domain.Domain`): the evidence sources (CloudWatch metrics, RDS
-events, Performance Insights), the tools that read them, the failure-mode vocabulary, the prompt, the lint
-and blinding rules, the evidence views, the server that answers the tools, and the reference agent.
+events, Performance Insights, the PostgreSQL log), the tools that read them, the failure-mode vocabulary, the
+prompt, the lint and blinding rules, the evidence views, the server that answers the tools, and the reference
+agent.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from .lint import RULES, visible_text
 from .metadata import EvidenceSource, RdsMetadata
 from .records import (
     CLOUDWATCH_UNITS,
+    LOG_LEVELS,
     CloudWatchMetrics,
     DbLoad,
+    LogRecord,
     MetricDimension,
     MetricEnvelope,
     MetricSeries,
     PerformanceInsights,
+    PostgresLog,
     RdsEvent,
     RdsEvents,
     TopHost,
@@ -26,8 +30,24 @@ from .records import (
     TopUser,
     WaitEvent,
 )
-from .sources import ATTRIBUTE_DEFAULTS, SeriesLocation, load_events, load_insights, load_metrics
-from .tools import PI_DIMENSIONS, STATISTICS, TOOLS, EventsArgs, PerformanceInsightsArgs, QueryMetricsArgs
+from .sources import (
+    ATTRIBUTE_DEFAULTS,
+    POSTGRESQL_LOG_FILE,
+    SeriesLocation,
+    load_events,
+    load_insights,
+    load_metrics,
+    load_postgresql_log,
+)
+from .tools import (
+    PI_DIMENSIONS,
+    STATISTICS,
+    TOOLS,
+    EventsArgs,
+    PerformanceInsightsArgs,
+    QueryMetricsArgs,
+    SearchLogsArgs,
+)
 from .units import RDS_METRIC_UNITS, REPLICA_METRICS, cloudwatch_units
 from .views import VIEWS
 from .vocabulary import FAILURE_MODE_SETS, FAILURE_MODES
@@ -38,7 +58,9 @@ __all__ = [
     "DOMAIN",
     "FAILURE_MODES",
     "FAILURE_MODE_SETS",
+    "LOG_LEVELS",
     "PI_DIMENSIONS",
+    "POSTGRESQL_LOG_FILE",
     "PROMPT",
     "RDS_METRIC_UNITS",
     "REPLICA_METRICS",
@@ -54,15 +76,18 @@ __all__ = [
     "EventsArgs",
     "EvidenceSource",
     "EvidenceSourceDecl",
+    "LogRecord",
     "MetricDimension",
     "MetricEnvelope",
     "MetricSeries",
     "PerformanceInsights",
     "PerformanceInsightsArgs",
+    "PostgresLog",
     "QueryMetricsArgs",
     "RdsEvent",
     "RdsEvents",
     "RdsMetadata",
+    "SearchLogsArgs",
     "SeriesLocation",
     "TopHost",
     "TopSql",
@@ -72,13 +97,15 @@ __all__ = [
     "load_events",
     "load_insights",
     "load_metrics",
+    "load_postgresql_log",
     "visible_text",
 ]
 
 PROMPT = (
     "An alert fired on a production PostgreSQL database (Amazon RDS). Investigate it with the tools you have: "
-    "the alert, CloudWatch metrics, RDS events and Performance Insights. Find the root cause, rule out the "
-    "alternatives the evidence contradicts, cite the evidence for each claim, and submit a diagnosis."
+    "the alert, CloudWatch metrics, RDS events, Performance Insights and the PostgreSQL log. Find the root "
+    "cause, rule out the alternatives the evidence contradicts, cite the evidence for each claim, and submit a "
+    "diagnosis."
 )
 """What every agent is asked; nothing in it names a scenario, its folder or its failure mode (blind mode)."""
 
@@ -103,6 +130,13 @@ SOURCES: tuple[EvidenceSourceDecl, ...] = (
         ("aws_performance_insights.json",),
         load_insights,
         citations=("performance_insights", "pi"),
+    ),
+    EvidenceSourceDecl(
+        EvidenceSource.POSTGRESQL_LOG.value,
+        "The instance's PostgreSQL log: one record per line (time, level, process, user, database, message)",
+        (POSTGRESQL_LOG_FILE,),
+        load_postgresql_log,
+        citations=("postgresql_log", "postgres_log", "postgresql", "logs", "log"),
     ),
 )
 

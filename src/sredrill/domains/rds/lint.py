@@ -1,7 +1,7 @@
 """The RDS domain's lint rules (warnings; they never block a run) and the evidence strings lint's leak rule reads.
 
-Units that are not CloudWatch's, dimensions that do not match the instance, events or points outside the
-window, duplicate series, and `required_queries` that no series of the scenario can answer.
+Units that are not CloudWatch's, dimensions that do not match the instance, events, log records or points
+outside the window, duplicate series, and `required_queries` that no series of the scenario can answer.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from sredrill.scenarios import Finding, Scenario, TimeWindow, Vocabulary
 from sredrill.scenarios.findings import warning
 
+from .sources import POSTGRESQL_LOG_FILE
 from .units import RDS_METRIC_UNITS, REPLICA_METRICS
 
-__all__ = ["RULES", "dimensions", "duplicates", "queries", "units", "visible_text", "windows"]
+__all__ = ["RULES", "dimensions", "duplicates", "log_records", "queries", "units", "visible_text", "windows"]
 
 
 def visible_text(s: Scenario) -> Iterator[tuple[str, str, str]]:
@@ -41,6 +42,13 @@ def visible_text(s: Scenario) -> Iterator[tuple[str, str, str]]:
             yield pi_path, f"top_users[{i}].name", u.name
         for i, h in enumerate(pi.top_hosts):
             yield pi_path, f"top_hosts[{i}].id", h.id
+    log, log_path = s.postgresql_log, s.files.get(POSTGRESQL_LOG_FILE, "")
+    if log is not None:
+        yield log_path, "log_file", log.log_file
+        for i, r in enumerate(log.records):
+            yield log_path, f"records[{i}].message", r.message
+            yield log_path, f"records[{i}].user", r.user
+            yield log_path, f"records[{i}].database", r.database
 
 
 def units(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
@@ -150,5 +158,38 @@ def queries(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
             )
 
 
-RULES = (units, dimensions, windows, duplicates, queries)
+def log_records(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
+    """The PostgreSQL log is the scenario's instance's, and its records fall in its window (else the metrics')."""
+    log = s.postgresql_log
+    if log is None:
+        return
+    path = s.files[POSTGRESQL_LOG_FILE]
+    instance = s.metadata.db_instance_identifier
+    if log.db_instance_identifier != instance:
+        yield warning(
+            "dimension",
+            path,
+            "db_instance_identifier",
+            f"the log is {log.db_instance_identifier!r}'s, not the scenario's instance {instance!r}",
+            f"set db_instance_identifier to {instance!r}",
+        )
+    mw = s.metric_window
+    window = s.log_window or (TimeWindow(mw.start_time, mw.end_time) if mw is not None else None)
+    if window is None:
+        return
+    outside = [i for i, r in enumerate(log.records) if r.timestamp not in window]
+    if outside:
+        first = log.records[outside[0]].timestamp
+        yield warning(
+            "log_window",
+            path,
+            f"records[{outside[0]}].timestamp",
+            f"{len(outside)} record(s) outside the window {window.start.isoformat()} – {window.end.isoformat()}, "
+            f"first {first.isoformat()}",
+            "keep every record within the window, or declare the window the log was read for with "
+            f"start_time/end_time in {POSTGRESQL_LOG_FILE}",
+        )
+
+
+RULES = (units, dimensions, windows, duplicates, queries, log_records)
 """In the order lint reports them."""

@@ -19,6 +19,7 @@ class EvidenceSource(StrEnum):
     CLOUDWATCH_METRICS = "aws_cloudwatch_metrics"
     RDS_EVENTS = "aws_rds_events"
     PERFORMANCE_INSIGHTS = "aws_performance_insights"
+    POSTGRESQL_LOG = "aws_rds_postgresql_log"
 
 
 class RdsMetadata(ScenarioMetadata):

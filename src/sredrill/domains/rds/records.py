@@ -1,4 +1,5 @@
-"""The RDS domain's record models: CloudWatch GetMetricData, RDS DescribeEvents, Performance Insights.
+"""The RDS domain's record models: CloudWatch GetMetricData, RDS DescribeEvents, Performance Insights, and the
+instance's PostgreSQL log.
 
 Foreign formats (STYLE #8): unknown keys are ignored, so real exports load; the keys we read are validated.
 Every timestamp is a timezone-aware datetime. A series (CloudWatch's or Performance Insights' `db_load`) has
@@ -17,12 +18,15 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 __all__ = [
     "CLOUDWATCH_UNITS",
+    "LOG_LEVELS",
     "CloudWatchMetrics",
     "DbLoad",
+    "LogRecord",
     "MetricDimension",
     "MetricEnvelope",
     "MetricSeries",
     "PerformanceInsights",
+    "PostgresLog",
     "RdsEvent",
     "RdsEvents",
     "TopHost",
@@ -245,3 +249,72 @@ class PerformanceInsights(_Foreign):
     top_wait_events: list[WaitEvent] = Field(default_factory=list)
     top_users: list[TopUser] = Field(default_factory=list)
     top_hosts: list[TopHost] = Field(default_factory=list)
+
+
+# PostgreSQL's message severities (`log_min_messages`), and the secondary lines that follow a message.
+LOG_LEVELS: tuple[str, ...] = (
+    "DEBUG1", "DEBUG2", "DEBUG3", "DEBUG4", "DEBUG5", "INFO", "NOTICE", "WARNING", "ERROR", "LOG", "FATAL", "PANIC",
+    "DETAIL", "HINT", "STATEMENT", "CONTEXT", "QUERY", "LOCATION",
+)  # fmt: skip
+
+
+class LogRecord(_Foreign):
+    """One line of the PostgreSQL log: when, how severe, which backend, and the message.
+
+    The fields are those of RDS's default `log_line_prefix` (`%t:%r:%u@%d:[%p]:`) and the line's severity.
+    """
+
+    timestamp: AwareDatetime
+    level: str
+    """`LOG`, `WARNING`, `ERROR`, `FATAL`, `PANIC`, … or a secondary line (`DETAIL`, `HINT`, `STATEMENT`)."""
+    message: str = Field(min_length=1)
+    pid: int | None = Field(default=None, ge=0)
+    """The backend's process id (`%p`)."""
+    user: str = ""
+    database: str = ""
+    client: str = ""
+    """The client's host and port (`%r`), e.g. `10.40.12.31(51234)`; empty for the server's own processes."""
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _known_level(cls, level: object) -> object:
+        if not isinstance(level, str):
+            return level
+        name = level.strip().upper()
+        if name not in LOG_LEVELS:
+            raise ValueError(f"{level!r} is not a PostgreSQL log level: use one of {', '.join(LOG_LEVELS)}")
+        return name
+
+
+class PostgresLog(_Foreign):
+    """`aws_rds_postgresql_log.json`: the instance's PostgreSQL log over the scenario's window, oldest first.
+
+    The records are what RDS's log files (`error/postgresql.log.YYYY-MM-DD-HH`, or the CloudWatch Logs group
+    `/aws/rds/instance/<id>/postgresql`) hold, one record per line. `start_time`/`end_time` are optional: the
+    window the log was read for; lint warns about records outside it (or outside the metric window).
+    """
+
+    db_instance_identifier: str
+    log_file: str = ""
+    """The RDS log file (or log stream) the records come from."""
+    start_time: AwareDatetime | None = None
+    end_time: AwareDatetime | None = None
+    records: list[LogRecord] = Field(default_factory=list)
+
+    @field_validator("records")
+    @classmethod
+    def _in_order(cls, records: list[LogRecord]) -> list[LogRecord]:
+        for i in range(1, len(records)):
+            before, now = records[i - 1].timestamp, records[i].timestamp
+            if now < before:
+                raise ValueError(
+                    f"records[{i}].timestamp {now.isoformat()} is before records[{i - 1}].timestamp "
+                    f"{before.isoformat()}: a log is written oldest first; sort the records by timestamp"
+                )
+        return records
+
+    @model_validator(mode="after")
+    def _window(self) -> PostgresLog:
+        if self.start_time is not None and self.end_time is not None and self.end_time <= self.start_time:
+            raise ValueError("end_time must be after start_time")
+        return self

@@ -22,10 +22,27 @@ from sredrill.evidence.serving import DEFAULT_PERIOD_S, CallContext, ToolAnswer
 from sredrill.scenarios import Scenario
 
 from .metadata import EvidenceSource
-from .records import MetricSeries, PerformanceInsights, RdsEvent, RdsEvents
-from .tools import PI_DIMENSIONS, EventsArgs, PerformanceInsightsArgs, QueryMetricsArgs
+from .records import MetricSeries, PerformanceInsights, PostgresLog, RdsEvent, RdsEvents
+from .tools import (
+    LOG_LIMIT,
+    LOG_LIMIT_DEFAULT,
+    PI_DIMENSIONS,
+    EventsArgs,
+    PerformanceInsightsArgs,
+    QueryMetricsArgs,
+    SearchLogsArgs,
+    log_matcher,
+)
 
-__all__ = ["EventEntry", "EvidenceIndex", "InsightsEntry", "RdsEvidence", "SeriesEntry", "alert_time"]
+__all__ = [
+    "EventEntry",
+    "EvidenceIndex",
+    "InsightsEntry",
+    "LogEntry",
+    "RdsEvidence",
+    "SeriesEntry",
+    "alert_time",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +130,33 @@ class InsightsEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One PostgreSQL log record, ready to answer `search_logs`."""
+
+    timestamp: datetime
+    level: str
+    message: str
+    payload_json: str
+    """The record as agents see it, serialised once; parsed per call into fresh objects."""
+
+    @classmethod
+    def build(cls, log: PostgresLog) -> tuple[LogEntry, ...]:
+        out = []
+        for r in log.records:
+            payload = {
+                "timestamp": iso(r.timestamp),
+                "level": r.level,
+                "pid": r.pid,
+                "user": r.user,
+                "database": r.database,
+                "client": r.client,
+                "message": r.message,
+            }
+            out.append(cls(r.timestamp, r.level, r.message, json.dumps(payload)))
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
 class EvidenceIndex:
     """Everything the RCA tools serve for one scenario, precomputed."""
 
@@ -125,6 +169,10 @@ class EvidenceIndex:
     events: tuple[EventEntry, ...]
     """Sorted by date (stable: file order among equal dates)."""
     insights: InsightsEntry | None
+    log: tuple[LogEntry, ...]
+    """The PostgreSQL log's records, oldest first (its model checks the order)."""
+    log_file: str | None
+    """The log's file name; None when the scenario has no PostgreSQL log."""
     started_at: datetime | None
     """When the alert fired (see `alert_time`)."""
 
@@ -135,6 +183,7 @@ class EvidenceIndex:
         rds: RdsEvents | None = _records(scenario, EvidenceSource.RDS_EVENTS, None)
         events: tuple[RdsEvent, ...] = tuple(rds.events) if rds is not None else ()
         pi: PerformanceInsights | None = _records(scenario, EvidenceSource.PERFORMANCE_INSIGHTS, None)
+        log: PostgresLog | None = _records(scenario, EvidenceSource.POSTGRESQL_LOG, None)
         window = scenario.window if EvidenceSource.CLOUDWATCH_METRICS in scenario.evidence else None
         return cls(
             series=tuple(SeriesEntry.build(s) for s in series),
@@ -142,6 +191,8 @@ class EvidenceIndex:
             window=(window.start, window.end) if window is not None else None,
             events=tuple(EventEntry.build(e) for e in sorted(events, key=lambda e: e.date)),
             insights=InsightsEntry.build(pi) if pi is not None else None,
+            log=LogEntry.build(log) if log is not None else (),
+            log_file=log.log_file if log is not None else None,
             started_at=alert_time(scenario, pi, events),
         )
 
@@ -182,6 +233,7 @@ class RdsEvidence:
                 "query_metrics": self._query_metrics,
                 "get_events": self._get_events,
                 "get_performance_insights": self._get_performance_insights,
+                "search_logs": self._search_logs,
             }
         )
 
@@ -264,3 +316,36 @@ class RdsEvidence:
             doc = {args.dimension: doc[args.dimension]}
             n_points = n_points if args.dimension == "db_load" else 0
         return ToolAnswer(doc, n_points=n_points)
+
+    def _search_logs(self, args: SearchLogsArgs, ctx: CallContext) -> ToolAnswer:
+        # The pattern is the log's content query, as a metric name is the metrics': the `full` backend (Axis 1)
+        # serves every record whatever was asked; levels, times, the clock and the limit always apply.
+        window = TimeFilter(args.start, args.end, ctx.clock)
+        levels = frozenset(args.level) if args.level else None
+        match = log_matcher(args.pattern, bool(args.regex)) if args.pattern and ctx.filters_by_name else None
+        limit = args.limit or LOG_LIMIT_DEFAULT
+        found = [
+            e
+            for e in self.index.log
+            if window.admits(e.timestamp)
+            and (levels is None or e.level in levels)
+            and (match is None or match.search(e.message))
+        ]
+        records: list[JsonValue] = [json.loads(e.payload_json) for e in found[:limit]]
+        doc: dict[str, JsonValue] = {
+            "log_file": self.index.log_file,
+            "matched": len(found),
+            "returned": len(records),
+            "truncated": len(found) > limit,
+            "records": records,
+        }
+        if len(found) > limit:
+            more = f"raise limit (at most {LOG_LIMIT}), " if limit < LOG_LIMIT else ""
+            doc["note"] = (
+                f"{len(found) - limit} more matching records after {iso(found[limit - 1].timestamp)}: "
+                f"{more}narrow the pattern, the levels or the time range"
+            )
+        elif not found and (args.start or args.end) and self.index.log:
+            first, last = self.index.log[0].timestamp, self.index.log[-1].timestamp
+            doc["note"] = f"no record in that time range; the log runs from {iso(first)} to {iso(last)}"
+        return ToolAnswer(doc, n_events=len(records))

@@ -5,6 +5,7 @@
   file wins, and the scenario's own folder comes before its base.
 - `aws_rds_events`: `aws_rds_events.json` (DescribeEvents).
 - `aws_performance_insights`: `aws_performance_insights.json`.
+- `aws_rds_postgresql_log`: `aws_rds_postgresql_log.json` (the instance's PostgreSQL log, one record per line).
 
 Each loader returns a `SourceData` whose `attributes` are the scenario attributes the domain's own code reads
 (`scenario.metrics`, `scenario.events`, …).
@@ -22,23 +23,26 @@ from sredrill.scenarios.domain import SourceFiles
 from sredrill.scenarios.reading import LINT_HINT
 
 from .metadata import EvidenceSource
-from .records import CloudWatchMetrics, MetricEnvelope, MetricSeries, PerformanceInsights, RdsEvents
+from .records import CloudWatchMetrics, MetricEnvelope, MetricSeries, PerformanceInsights, PostgresLog, RdsEvents
 
-M = TypeVar("M", RdsEvents, PerformanceInsights)
+M = TypeVar("M", RdsEvents, PerformanceInsights, PostgresLog)
 
 __all__ = [
     "ATTRIBUTE_DEFAULTS",
     "METRICS_ENVELOPE",
     "METRICS_FILE",
+    "POSTGRESQL_LOG_FILE",
     "SeriesLocation",
     "load_events",
     "load_insights",
     "load_metrics",
+    "load_postgresql_log",
 ]
 
 METRICS_FILE = "aws_cloudwatch_metrics.json"
 METRICS_ENVELOPE = "aws_cloudwatch_metrics_envelope.json"
 METRICS_PART = "aws_cloudwatch_metrics_*.json"
+POSTGRESQL_LOG_FILE = "aws_rds_postgresql_log.json"
 
 ATTRIBUTE_DEFAULTS = MappingProxyType(
     {
@@ -49,6 +53,8 @@ ATTRIBUTE_DEFAULTS = MappingProxyType(
         "events": (),
         "event_window": None,
         "performance_insights": None,
+        "postgresql_log": None,
+        "log_window": None,
     }
 )
 """The scenario attributes of a source the scenario does not have (no metrics file: `scenario.metrics == ()`)."""
@@ -127,6 +133,13 @@ def load_insights(files: SourceFiles) -> SourceData:
     """The Performance Insights of a scenario."""
     pi = _read(files, PerformanceInsights, "aws_performance_insights.json", EvidenceSource.PERFORMANCE_INSIGHTS)
     return SourceData(value=pi, attributes=MappingProxyType({"performance_insights": pi}))
+
+
+def load_postgresql_log(files: SourceFiles) -> SourceData:
+    """The PostgreSQL log of a scenario, and the window it was read for when the file says so."""
+    log = _read(files, PostgresLog, POSTGRESQL_LOG_FILE, EvidenceSource.POSTGRESQL_LOG)
+    window = TimeWindow(log.start_time, log.end_time) if log.start_time and log.end_time else None
+    return SourceData(value=log, attributes=MappingProxyType({"postgresql_log": log, "log_window": window}))
 
 
 def _read(files: SourceFiles, model: type[M], file: str, source: str) -> M:

@@ -9,21 +9,26 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import PlainValidator, WithJsonSchema
+from pydantic import PlainValidator, WithJsonSchema, field_validator, model_validator
 
 from sredrill.errors import did_you_mean
 from sredrill.evidence.arguments import NoArgs, Time, TimeRange, ToolArgs
 from sredrill.scenarios.domain import ToolDecl
 
 from .metadata import EvidenceSource
+from .records import LOG_LEVELS
 
 __all__ = [
+    "LOG_LIMIT",
+    "LOG_LIMIT_DEFAULT",
     "PI_DIMENSIONS",
     "STATISTICS",
     "TOOLS",
     "EventsArgs",
     "PerformanceInsightsArgs",
     "QueryMetricsArgs",
+    "SearchLogsArgs",
+    "log_matcher",
 ]
 
 PI_DIMENSIONS: tuple[str, ...] = ("db_load", "top_sql", "top_wait_events", "top_users", "top_hosts")
@@ -92,10 +97,83 @@ class PerformanceInsightsArgs(ToolArgs):
     """One part of the Performance Insights data; default: all of it."""
 
 
-_METRICS, _EVENTS, _PI = (
+LOG_LIMIT_DEFAULT = 100
+LOG_LIMIT = 500
+"""The most records one `search_logs` call returns: a log is a haystack, and an answer must fit a context."""
+_PATTERN_MAX = 200
+# A quantified group that itself ends in a quantifier (`(a+)+`, `(\w*)*`, `(x{2,})+`): the shape that makes a
+# backtracking regex engine take exponential time. Refused, as is a very long pattern.
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}?]\)\s*[+*{]")
+
+
+def log_matcher(pattern: str, regex: bool) -> re.Pattern[str]:
+    """The case-insensitive matcher of a `search_logs` pattern (a substring, or a regex when `regex`).
+
+    Raises:
+        ValueError: the pattern is empty, too long, not a regular expression, or one that could take
+            exponential time (a nested quantifier).
+    """
+    if not pattern.strip():
+        raise ValueError("must not be empty: give a word of the messages you look for, or leave pattern null")
+    if len(pattern) > _PATTERN_MAX:
+        raise ValueError(f"is {len(pattern)} characters long; at most {_PATTERN_MAX}: search for a shorter phrase")
+    if not regex:
+        return re.compile(re.escape(pattern), re.IGNORECASE)
+    if _NESTED_QUANTIFIER.search(pattern):
+        raise ValueError(
+            f"{pattern!r} repeats a group that repeats itself (such as (a+)+), which can take exponential time: "
+            "drop the inner or the outer quantifier"
+        )
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(
+            f"{pattern!r} is not a regular expression ({exc.msg} at position {exc.pos}): fix it, "
+            "or set regex to false to search for the text as it is"
+        ) from None
+
+
+_Level = Literal[LOG_LEVELS]  # type: ignore[valid-type]  # a Literal of the levels, built at import
+
+
+class SearchLogsArgs(TimeRange):
+    """Arguments of `search_logs`."""
+
+    pattern: str | None = None
+    """Only records whose message contains this text, case-insensitive (a regex when regex is true); default: all."""
+    regex: bool | None = None
+    """Read pattern as a regular expression; default false (plain text)."""
+    level: list[_Level] | None = None
+    """Only records of these severities (LOG, WARNING, ERROR, FATAL, PANIC, …); default: every severity."""
+    start: Time | None = None
+    """Earliest record time to include (ISO-8601, inclusive); default: the first record."""
+    end: Time | None = None
+    """Latest record time (ISO-8601, exclusive); default: the last record."""
+    limit: int | None = None
+    """The most records to return, oldest first (1 to 500; default 100); the answer says when more matched."""
+
+    @field_validator("limit")
+    @classmethod
+    def _limit(cls, limit: int | None) -> int | None:
+        if limit is not None and not 1 <= limit <= LOG_LIMIT:
+            raise ValueError(f"must be between 1 and {LOG_LIMIT}, got {limit}")
+        return limit
+
+    @model_validator(mode="after")
+    def _pattern(self) -> SearchLogsArgs:
+        if self.pattern is not None:
+            try:
+                log_matcher(self.pattern, bool(self.regex))
+            except ValueError as exc:
+                raise ValueError(f"pattern: {exc}") from None
+        return self
+
+
+_METRICS, _EVENTS, _PI, _LOG = (
     EvidenceSource.CLOUDWATCH_METRICS,
     EvidenceSource.RDS_EVENTS,
     EvidenceSource.PERFORMANCE_INSIGHTS,
+    EvidenceSource.POSTGRESQL_LOG,
 )
 
 TOOLS: tuple[ToolDecl, ...] = (
@@ -138,6 +216,18 @@ TOOLS: tuple[ToolDecl, ...] = (
         legacy=("query_grafana_logs",),
         action="inspect_logs",
         target="performance_insights",
+    ),
+    ToolDecl(
+        "search_logs",
+        "Search the database's PostgreSQL log: records (timestamp, level, pid, user, database, client, message), "
+        "oldest first, whose message contains pattern (case-insensitive; a regular expression with regex true), "
+        "optionally of some levels and within a time range. At most limit records are returned; the answer "
+        "says how many matched and whether it was truncated.",
+        SearchLogsArgs,
+        _LOG.value,
+        legacy=("query_grafana_logs",),
+        action="inspect_logs",
+        target="postgresql_log",
     ),
 )
 """In the order agents see them (between the core's `get_alert` and `submit_diagnosis`)."""

@@ -31,9 +31,19 @@ def _insights(scenario: Scenario) -> View:
     return View("table", "Performance Insights: top SQL", columns=("DB load", "statement", "waits"), rows=rows)
 
 
+def _log(scenario: Scenario) -> View:
+    log = scenario.postgresql_log
+    rows = tuple(
+        (r.timestamp.strftime("%Y-%m-%d %H:%M:%S"), r.level, str(r.pid) if r.pid is not None else "", r.message)
+        for r in (log.records if log is not None else ())
+    )
+    return View("table", "PostgreSQL log", columns=("time", "level", "pid", "message"), rows=rows)
+
+
 VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("Metrics", EvidenceSource.CLOUDWATCH_METRICS.value, _metrics),
     ViewSpec("Events", EvidenceSource.RDS_EVENTS.value, _events),
     ViewSpec("Performance Insights", EvidenceSource.PERFORMANCE_INSIGHTS.value, _insights),
+    ViewSpec("PostgreSQL log", EvidenceSource.POSTGRESQL_LOG.value, _log),
 )
 """In the order the UI shows them."""
