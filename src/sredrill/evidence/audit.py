@@ -32,6 +32,6 @@ class AuditEntry:
     n_points: int
     """Metric points (`query_metrics`) or DB-load points (`get_performance_insights`) returned."""
     n_events: int
-    """RDS events returned (`get_events`)."""
+    """RDS events (`get_events`) or log records (`search_logs`) returned."""
     clock: datetime | None
     """The temporal clock this call saw (nothing after it was returned); None for the other backends."""
