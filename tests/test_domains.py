@@ -10,6 +10,7 @@ string literals that are not docstrings (a docstring may explain the seam with t
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,16 @@ from pathlib import Path
 import pytest
 
 from sredrill.agents.spec import CONNECTORS
-from sredrill.scenarios.domain import Domain, domain_names, get_domain
+from sredrill.diagnosis import Category
+from sredrill.scenarios.domain import (
+    Domain,
+    all_action_targets,
+    combined_vocabulary,
+    domain_names,
+    every_domain,
+    get_domain,
+)
+from sredrill.scenarios.vocabulary import FailureMode
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "sredrill"
 
@@ -156,3 +166,28 @@ def test_unknown_domain_in_pack_yml_is_an_input_error_with_did_you_mean(tmp_path
     assert load_pack(pack).domain == "rds"
     (pack / "pack.yml").unlink()
     assert load_pack(pack).domain == "rds"  # recognised by its files
+
+
+# A second domain, as the next one (Kubernetes) will be registered: the core's unions must cover both.
+SECOND = dataclasses.replace(
+    get_domain("rds"),
+    name="second",
+    failure_modes=(FailureMode("pod_evicted", Category.INFRASTRUCTURE, ("evicted",), "a pod was evicted"),),
+    failure_mode_sets={},
+)
+
+
+def test_the_core_covers_every_registered_domain_not_just_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sredrill.scenarios.domain as registry
+
+    monkeypatch.setattr(registry, "DOMAINS", {**registry.DOMAINS, "second": "tests.test_domains:SECOND"})
+    assert [d.name for d in every_domain()] == ["rds", "second"]
+    vocabulary = combined_vocabulary()
+    # Both domains' modes, and the core's healthy (alias recovered) once.
+    assert {"pod_evicted", *get_domain("rds").vocabulary().names} <= set(vocabulary.names)
+    assert vocabulary.resolve("recovered") == "healthy" and vocabulary.resolve("evicted") == "pod_evicted"
+    assert all_action_targets("inspect_logs") == get_domain("rds").action_targets("inspect_logs")
+    # A baseline given no pack's vocabulary may answer with any registered domain's modes.
+    from sredrill.agents.baselines import KeywordAgent
+
+    assert "pod_evicted" in KeywordAgent().vocabulary.names

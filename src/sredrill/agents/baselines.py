@@ -32,7 +32,7 @@ from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.diagnosis import Category, Diagnosis
 from sredrill.errors import AgentError, AgentSpecError
 from sredrill.scenarios import Pack, Vocabulary
-from sredrill.scenarios.domain import sole_domain
+from sredrill.scenarios.domain import combined_vocabulary
 from sredrill.trajectory import Recorder, ResponseStep, ToolError
 
 __all__ = [
@@ -137,7 +137,7 @@ class KeywordAgent:
 
     def __init__(self, vocabulary: Vocabulary | None = None, *, spec: str = "keyword") -> None:
         self.spec = spec
-        self.vocabulary = vocabulary or sole_domain().vocabulary()
+        self.vocabulary = vocabulary or combined_vocabulary()
 
     def guess(self, title: str) -> tuple[str, int]:
         """The failure mode whose identifier (or alias) shares the most words with the title, and the score."""
@@ -203,7 +203,7 @@ class RandomAgent:
     def __init__(self, seed: int = 0, vocabulary: Vocabulary | None = None, *, spec: str = "random") -> None:
         self.seed = seed
         self.spec = spec
-        self.vocabulary = vocabulary or sole_domain().vocabulary()
+        self.vocabulary = vocabulary or combined_vocabulary()
 
     def draw(self, task: Task) -> tuple[str, Category]:
         """The task's draw: the same seed and alert always give the same answer."""

@@ -26,7 +26,7 @@ from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.grading import grade_diagnosis
 from sredrill.incidents import Action, validate_envelope
 from sredrill.scenarios import Domain, Pack, Scenario, get_domain
-from sredrill.scenarios.domain import sole_domain
+from sredrill.scenarios.domain import all_action_targets
 from sredrill.trajectory import ToolCallStep, ToolError, ToolResultStep, Trajectory, without_nulls
 
 __all__ = [
@@ -85,9 +85,9 @@ class RcaInspectLogs(_RcaTyped):
     """Read one of the system's log sources (events, logs, profiles: the domain's log targets)."""
 
     action_type: Literal["inspect_logs"] = "inspect_logs"
-    target: str = Field(json_schema_extra={"enum": list(sole_domain().action_targets("inspect_logs"))})
-    """One of the domain's log targets (`Domain.action_targets("inspect_logs")`; the schema lists the registered
-    domain's)."""
+    target: str = Field(json_schema_extra={"enum": list(all_action_targets("inspect_logs"))})
+    """One of the task's domain's log targets (`Domain.action_targets("inspect_logs")`; the static schema lists
+    every registered domain's)."""
     value: None = None
     args: dict[str, JsonValue] | None = None
     """Optional: the target tool's own optional arguments."""
@@ -111,7 +111,7 @@ RCA_ACTIONS: tuple[str, ...] = ("inspect_alert", "inspect_metrics", "inspect_log
 
 def parse_rca_action(data: Action | Mapping[str, Any], domain: Domain | None = None) -> RcaAction:
     """Validate an RCA task's action and return its typed variant (the log targets are `domain`'s; default:
-    the one registered domain).
+    those of any registered domain).
 
     Raises:
         ActionError: naming the wrong field, with the allowed values (and, for a Diagnosis, the field
@@ -135,7 +135,7 @@ def parse_rca_action(data: Action | Mapping[str, Any], domain: Domain | None = N
             raise ActionError("inspect_alert takes no args", field="args", hint="send args: null")
         return RcaInspectAlert()
     if kind == "inspect_logs":
-        targets = (domain or sole_domain()).action_targets("inspect_logs")
+        targets = domain.action_targets("inspect_logs") if domain is not None else all_action_targets("inspect_logs")
         if action.target not in targets:
             hint = did_you_mean(str(action.target), targets)
             raise ActionError(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -25,7 +25,7 @@ from pydantic import BaseModel, JsonValue
 from sredrill.errors import ActionError, StateError
 from sredrill.evidence import tool_specs
 from sredrill.incidents import ActionType, IncidentAction
-from sredrill.scenarios.domain import Domain, sole_domain
+from sredrill.scenarios.domain import Domain, every_domain
 from sredrill.trajectory import ToolError, ToolSpec, no_arguments, strict_schema
 
 from .environment import Env
@@ -43,23 +43,23 @@ def _variants(union: Any) -> tuple[type[BaseModel], ...]:
     return typing.get_args(typing.get_args(union)[0])
 
 
-def _rca_options(domain: Domain, action: str) -> dict[str, Any]:
-    """An RCA inspection's `args`: the optional arguments of the domain's evidence tools it stands for."""
-    specs = {s.name: s.input_schema for s in tool_specs(domain)}
+def _rca_options(domains: Iterable[Domain], action: str) -> dict[str, Any]:
+    """An RCA inspection's `args`: the optional arguments of the domains' evidence tools it stands for."""
     props: dict[str, Any] = {}
-    for tool in domain.tools:
-        if tool.action == action:
-            props.update(typing.cast(dict[str, Any], specs[tool.name]["properties"]))
-            props.pop(tool.target_argument or "", None)  # the action's target fills it
+    for domain in domains:
+        specs = {s.name: s.input_schema for s in tool_specs(domain)}
+        for tool in domain.tools:
+            if tool.action == action:
+                props.update(typing.cast(dict[str, Any], specs[tool.name]["properties"]))
+                props.pop(tool.target_argument or "", None)  # the action's target fills it
     return {"type": "object", "properties": props, "required": [], "additionalProperties": False}
 
 
 # The RCA inspections take a free-form `args` object on the wire; a strict schema needs its fields, which
 # are the optional arguments of the evidence tools each inspection calls (env/rca.py's `_tool_call`). The
-# static action schema is the registered domain's (`sole_domain`).
-_RCA_DOMAIN = sole_domain()
+# static action schema covers every registered domain's (a task's domain is known only once it is made).
 _RCA_ARGS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
-    {action: _rca_options(_RCA_DOMAIN, action) for action in ("inspect_metrics", "inspect_logs")}
+    {action: _rca_options(every_domain(), action) for action in ("inspect_metrics", "inspect_logs")}
 )
 
 

@@ -63,10 +63,12 @@ __all__ = [
     "ToolDecl",
     "View",
     "ViewSpec",
+    "all_action_targets",
+    "combined_vocabulary",
     "domain_names",
+    "every_domain",
     "get_domain",
     "recognise_domain",
-    "sole_domain",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -408,16 +410,28 @@ def get_domain(name: str) -> Domain:
     return domain
 
 
-def sole_domain() -> Domain:
-    """The one registered domain, for the places that cannot yet tell a task's domain (the env's static
-    RCA action schema).
+def every_domain() -> tuple[Domain, ...]:
+    """Every registered domain, in the registry's order."""
+    return tuple(get_domain(name) for name in domain_names())
 
-    Raises:
-        PackError: several domains are registered (name one).
-    """
-    if len(DOMAINS) != 1:
-        raise PackError("several domains are registered: name the one you mean", allowed=domain_names())
-    return get_domain(next(iter(DOMAINS)))
+
+def all_action_targets(action: str) -> tuple[str, ...]:
+    """The targets an environment action takes in any registered domain, each once: what a static action
+    schema lists before a task (and so its domain) is known."""
+    return tuple(dict.fromkeys(t for domain in every_domain() for t in domain.action_targets(action)))
+
+
+def combined_vocabulary() -> Vocabulary:
+    """Every registered domain's failure modes and sets in one vocabulary (a mode two domains share is the first
+    one's): what a baseline reads when it is given no pack's vocabulary."""
+    modes: dict[str, FailureMode] = {}
+    sets: dict[str, tuple[str, ...]] = {}
+    for domain in every_domain():
+        for mode in domain.failure_modes:
+            modes.setdefault(mode.name, mode)
+        for name, members in domain.failure_mode_sets.items():
+            sets.setdefault(name, members)
+    return Vocabulary.builtin(modes.values(), sets)
 
 
 def recognise_domain(folders: Iterable[Path]) -> str | None:
