@@ -6,14 +6,13 @@ Each command's arguments become a `RunPlan` (`pack_plan`, `eval_plan`), which th
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from sredrill.errors import InputError
 from sredrill.evidence import BackendMode
-from sredrill.incidents.families import check_key
+from sredrill.incidents.families import episode_key as new_episode_key
 from sredrill.results import RunReport, TestResult
 
 from .config import Settings
@@ -201,7 +200,7 @@ def pack_plan(
         ),
         agent=settings.agent or "reference",
         last_failed=LastFailedSelection.of(last_failed),
-        episode_key=check_key(episode_key) or secrets.token_hex(16),
+        episode_key=new_episode_key(episode_key),
     )
 
 
@@ -234,12 +233,9 @@ async def run_baselines(
     `seeds` is `--seeds` for the incidents pack (see `run_packs`); every agent plays the same episodes (one
     episode key for all of them, unless `episode_key` is given).
     """
-    import secrets
     from dataclasses import replace
 
-    from sredrill.incidents.families import check_key
-
-    key = check_key(episode_key) or secrets.token_hex(16)
+    key = new_episode_key(episode_key)
     reports = []
     for spec in agents:
         reports.append(

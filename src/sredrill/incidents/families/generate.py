@@ -16,6 +16,7 @@ import hmac
 import math
 import os
 import random
+import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ __all__ = [
     "FamilyTask",
     "FaultPlan",
     "check_key",
+    "episode_key",
     "family_task",
     "max_components",
 ]
@@ -194,6 +196,15 @@ def check_key(key: object) -> str | None:
             hint='make one with: python -c "import secrets; print(secrets.token_hex(16))"',
         )
     return key.strip()
+
+
+def episode_key(given: str | None = None) -> str:
+    """`given`, checked (see `check_key`), else a fresh secret (`secrets.token_hex(16)`): a run's key.
+
+    Raises:
+        InputError: `given` is shorter than `MIN_KEY_LENGTH`.
+    """
+    return check_key(given) or secrets.token_hex(16)
 
 
 def read_key_file(path: str | os.PathLike[str]) -> str:
