@@ -30,6 +30,7 @@ Examples:
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -42,7 +43,7 @@ from typing import Final, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from sredrill.diagnosis import Diagnosis
+from sredrill.diagnosis import Category, Diagnosis
 from sredrill.errors import PackError, did_you_mean
 from sredrill.scenarios.findings import Finding
 from sredrill.scenarios.metadata import ScenarioMetadata
@@ -80,6 +81,7 @@ SUBMIT_TOOL: Final = "submit_diagnosis"
 
 DOMAINS: Final[Mapping[str, str]] = MappingProxyType(
     {
+        "k8s": "sredrill.domains.k8s:DOMAIN",
         "rds": "sredrill.domains.rds:DOMAIN",
     }
 )
@@ -236,6 +238,11 @@ class Domain:
     attributes: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     """The default of each scenario attribute its sources expose (`SourceData.attributes`), for a scenario
     without that source."""
+    keyword_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    """Keyword -> spellings a grader accepts for it, in every pack of the domain (a pack's `pack.yml` adds more)."""
+    compat_categories: Mapping[str, tuple[Category, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    """Failure mode -> the categories compatibility grading (answer keys in the upstream format) also accepts for
+    a scenario of that mode, beside its key's own category."""
 
     # -- derived: tools ---------------------------------------------------------------------------------
 
@@ -339,7 +346,10 @@ class Domain:
 
     def vocabulary(self) -> Vocabulary:
         """The domain's built-in vocabulary (a fresh object)."""
-        return Vocabulary.builtin(self.failure_modes, self.failure_mode_sets)
+        vocabulary = Vocabulary.builtin(self.failure_modes, self.failure_mode_sets)
+        if self.keyword_aliases:
+            vocabulary = vocabulary.extended(keyword_aliases=self.keyword_aliases, source=f"the {self.name} domain")
+        return vocabulary
 
     def identifiers(self) -> frozenset[str]:
         """Every name the domain declares that the core must never spell: its sources, its tools (not the core's
@@ -426,9 +436,15 @@ def combined_vocabulary() -> Vocabulary:
     one's): what a baseline reads when it is given no pack's vocabulary."""
     modes: dict[str, FailureMode] = {}
     sets: dict[str, tuple[str, ...]] = {}
+    taken: set[str] = set()
     for domain in every_domain():
         for mode in domain.failure_modes:
-            modes.setdefault(mode.name, mode)
+            if mode.name in taken:
+                continue
+            # An alias another domain already uses (as a name or an alias) stays that domain's.
+            aliases = tuple(a for a in mode.aliases if a not in taken)
+            modes[mode.name] = dataclasses.replace(mode, aliases=aliases)
+            taken.update((mode.name, *aliases))
         for name, members in domain.failure_mode_sets.items():
             sets.setdefault(name, members)
     return Vocabulary.builtin(modes.values(), sets)

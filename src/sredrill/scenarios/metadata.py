@@ -40,8 +40,9 @@ class ScenarioMetadata(BaseModel):
     failure_mode: str
     """The scenario's main failure mode; `answer.yml: failure_modes` is the full truth (default: this one)."""
     severity: Literal["info", "warning", "critical"]
-    scenario_difficulty: Literal[1, 2, 3, 4] = 1
-    """1 single signal, 2 one confounder, 3 absent or indirect evidence, 4 compositional fault."""
+    scenario_difficulty: Literal[0, 1, 2, 3, 4] = 1
+    """0 a healthy baseline (the upstream Kubernetes suite's), 1 single signal, 2 one confounder, 3 absent or
+    indirect evidence, 4 compositional fault."""
     adversarial_signals: list[str] = Field(default_factory=list)
     """Metric names or free sentences describing the trap."""
     available_evidence: Sequence[str] = Field(min_length=1)
