@@ -27,7 +27,7 @@ from sredrill.env.models import (
     TaskInfo,
     TaskKind,
 )
-from sredrill.env.rca import RCA_ACTIONS, RCA_DESCRIPTION, RcaEpisode, RcaTask, rca_action_adapter
+from sredrill.env.rca import RCA_ACTIONS, RcaEpisode, RcaTask, rca_action_schema, rca_description
 from sredrill.errors import InputError, StateError, did_you_mean
 from sredrill.incidents import Action, ActionType, IncidentTask, incident_action_adapter
 
@@ -35,11 +35,8 @@ __all__ = ["Env", "EnvTask", "check_reward_mode", "task_info"]
 
 _SEED_LIMIT = 2**31
 """Episode seeds drawn by the env lie in [0, 2**31)."""
-# Generating a JSON Schema takes milliseconds: done once at import, kept as immutable text.
-_SCHEMAS = {
-    TaskKind.INCIDENT: json.dumps(incident_action_adapter.json_schema()),
-    TaskKind.RCA: json.dumps(rca_action_adapter.json_schema()),
-}
+# Generating a JSON Schema takes milliseconds: done once (at import; an RCA domain's on first use), kept as text.
+_INCIDENT_SCHEMA = json.dumps(incident_action_adapter.json_schema())
 
 
 EnvTask = IncidentTask | RcaTask | TaskFamily
@@ -59,8 +56,9 @@ def task_info(task: EnvTask) -> TaskInfo:
             max_reward=task.max_reward,
             actions=[str(t) for t in ActionType],
             description=task.description,
-            action_schema=json.loads(_SCHEMAS[TaskKind.INCIDENT]),
+            action_schema=json.loads(_INCIDENT_SCHEMA),
         )
+    # An RCA task's targets and what its inspections read are its domain's (never its scenario's).
     return TaskInfo(
         task_id=task.task_id,
         kind=TaskKind.RCA,
@@ -68,8 +66,8 @@ def task_info(task: EnvTask) -> TaskInfo:
         max_steps=task.max_steps,
         max_reward=1.0,
         actions=list(RCA_ACTIONS),
-        description=RCA_DESCRIPTION,
-        action_schema=json.loads(_SCHEMAS[TaskKind.RCA]),
+        description=rca_description(task.domain),
+        action_schema=json.loads(rca_action_schema(task.domain)),
     )
 
 
@@ -149,13 +147,15 @@ class Env:
         """JSON Schema of the actions the current episode accepts (before a reset: the task's).
 
         A classic incident task and an RCA task accept the same actions in every episode (`TaskInfo`'s
-        schema); a family's episode enumerates its own topology's targets.
+        schema; an RCA task's enumerates its domain's targets); a family's episode enumerates its own
+        topology's targets.
         """
         if isinstance(self._episode, FamilyEpisode):
             return self._episode.task.action_schema()
         if isinstance(self.task, TaskFamily):
             return self.task.action_schema()
-        schema: dict[str, Any] = json.loads(_SCHEMAS[self.kind])  # a fixed task kind's schema is an object
+        text = rca_action_schema(self.task.domain) if isinstance(self.task, RcaTask) else _INCIDENT_SCHEMA
+        schema: dict[str, Any] = json.loads(text)  # a fixed task's schema is an object
         return schema
 
     # -- the interface -------------------------------------------------------------------------------

@@ -11,9 +11,11 @@ the agent chose to query counts. The reward is 0 until submission, then the frac
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
@@ -42,19 +44,22 @@ __all__ = [
     "SubmitDiagnosis",
     "parse_rca_action",
     "rca_action_adapter",
+    "rca_action_schema",
+    "rca_description",
     "rca_task_id",
 ]
 
 RCA_MAX_STEPS = 20
 """Actions an RCA episode allows before it ends without a diagnosis."""
 RCA_DESCRIPTION = (
-    "An alert fired on a production system. Investigate with inspect_alert, inspect_metrics (target: a metric "
-    "name; no target lists the metrics), inspect_logs (target: one of the log sources the action's schema "
-    "lists), then "
+    "An alert fired on a production system. Investigate with inspect_alert, inspect_metrics and inspect_logs "
+    "(the targets each takes are the task's: its description and action schema list them), then "
     "submit_diagnosis with a Diagnosis as args: root cause, category, failure modes, causal chain, claims citing "
     "their evidence sources, and the hypotheses you ruled out. The reward at submission is the fraction of "
     "grading gates passed."
 )
+"""What every RCA task says, whatever its domain; `rca_description` adds what the domain's inspections read."""
+_INSPECTIONS = ("inspect_metrics", "inspect_logs")
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 
 
@@ -179,6 +184,40 @@ class RcaTask:
     def of(cls, pack: Pack, scenario: Scenario) -> RcaTask:
         return cls(rca_task_id(pack.name, scenario.folder), pack, scenario)
 
+    @property
+    def domain(self) -> Domain:
+        """The scenario's domain: its tools are what the task's inspections call."""
+        return get_domain(self.scenario.domain)
+
+
+def rca_description(domain: Domain) -> str:
+    """An RCA task's description: `RCA_DESCRIPTION`, then what each inspection of the domain reads, from its
+    tools' declarations (the target that picks each tool, or the argument a free target fills)."""
+    reads = []
+    for action in _INSPECTIONS:
+        for tool in domain.tools:
+            if tool.action != action:
+                continue
+            what = tool.description.split(". ", 1)[0].rstrip(".")
+            if tool.target is not None:
+                reads.append(f"{action} target {tool.target}: {what}")
+            elif tool.target_argument:
+                reads.append(f"{action} with a target (the tool's {tool.target_argument}): {what}")
+            else:
+                reads.append(f"{action} without a target: {what}")
+    return f"{RCA_DESCRIPTION} What the inspections read ({domain.title}): " + "; ".join(reads) + "."
+
+
+@cache
+def rca_action_schema(domain: Domain | None = None) -> str:
+    """JSON Schema (as JSON text) of the actions an RCA task of `domain` accepts: `inspect_logs`' target
+    enumerates that domain's log targets; None: every registered domain's (the static schema)."""
+    schema: dict[str, Any] = rca_action_adapter.json_schema()
+    if domain is not None:
+        target = schema["$defs"][RcaInspectLogs.__name__]["properties"]["target"]
+        target["enum"] = list(domain.action_targets("inspect_logs"))
+    return json.dumps(schema)
+
 
 def _run(coro: Coroutine[Any, Any, JsonValue]) -> JsonValue:
     """Run a coroutine that never suspends (the toolset's `call` is async only to fit the `Toolset` protocol).
@@ -202,7 +241,7 @@ class RcaEpisode:
         self.task = task
         self.seed = seed
         self.toolset = RcaToolset(task.scenario, BackendMode.SELECTIVE, vocabulary=task.pack.vocabulary)
-        self.domain = get_domain(task.scenario.domain)
+        self.domain = task.domain
         self.steps = 0
         self.episode_reward = 0.0
         self._trajectory: list[ToolCallStep | ToolResultStep] = []

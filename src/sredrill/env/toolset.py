@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, JsonValue
@@ -30,7 +30,7 @@ from sredrill.trajectory import ToolError, ToolSpec, no_arguments, strict_schema
 
 from .environment import Env
 from .models import StepInfo, StepResult, TaskKind
-from .rca import RCA_ACTIONS, RcaAction
+from .rca import RCA_ACTIONS, RcaAction, RcaTask
 
 __all__ = ["OBSERVE_TOOL", "EnvToolset", "action_tools", "agent_view", "episode_tools", "schema_tools"]
 
@@ -56,25 +56,27 @@ def _rca_options(domains: Iterable[Domain], action: str) -> dict[str, Any]:
 
 
 # The RCA inspections take a free-form `args` object on the wire; a strict schema needs its fields, which
-# are the optional arguments of the evidence tools each inspection calls (env/rca.py's `_tool_call`). The
-# static action schema covers every registered domain's (a task's domain is known only once it is made).
-_RCA_ARGS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
-    {action: _rca_options(every_domain(), action) for action in ("inspect_metrics", "inspect_logs")}
-)
+# are the optional arguments of the evidence tools each inspection calls (env/rca.py's `_tool_call`). A task's
+# tools are its domain's; the static ones (no task yet) cover every registered domain's.
+_INSPECTIONS = ("inspect_metrics", "inspect_logs")
 
 
-def _action_schema(model: type[BaseModel]) -> tuple[str, str, dict[str, JsonValue]]:
-    """(action type, description, strict argument schema) of one action variant."""
+def _action_schema(model: type[BaseModel], domains: tuple[Domain, ...] = ()) -> tuple[str, str, dict[str, JsonValue]]:
+    """(action type, description, strict argument schema) of one action variant; an RCA inspection's `args`
+    and log targets are those of `domains`."""
     schema = model.model_json_schema()
     properties = dict(schema.get("properties", {}))
     name = properties.pop("action_type")["const"]
     # Fields a variant pins to null (`target: None`) are not arguments at all.
     properties = {k: v for k, v in properties.items() if v.get("type") != "null"}
-    if name in _RCA_ARGS and "args" in properties:
+    if domains and name in _INSPECTIONS and "args" in properties:
         properties["args"] = {
-            "anyOf": [dict(_RCA_ARGS[name]), {"type": "null"}],
+            "anyOf": [_rca_options(domains, name), {"type": "null"}],
             "description": "The evidence tool's optional arguments (each null when not wanted), or null for none.",
         }
+    if domains and "enum" in properties.get("target", {}):
+        targets = dict.fromkeys(t for d in domains for t in d.action_targets(name))
+        properties["target"] = {**properties["target"], "enum": list(targets)}
     arguments = {
         "type": "object",
         "properties": properties,
@@ -117,33 +119,45 @@ def schema_tools(schema: Mapping[str, Any]) -> list[ToolSpec]:
 
 
 def episode_tools(env: Env) -> list[ToolSpec]:
-    """The actions of `env`'s current episode as tools (a family's name its episode's targets)."""
+    """The actions of `env`'s current episode as tools (a family's name its episode's targets; an RCA task's,
+    its domain's)."""
     if env.kind is TaskKind.FAMILY:
         return schema_tools(env.action_schema)
+    if isinstance(env.task, RcaTask):
+        return action_tools(env.kind, env.task.domain)
     return action_tools(env.kind)
 
 
-def _tools_json(union: Any, order: tuple[str, ...]) -> str:
-    found = {name: (description, schema) for name, description, schema in map(_action_schema, _variants(union))}
+def _tools_json(union: Any, order: tuple[str, ...], domains: tuple[Domain, ...] = ()) -> str:
+    found = {
+        name: (description, schema)
+        for name, description, schema in (_action_schema(m, domains) for m in _variants(union))
+    }
     return json.dumps([{"name": n, "description": found[n][0], "input_schema": found[n][1]} for n in order])
 
 
-# Generating JSON Schemas takes milliseconds: done once at import, kept as immutable text.
-_TOOLS: Mapping[TaskKind, str] = MappingProxyType(
-    {
-        TaskKind.INCIDENT: _tools_json(IncidentAction, tuple(str(t) for t in ActionType)),
-        TaskKind.RCA: _tools_json(RcaAction, RCA_ACTIONS),
-    }
-)
+@cache
+def _rca_tools(domain: Domain | None) -> str:
+    # Generating JSON Schemas takes milliseconds: done once per domain, kept as immutable text.
+    return _tools_json(RcaAction, RCA_ACTIONS, every_domain() if domain is None else (domain,))
 
 
-def action_tools(kind: TaskKind) -> list[ToolSpec]:
+_INCIDENT_TOOLS = _tools_json(IncidentAction, tuple(str(t) for t in ActionType))
+
+
+def action_tools(kind: TaskKind, domain: Domain | None = None) -> list[ToolSpec]:
     """Each action type of a task kind as a tool, in the task's action order.
+
+    Args:
+        kind: `incident` or `rca` (a family's tools are its episode's: `episode_tools`).
+        domain: an RCA task's domain, whose targets and tool arguments the inspections take; None: every
+            registered domain's.
 
     Returns:
         Fresh `ToolSpec`s (new dicts on every call); a call's arguments plus `action_type` are the action.
     """
-    return [ToolSpec.model_validate(t) for t in json.loads(_TOOLS[kind])]
+    text = _INCIDENT_TOOLS if kind is TaskKind.INCIDENT else _rca_tools(domain)
+    return [ToolSpec.model_validate(t) for t in json.loads(text)]
 
 
 class EnvToolset:

@@ -125,7 +125,8 @@ def _mcp_tool(tool: ToolSpec) -> McpTool:
 
 
 # One source for what an agent may call: the MCP tools are the episode toolset's action tools (strict schemas).
-# A family's tools name its episode's targets, so they are built per episode (`episode_tools`).
+# A family's tools name its episode's targets and an RCA task's its domain's, so they are built per episode
+# (`episode_tools`; an RCA domain's are made once and kept).
 _TOOLS: dict[TaskKind, tuple[McpTool, ...]] = {
     kind: tuple(_mcp_tool(t) for t in action_tools(kind)) for kind in (TaskKind.INCIDENT, TaskKind.RCA)
 }
@@ -189,12 +190,15 @@ class TraceCatalog:
         return self._catalog.make(task_id, seed=seed)
 
     def tools(self, env: SessionEnv | str | None) -> tuple[McpTool, ...]:
-        """The MCP tools of a session's episode, of a task by id (before any episode), or of the default task."""
-        if isinstance(env, Env) and env.kind is TaskKind.FAMILY:
+        """The MCP tools of a session's episode, of a task by id (before any episode), or of the default task.
+
+        A family's name its episode's targets; an RCA task's, its domain's (`inspect_logs`' targets and the
+        inspections' arguments)."""
+        if isinstance(env, Env) and env.kind in (TaskKind.FAMILY, TaskKind.RCA):
             return tuple(_mcp_tool(t) for t in episode_tools(env))
         task_id = self._ids[0] if env is None else env if isinstance(env, str) else env.task_id
         kind = self._kind(task_id)
-        if kind is TaskKind.FAMILY:
+        if kind in (TaskKind.FAMILY, TaskKind.RCA):
             return tuple(_mcp_tool(t) for t in episode_tools(self._catalog.make(task_id)))
         return _TOOLS[kind]
 
