@@ -15,13 +15,16 @@ from pydantic import Field, field_validator
 from sredrill.evidence.arguments import Time, TimeRange, ToolArgs
 from sredrill.scenarios.domain import ToolDecl
 
+from .logquery import parse_query
 from .metadata import EvidenceSource
 
 __all__ = [
+    "ALL_NAMESPACES",
     "LINE_LIMIT",
     "LINE_LIMIT_DEFAULT",
     "LOG_LIMIT",
     "LOG_LIMIT_DEFAULT",
+    "POD_PHASES",
     "TOOLS",
     "DeploymentsArgs",
     "EventsArgs",
@@ -38,6 +41,9 @@ LINE_LIMIT = 1000
 LOG_LIMIT_DEFAULT = 100
 LOG_LIMIT = 500
 """The most Datadog log records one `search_logs` call returns."""
+ALL_NAMESPACES = "*"
+"""The namespace filter that means every namespace (as `kubectl --all-namespaces`)."""
+POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 
 
 def _limit(value: int | None, most: int) -> int | None:
@@ -50,7 +56,7 @@ class PodsArgs(ToolArgs):
     """Arguments of `list_pods`."""
 
     namespace: str | None = None
-    """Only pods of this namespace; default: the alert's."""
+    """Only pods of this namespace; default: the alert's; `*` for every namespace."""
     name: str | None = None
     """Only pods whose name contains this text (case-insensitive), e.g. a deployment's name."""
     phase: str | None = None
@@ -58,12 +64,22 @@ class PodsArgs(ToolArgs):
     node: str | None = None
     """Only pods on this node."""
 
+    @field_validator("phase")
+    @classmethod
+    def _check_phase(cls, phase: str | None) -> str | None:
+        if phase is None:
+            return None
+        canonical = {p.casefold(): p for p in POD_PHASES}.get(phase.strip().casefold())
+        if canonical is None:
+            raise ValueError(f"{phase[:80]!r} is not a pod phase; allowed: {', '.join(POD_PHASES)}")
+        return canonical
+
 
 class EventsArgs(TimeRange):
     """Arguments of `get_events`."""
 
     namespace: str | None = None
-    """Only events of this namespace."""
+    """Only events of this namespace (`*`: every namespace, the default)."""
     involved_object: str | None = None
     """Only events about this object: `Kind/name` (`Pod/web-7f9c-abcde`), a kind (`Node`), or part of a name."""
     type: Literal["Warning", "Normal"] | None = None
@@ -98,7 +114,7 @@ class DeploymentsArgs(ToolArgs):
     """Arguments of `list_deployments`."""
 
     namespace: str | None = None
-    """Only deployments of this namespace."""
+    """Only deployments of this namespace (`*`: every namespace, the default)."""
     name: str | None = None
     """Only the deployment of this name."""
 
@@ -130,6 +146,13 @@ class SearchLogsArgs(TimeRange):
     @classmethod
     def _check_limit(cls, limit: int | None) -> int | None:
         return _limit(limit, LOG_LIMIT)
+
+    @field_validator("query")
+    @classmethod
+    def _check_query(cls, query: str | None) -> str | None:
+        if query is not None:
+            parse_query(query)  # a malformed query is an error on every backend, with how to fix it
+        return query
 
 
 class MonitorsArgs(ToolArgs):
