@@ -28,6 +28,7 @@ __all__ = [
     "ExitCode",
     "Expected",
     "Gap",
+    "GradingMode",
     "IncidentSummary",
     "Insights",
     "Rate",
@@ -78,6 +79,17 @@ class ResultKind(StrEnum):
     RCA = "rca"
     INCIDENT = "incident"
     TEST = "test"
+
+
+class GradingMode(StrEnum):
+    """How an RCA result was graded: by sredrill's rules, or in compatibility mode for an upstream-format key.
+
+    compat: the scenario's `answer.yml` sets none of sredrill's own keys (`failure_modes`, `ruled_out`), so it
+    is graded as the upstream suite's scorer defines each field, with sredrill's fixes (docs/grading.md).
+    """
+
+    SREDRILL = "sredrill"
+    COMPAT = "compat"
 
 
 class _Model(BaseModel):
@@ -219,6 +231,9 @@ class TestResult(_Model):
     checks: dict[str, Check] | None = None
     trajectory: TrajectorySummary | None = None
     reasoning: dict[str, Any] | None = None
+    grading: GradingMode | None = None
+    """How an RCA result was graded: `sredrill`, or `compat` (its answer key is in the upstream format, graded as
+    the upstream scorer defines each field, with sredrill's fixes); None when it was not graded."""
     attempts: list[Attempt] = Field(default_factory=list)
     flaky: bool = False
     stdout: str | None = None
@@ -305,6 +320,9 @@ class RcaSummary(_Model):
     """Axis 2 (`selective`) results; present with `--axis2`."""
     gap: Gap | None = None
     """Present only when both axes ran."""
+    compat_scenarios: int = 0
+    """Scenarios (each counted once, whatever its axes) graded in compatibility mode: their answer keys are in
+    the upstream format (`TestResult.grading` is `compat`)."""
 
 
 class IncidentSummary(Section):
@@ -408,6 +426,7 @@ def _rca(results: Sequence[TestResult]) -> RcaSummary:
     rca = RcaSummary(
         axis1=_axis_section(1, axis1) if axis1 else None,
         axis2=_axis_section(2, axis2) if axis2 else None,
+        compat_scenarios=len({_scenario_of(r) for r in results if r.grading == GradingMode.COMPAT}),
     )
     if axis1 and axis2:
         # The gap is over the same scenarios: each axis restricted to the scenarios that ran on both.

@@ -16,8 +16,10 @@ from sredrill.trajectory import Trajectory
 from tests.grading.agent_output import diagnosis, trajectory
 from tests.support.scenario_builder import PackWriter, only
 
+# A key with sredrill's keys (`failure_modes`): graded in sredrill mode (tests/grading/test_compat.py has the other).
 ANSWER: dict[str, Any] = {
     "failure_mode": "replication_lag",
+    "failure_modes": ["replication_lag"],
     "root_cause_category": "resource_exhaustion",
     "required_keywords": ["replication lag", "WAL", "replica"],
     "forbidden_categories": ["cpu_saturation", "infrastructure"],
@@ -218,7 +220,10 @@ def test_one_cause_of_a_compositional_fault_is_not_enough(dual: Pack) -> None:
 
 def test_a_failure_mode_set_in_scenario_yml_is_the_expected_set(write_pack: PackWriter) -> None:
     p = write_pack(
-        failure_mode="dual_resource_exhaustion", root_cause_category="resource_exhaustion", required_keywords=["CPU"]
+        failure_mode="dual_resource_exhaustion",
+        root_cause_category="resource_exhaustion",
+        required_keywords=["CPU"],
+        ruled_out=[],  # a sredrill key: sredrill mode, where the mode scenario.yml names gates
     )
     g = grade(p, good(root_cause="CPU and storage", failure_modes=("storage_full", "cpu_saturation")))
     assert g.expected.failure_modes == ["cpu_saturation", "storage_full"]
@@ -266,6 +271,7 @@ def test_forbidden_aliases_are_resolved_before_matching(write_pack: PackWriter) 
         root_cause_category="resource_exhaustion",
         required_keywords=["CPU"],
         forbidden_categories=["storage_exhaustion"],
+        ruled_out=[],
     )
     g = grade(p, good(root_cause="CPU", failure_modes=("cpu_saturation", "storage_full")))
     assert g.checks["forbidden_categories"].detail == "forbidden prediction: failure mode 'storage_full'"
@@ -340,6 +346,7 @@ def test_forbidden_keywords_use_the_packs_aliases(write_pack: PackWriter) -> Non
         root_cause_category="resource_exhaustion",
         required_keywords=["replica"],
         forbidden_keywords=["failover"],
+        ruled_out=[],
         pack_yml={"keyword_aliases": {"failover": ["failed over"]}},
     )
     g = grade(p, good(root_cause="The replica failed over.", claims=(("The primary failed over", ()),)))

@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from pydantic import JsonValue
 
-from sredrill.results import Actual, Check, Expected, Signal, SignalRole, TrajectorySummary
+from sredrill.results import Actual, Check, Expected, GradingMode, Signal, SignalRole, TrajectorySummary
 
 __all__ = ["CheckId", "CheckOutcome", "Grade"]
 
@@ -65,6 +65,9 @@ class Grade:
     when the answer key defines ruling-out or required queries; None otherwise."""
     redundant_calls: int
     """Identical tool calls beyond the first (the TrajectorySummary has no field for it yet)."""
+    grading: GradingMode = GradingMode.SREDRILL
+    """How it was graded: `compat` when the scenario's answer key is in the upstream format (`grading.compat`);
+    the result records it (`TestResult.grading`)."""
 
     @property
     def passed(self) -> bool:

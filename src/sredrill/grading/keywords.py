@@ -21,6 +21,12 @@ from code (STYLE #39): a keyword is found when it or any of its aliases matches.
 by their tokens, so `max_connections`, `max connections` and `Max-Connections` share one entry. A keyword
 without any word token (`%`) falls back to a normalised substring test.
 
+**Compatibility grading** (answer keys in the upstream format, `GradingMode.COMPAT`) uses the upstream suite's
+matcher instead, `UpstreamKeywordMatcher` (`reference/original_eks_suite.md` §3.2): over the fields joined and
+normalised, a keyword matches when (a) it is a substring of the text, (b) one of its aliases is, or (c) every
+`[a-z0-9]+` token of it is a whole token somewhere in the text. So the stem `autoscal` matches "autoscaling"
+there, as upstream's keys expect; which fields are searched is the grader's choice.
+
 Examples:
     >>> find_keywords("Replication lag grew; the replica fell behind.", ["replication lag", "WAL"])
     (('replication lag',), ('WAL',))
@@ -35,12 +41,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["KeywordAliases", "KeywordMatcher", "find_keywords", "normalize_text", "split_passages", "word_tokens"]
+__all__ = [
+    "KeywordAliases",
+    "KeywordMatcher",
+    "UpstreamKeywordMatcher",
+    "find_keywords",
+    "has_substring",
+    "normalize_text",
+    "split_passages",
+    "word_tokens",
+]
 
 _WHITESPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+")
 # In a keyword (not in the text), a trailing `*` marks the token as a prefix.
 _KEYWORD_WORD = re.compile(r"[^\W_]+\*?")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")  # the upstream matcher's tokens (of lower-cased text)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")  # `\s*\n\s*` backtracked quadratically on long blank runs
 
 
@@ -108,6 +124,71 @@ class KeywordAliases:
     def spellings(self, keyword: str) -> tuple[str, ...]:
         """The keyword followed by its aliases."""
         return (keyword, *self.table.get(_key(keyword), ()))
+
+    def loose_spellings(self, keyword: str) -> tuple[str, ...]:
+        """The keyword's aliases under any key that spells it with the same letters, whatever separates its
+        words (`image pull backoff` finds the aliases of `ImagePullBackOff`), as the upstream suite's table is
+        keyed by the keyword without its spaces."""
+        joined = "".join(_key(keyword)).replace("*", "")
+        return tuple(v for k, vs in self.table.items() if "".join(k).replace("*", "") == joined for v in vs)
+
+
+def has_substring(text: str, keyword: str) -> bool:
+    """True when the normalised keyword is a substring of the normalised text (the upstream suite's forbidden
+    keyword test); an empty keyword is never found."""
+    needle = normalize_text(keyword)
+    return bool(needle) and needle in normalize_text(text)
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamKeywordMatcher:
+    """The upstream suite's keyword test over several fields joined as one text (compatibility grading).
+
+    A keyword matches when (a) its normalised form is a substring of the text (no word boundaries: `restart`
+    matches "restarted", `autoscal` matches "autoscaling"), (b) an alias is a substring (a trailing `*`, this
+    module's prefix mark, is dropped: a substring is a prefix match already), or (c) every `[a-z0-9]+` token of
+    the keyword is a whole token of the text, in any order and anywhere.
+
+    Examples:
+        >>> m = UpstreamKeywordMatcher.of(["Storage autoscaling ran.", "Then the lag grew."])
+        >>> m.find(["autoscal", "lag storage", "walk"])
+        (('autoscal', 'lag storage'), ('walk',))
+    """
+
+    text: str
+    """The fields joined by spaces, lower-cased, whitespace collapsed."""
+    tokens: frozenset[str]
+    aliases: KeywordAliases
+
+    @classmethod
+    def of(
+        cls, text: str | Iterable[str], aliases: Mapping[str, Iterable[str]] | KeywordAliases | None = None
+    ) -> UpstreamKeywordMatcher:
+        """Join and normalise the fields once, for many keywords; `aliases` as for `KeywordMatcher.of`."""
+        joined = normalize_text(" ".join((text,) if isinstance(text, str) else text))
+        return cls(text=joined, tokens=frozenset(_ASCII_WORD.findall(joined)), aliases=KeywordAliases.of(aliases))
+
+    def has(self, keyword: str) -> bool:
+        """True when the keyword matches by (a), (b) or (c) of the class docstring."""
+        needle = normalize_text(keyword)
+        if not needle:
+            return False
+        if needle in self.text:
+            return True
+        for alias in (*self.aliases.spellings(keyword)[1:], *self.aliases.loose_spellings(keyword)):
+            spelled = normalize_text(alias.replace("*", ""))
+            if spelled and spelled in self.text:
+                return True
+        tokens = _ASCII_WORD.findall(needle)
+        return bool(tokens) and all(t in self.tokens for t in tokens)
+
+    def find(self, keywords: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """`(found, missing)`: the keywords split by whether they match, each in the given order."""
+        found: list[str] = []
+        missing: list[str] = []
+        for keyword in keywords:
+            (found if self.has(keyword) else missing).append(keyword)
+        return tuple(found), tuple(missing)
 
 
 @dataclass(frozen=True, slots=True)

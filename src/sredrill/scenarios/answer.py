@@ -13,7 +13,11 @@ from pydantic_core import core_schema
 
 from sredrill.diagnosis import Category
 
-__all__ = ["AnswerKey", "SourceName"]
+__all__ = ["SREDRILL_KEYS", "AnswerKey", "SourceName"]
+
+SREDRILL_KEYS = ("failure_modes", "ruled_out")
+"""The keys sredrill adds to the upstream `answer.yml`: a key that sets none of them is in the upstream format,
+and its scenario is graded in compatibility mode (`Scenario.grading`)."""
 
 
 class SourceName(str):
@@ -71,6 +75,14 @@ class AnswerKey(BaseModel):
     """sredrill: the true fine-grained root causes (several for a compositional fault)."""
     ruled_out: list[str] = Field(default_factory=list)
     """sredrill: hypotheses (failure modes or categories) a correct diagnosis must dismiss."""
+
+    @property
+    def sets_sredrill_keys(self) -> bool:
+        """True when the file sets one of `SREDRILL_KEYS` (even to an empty list).
+
+        Read it on the key as parsed: the loader's canonical copy always has `failure_modes`.
+        """
+        return any(k in self.model_fields_set for k in SREDRILL_KEYS)
 
     @property
     def is_axis2(self) -> bool:

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from sredrill.diagnosis import Category
 from sredrill.errors import PackError, did_you_mean
+from sredrill.results import GradingMode
 from sredrill.scenarios.alert import Alert
 from sredrill.scenarios.answer import AnswerKey
 from sredrill.scenarios.domain import DOMAINS, Domain, domain_names, get_domain, recognise_domain
@@ -277,7 +278,10 @@ class _ScenarioReader:
         # The base's own `base` was checked by `_base`; the merged metadata keeps the child's.
         metadata = validate_model(self.domain.metadata, merged, meta_rel)
         alert = self.read(Alert, "alert.json")
-        answer = self._resolve_answer(self.read(AnswerKey, "answer.yml"), metadata, self.files, meta_rel)
+        key = self.read(AnswerKey, "answer.yml")
+        # Decided on the key as written: `_resolve_answer` fills `failure_modes` from scenario.yml.
+        grading = GradingMode.SREDRILL if key.sets_sredrill_keys else GradingMode.COMPAT
+        answer = self._resolve_answer(key, metadata, self.files, meta_rel)
         evidence: dict[str, SourceData] = {}
         for name in dict.fromkeys(metadata.available_evidence):
             source = self.domain.source(name)
@@ -299,6 +303,7 @@ class _ScenarioReader:
             window=window,
             period_s=period,
             attributes=MappingProxyType(attributes),
+            grading=grading,
         )
 
     def _base(self, raw: dict[str, object], meta_rel: str) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sredrill.diagnosis import Category
 from sredrill.errors import PackError, did_you_mean
+from sredrill.results import GradingMode
 from sredrill.scenarios.alert import Alert
 from sredrill.scenarios.answer import AnswerKey
 from sredrill.scenarios.metadata import ScenarioMetadata
@@ -82,6 +83,9 @@ class Scenario:
     """The evidence's period (the first source's that defines one)."""
     attributes: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     """Every source's named views, merged (see the class docstring)."""
+    grading: GradingMode = GradingMode.SREDRILL
+    """How its answer key is graded: `compat` when `answer.yml` sets none of sredrill's keys (`failure_modes`,
+    `ruled_out`), i.e. it is in the upstream format; the loader decides it before it fills `failure_modes`."""
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails: a domain's named view, or a plain AttributeError.
