@@ -146,7 +146,7 @@ def _render(out: Console, report: RunReport, *, verbose: bool = False) -> None:
             header.append(f"  {label} {_safe(value)}")
     header.append(f"  {report.duration_ms / 1000:.1f} s")
     out.print(header, soft_wrap=True)
-    for part in scoreboard(report.summary):
+    for part in scoreboard(report.summary, report.results):
         out.print(part, soft_wrap=isinstance(part, Text))
 
     if verbose:

@@ -13,7 +13,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from sredrill.results import Rate, RcaSummary, RunReport, Section, Summary
+from sredrill.results import Rate, RcaSummary, ResultKind, RunReport, Section, Summary, TestResult, summarize
 
 __all__ = [
     "baselines_rows",
@@ -102,12 +102,62 @@ def _section_table(section: Section, title: str) -> list[RenderableType]:
     return [Text(title, style="bold"), table]
 
 
-def scoreboard(summary: Summary) -> list[RenderableType]:
+def _pack_of(result: TestResult) -> str:
+    # An RCA result's file is its pack (its id is `pack/folder#axis`).
+    return result.file or result.id.split("/", 1)[0]
+
+
+def _titled(parts: list[RenderableType], prefix: str) -> list[RenderableType]:
+    """An RCA table's parts with its title (the first part) prefixed."""
+    title, *rest = parts
+    return [Text(f"{prefix}{title.plain if isinstance(title, Text) else title}", style="bold"), *rest]
+
+
+def _by_pack(results: Sequence[TestResult]) -> dict[str, RcaSummary]:
+    """Each scenario pack's own RCA summary, in the order the run played them."""
+    rca = [r for r in results if r.kind == ResultKind.RCA]
+    out: dict[str, RcaSummary] = {}
+    for pack in dict.fromkeys(map(_pack_of, rca)):
+        section = summarize([r for r in rca if _pack_of(r) == pack]).rca
+        if section is not None:
+            out[pack] = section
+    return out
+
+
+def _packs_table(every: RcaSummary, packs: dict[str, RcaSummary]) -> list[RenderableType]:
+    """Several packs' RCA results side by side: per pack and axis its counts, pass rate and gap, then every
+    pack's together (the run summary's RCA section)."""
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("pack")
+    table.add_column("axis", justify="right")
+    for name in (*_COUNTS, "pass rate", "gap"):
+        table.add_column(name, justify="right")
+    for name, rca in (*packs.items(), ("every pack", every)):
+        axes = [a for a in (rca.axis1, rca.axis2) if a is not None]
+        for i, axis in enumerate(axes):
+            gap = points(rca.gap.overall) if rca.gap is not None and axis is rca.axis2 else ""
+            table.add_row(name if i == 0 else "", str(axis.axis), *_counts(axis), gap)
+    axes = [a for a in (every.axis1, every.axis2) if a is not None]
+    evidence = "; ".join(f"axis {a.axis}: {a.mode or 'mixed'} evidence" for a in axes)
+    return [Text(f"RCA scenarios by pack ({evidence})", style="bold"), table]
+
+
+def scoreboard(summary: Summary, results: Sequence[TestResult] = ()) -> list[RenderableType]:
     """The scoreboard: the totals line, then one table per kind of result (RCA with Axis 1, Axis 2 and the gap
-    labelled; incident episodes; tests), each titled with what it counts."""
+    labelled; incident episodes; tests), each titled with what it counts.
+
+    Given the run's `results`, a run of several scenario packs (RDS and Kubernetes) shows them side by side
+    instead of one RCA table: each pack's counts per axis and gap, every pack's together, then each pack's own
+    table per difficulty (a domain's difficulty scale is its own)."""
     parts: list[RenderableType] = [Text(totals_line(summary)), Text(f"  ({summary.counts})", style="dim")]
     if summary.rca is not None:
-        parts += [Text(""), *_rca_table(summary.rca)]
+        packs = _by_pack(results)
+        if len(packs) < 2:
+            parts += [Text(""), *_rca_table(summary.rca)]
+        else:
+            parts += [Text(""), *_packs_table(summary.rca, packs)]
+            for pack, rca in packs.items():
+                parts += [Text(""), *_titled(_rca_table(rca), f"pack {pack}: ")]
     if summary.incident is not None:
         incident = summary.incident
         grade = "" if incident.mean_grade is None else f" · mean grade {incident.mean_grade:.2f}"
