@@ -8,6 +8,10 @@ The gap (Axis 1 − Axis 2 pass rate) and pass@k are computed over results by `s
 Constants live in their modules: `checks.NO_DIAGNOSIS` (the detail of every diagnosis check when the agent
 returned nothing usable) and the scenario's domain's `tool_sources` / `citation_names` (tool and citation -> source).
 
+A scenario whose answer key is in the upstream format (`Scenario.grading` is `compat`) is graded in
+compatibility mode (`grading/compat.py`: the upstream scorer's definitions with sredrill's fixes); its `Grade`
+and result say so (`grading`).
+
 Examples:
     >>> from sredrill.grading import grade_diagnosis
     >>> grade = grade_diagnosis(scenario, diagnosis, trajectory, axis=1, returned_metrics=set(),
@@ -23,6 +27,7 @@ from sredrill.grading.grade import CheckId, CheckOutcome, Grade
 from sredrill.grading.keywords import (
     KeywordAliases,
     KeywordMatcher,
+    UpstreamKeywordMatcher,
     find_keywords,
     normalize_text,
     split_passages,
@@ -38,6 +43,7 @@ __all__ = [
     "KeywordAliases",
     "KeywordMatcher",
     "TrajectoryScore",
+    "UpstreamKeywordMatcher",
     "cited_source",
     "cited_sources",
     "count_loops",
