@@ -1,0 +1,63 @@
+"""The upstream EKS suite's layout through the CLI: `tests/fixtures/eks_layout` (our own data, 14 folders, no
+pack.yml) lints, lists, shows and runs end to end, in a subprocess, with no scenario errored.
+
+The independent checks run the real upstream folders the same way; this fixture imitates their layout and
+file shapes (`tests/scenarios/test_k8s_layout.py` checks the imitation).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sredrill.scenarios import load_pack
+
+from .conftest import Project
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "eks_layout"
+PACK = load_pack(FIXTURE)
+IDS = [s.qualified_id for s in PACK.scenarios]
+
+
+def test_lint_list_and_show_read_the_upstream_layout(project: Project) -> None:
+    lint = project.run("scenarios", "lint", "--pack", str(FIXTURE), db=False)
+    assert lint.code == 0, lint.stdout + lint.stderr
+    assert not any(line.startswith("error:") for line in lint.stdout.splitlines()), lint.stdout
+    assert lint.stdout.strip().splitlines()[-1].startswith("eks_layout: 14 scenarios loaded, 0 errors, ")
+
+    listed = project.run("scenarios", "list", "--pack", str(FIXTURE), db=False)
+    assert listed.code == 0 and listed.stderr == "", listed.stderr
+    rows = [line.split() for line in listed.stdout.splitlines()[1:] if line.strip()]
+    assert [r[0] for r in rows] == [s.folder for s in PACK.scenarios]
+    assert rows[0][:4] == ["000-healthy", "0", "healthy", "healthy"]
+
+    shown = project.run("scenarios", "show", "006-node-not-ready", "--pack", str(FIXTURE), db=False)
+    assert shown.code == 0, shown.stderr
+    assert "eks_layout/006-node-not-ready" in shown.stdout and "engine=eks" in shown.stdout
+    node_rows = [line for line in shown.stdout.splitlines() if "ip-10-42-2-31.ec2.internal |" in line]
+    assert any("| Unknown |" in line for line in node_rows), shown.stdout  # the node whose Ready is Unknown
+
+
+@pytest.mark.parametrize("agent", ["keyword", "random"])
+def test_a_run_grades_every_folder_and_errors_none(project: Project, agent: str) -> None:
+    cli = project.run("run", "--pack", str(FIXTURE), "--agent", agent, "--json", timeout=300)
+    assert cli.code in (0, 1), cli.stderr[-3000:]  # 1: a baseline fails scenarios, a result and not a crash
+    results = {r["id"]: r for r in cli.report()["results"]}
+    assert sorted(results) == sorted(f"{i}#1" for i in IDS)
+    errored = {i: r["failure_reason"] for i, r in results.items() if r["status"] == "errored"}
+    assert errored == {}
+    for scenario in PACK.scenarios:
+        result = results[f"{scenario.qualified_id}#1"]
+        assert result["status"] in ("passed", "failed") and result["kind"] == "rca"
+        assert result["expected"]["failure_modes"] == list(scenario.failure_modes)
+        assert set(result["checks"]) >= {"root_cause_present", "category", "failure_modes"}
+
+
+def test_axis2_runs_the_selective_backend_on_every_folder(project: Project) -> None:
+    cli = project.run("run", "--pack", str(FIXTURE), "--agent", "keyword", "--axis2", "--json", timeout=300)
+    assert cli.code in (0, 1), cli.stderr[-3000:]
+    results = cli.report()["results"]
+    assert len(results) == 2 * len(IDS)
+    assert [r["id"] for r in results if r["status"] == "errored"] == []
+    assert {(r["axis"], r["mode"]) for r in results} == {(1, "full"), (2, "selective")}
