@@ -26,7 +26,7 @@ from sredrill.engine.reporters.base import (
     write_output,
 )
 from sredrill.engine.reporters.tables import progress_words, scoreboard
-from sredrill.results import Counts, Insights, RunReport, TestResult, TestStatus
+from sredrill.results import Counts, GradingMode, Insights, RunReport, TestResult, TestStatus
 from sredrill.text import scrub
 
 __all__ = ["ConsoleReporter"]
@@ -179,6 +179,8 @@ def _print_failure(out: Console, result: TestResult) -> None:
     line.append(error_header(result), style=_STATUS_STYLE[result.status])
     if shows_file(result):
         line.append(f"  {_safe(result.file or '')}")
+    if result.grading == GradingMode.COMPAT:
+        line.append("  graded in compatibility mode (upstream answer key)", style="dim")
     out.print(line, soft_wrap=True)
     gates = failed_gates(result)
     reason = shown_reason(result, gates)

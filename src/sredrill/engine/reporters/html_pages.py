@@ -27,7 +27,7 @@ from sredrill.engine.reporters.base import (
 )
 from sredrill.engine.reporters.html_summary import sections_html, totals_html
 from sredrill.engine.reporters.tables import percent, points
-from sredrill.results import RunReport, Signal, SignalRole, TestResult, TestStatus
+from sredrill.results import GradingMode, RunReport, Signal, SignalRole, TestResult, TestStatus
 from sredrill.text import scrub
 
 __all__ = [
@@ -187,8 +187,10 @@ def _result_row(run_id: str, r: TestResult, *, links: bool) -> str:
     first = f"<b>{_e(check.name)}</b>: {_e(check.message)}" if check is not None else _e(r.failure_reason or "")
     name = f'<a href="{_test_href(run_id, r.id)}">{_e(r.name)}</a>' if links else _e(r.name)
     score = "—" if r.score is None else f"{r.score:.2f}"
+    grading = f' data-grading="{_e(r.grading)}"' if r.grading else ""
     return (
-        f'<tr data-test-id="{_e(r.id)}" class="{r.status.value}"><td>{name}</td><td>{_badge(r.status.value)}</td>'
+        f'<tr data-test-id="{_e(r.id)}"{grading} class="{r.status.value}"><td>{name}</td>'
+        f"<td>{_badge(r.status.value)}</td>"
         f'<td class="num">{score}</td><td>{_e(r.difficulty)}</td><td>{_e(r.axis)}</td>'
         f'<td class="reason">{first}</td><td class="num">{_ms(r.duration_ms)}</td></tr>'
     )
@@ -385,7 +387,8 @@ def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]]
         expected = (
             '<section class="card"><h2>Expected vs actual</h2><dl class="metrics">'
             f"<dt>expected</dt><dd>{_e(result.expected.model_dump_json() if result.expected else '—')}</dd>"
-            f"<dt>actual</dt><dd>{_e(result.actual.model_dump_json() if result.actual else '—')}</dd></dl></section>"
+            f"<dt>actual</dt><dd>{_e(result.actual.model_dump_json() if result.actual else '—')}</dd>"
+            f"{_grading(result)}</dl></section>"
         )
     output = f'<section class="card"><h2>Output</h2>{_json_block(result.output)}</section>' if result.output else ""
     captured = _captured(result)
@@ -404,6 +407,18 @@ def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]]
         + (f'<section class="card"><h2>Evidence</h2>{evidence}</section>' if evidence else "")
     )
     return _layout(f"sredrill · {result.name}", body)
+
+
+def _grading(result: TestResult) -> str:
+    """How the result was graded, when it was: compatibility mode says so in words."""
+    if result.grading is None:
+        return ""
+    words = (
+        "compat: an upstream-format answer key, graded as the upstream scorer defines each field, with sredrill's fixes"
+        if result.grading == GradingMode.COMPAT
+        else "sredrill"
+    )
+    return f'<dt>graded</dt><dd id="grading" data-grading="{_e(result.grading)}">{_e(words)}</dd>'
 
 
 # -- environment -------------------------------------------------------------------------------------------

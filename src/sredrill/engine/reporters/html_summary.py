@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from sredrill.engine.reporters.html_charts import axis_bars
-from sredrill.engine.reporters.tables import percent, points, progress_words
+from sredrill.engine.reporters.tables import compat_line, percent, points, progress_words
 from sredrill.results import Rate, RcaSummary, Section, Summary
 from sredrill.text import scrub
 
@@ -61,6 +61,9 @@ def _rca_card(rca: RcaSummary) -> str:
     gap = ""
     if rca.gap is not None:
         gap = f'<p class="gap">gap: {_e(rca.gap.counts)}: <b>{_e(points(rca.gap.overall))}</b></p>'
+    compat = compat_line(rca)
+    if compat is not None:
+        gap += f'<p class="compat" id="compat" data-scenarios="{rca.compat_scenarios}">{_e(compat)}</p>'
     return (
         '<section class="card" id="rca"><h2>RCA scenarios · pass rate by difficulty</h2>'
         f'<p class="muted">{_e(" · ".join(a.counts for a in axes))}</p>{axis_bars(rca)}{gap}'

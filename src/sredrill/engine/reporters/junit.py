@@ -141,6 +141,9 @@ def _testcase(result: TestResult) -> ET.Element:
             "time": _seconds(result.duration_ms),
         },
     )
+    if result.grading is not None:
+        properties = ET.SubElement(case, "properties")
+        ET.SubElement(properties, "property", {"name": "grading", "value": result.grading.value})
     notes = [f"note: {n}" for n in result.notes]
     tb = traceback_tail(result, max_lines=None)
     tail = [f"Traceback:\n{tb}"] if tb else []

@@ -19,6 +19,7 @@ __all__ = [
     "baselines_rows",
     "baselines_table",
     "compare_lines",
+    "compat_line",
     "percent",
     "points",
     "progress_words",
@@ -50,6 +51,16 @@ def totals_line(summary: Summary) -> str:
     """The run's first line: every result counted once, and its pass rate."""
     words = progress_words(summary.total, summary.passed, summary.failed, summary.errored)
     return f"{words} · pass rate {percent(summary.pass_rate)}"
+
+
+def compat_line(rca: RcaSummary | None) -> str | None:
+    """`14 scenarios graded in compatibility mode (upstream answer keys)`, when any was; else None."""
+    n = rca.compat_scenarios if rca is not None else 0
+    if not n:
+        return None
+    return (
+        f"{n} scenario{'s' if n != 1 else ''} graded in compatibility mode (upstream answer key{'s' if n != 1 else ''})"
+    )
 
 
 def _counts(rate: Rate) -> list[str]:
@@ -91,6 +102,9 @@ def _rca_table(rca: RcaSummary) -> list[RenderableType]:
     parts: list[RenderableType] = [Text(f"RCA scenarios ({evidence})", style="bold"), table]
     if rca.gap is not None:
         parts.append(Text(f"gap: {rca.gap.counts}"))
+    compat = compat_line(rca)
+    if compat is not None:
+        parts.append(Text(compat))
     return parts
 
 
