@@ -15,7 +15,11 @@ __all__ = ["evidence_html", "view_html"]
 
 
 def evidence_html(scenario: Scenario) -> str:
-    """Every evidence view of the scenario's domain whose source the scenario has, in declaration order."""
+    """Every evidence view of the scenario's domain whose source the scenario has, in declaration order.
+
+    The page's `#evidence` anchor is the first series view (the charts come first); a domain without series
+    views (Kubernetes: tables, a timeline, a log) has it on the whole evidence instead.
+    """
     alert_at = scenario.alert_started_at
     parts: list[str] = []
     first_series = True
@@ -26,6 +30,8 @@ def evidence_html(scenario: Scenario) -> str:
             first_series = False
         elif scenario.has_source(spec.source) or view.kind == "timeline":
             parts.append(view_html(view, alert_at=alert_at))
+    if first_series and parts:
+        return f'<div id="evidence" class="views">{"".join(parts)}</div>'
     return "".join(parts)
 
 

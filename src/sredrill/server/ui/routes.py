@@ -5,7 +5,8 @@
 # No `from __future__ import annotations`: FastAPI reads the route functions' annotations at run time.
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sredrill.engine.reporters import html_pages as pages
@@ -24,21 +25,26 @@ if TYPE_CHECKING:
 __all__ = ["scenario_evidence", "ui_router"]
 
 
-def scenario_evidence(pack_name: str | None, test_id: str, *, allowed: set[str] | None) -> str:
-    """The evidence charts of the scenario an RCA test ran on, or "" (not an RCA test, pack not served).
+def scenario_evidence(
+    pack_name: str | None, test_id: str, *, allowed: set[str] | None, folders: Mapping[str, str] | None = None
+) -> str:
+    """The evidence views of the scenario an RCA test ran on, or "" (not an RCA test, pack not served).
 
     Args:
         pack_name: the result's `file` (its pack).
         test_id: `pack/folder#axis`.
         allowed: pack names that may be read (None: any built-in or loadable pack, for the CLI).
+        folders: pack name -> the folder it is loaded from, for the packs a server was given as folders
+            (`--pack tests/fixtures/k8s_env` runs as pack `k8s_env`).
     """
     from sredrill.scenarios import load_pack
 
-    if not pack_name or "/" not in test_id or (allowed is not None and pack_name not in allowed):
+    source = (folders or {}).get(pack_name or "", pack_name)
+    if not pack_name or not source or "/" not in test_id or (allowed is not None and source not in allowed):
         return ""
     folder = test_id.split("#", 1)[0].removeprefix(f"{pack_name}/")
     try:
-        scenario = load_pack(pack_name).scenario(folder)
+        scenario = load_pack(source).scenario(folder)
     except SredrillError:
         return ""
     from sredrill.server.ui.evidence import evidence_html
@@ -58,6 +64,8 @@ def ui_router(
     router = APIRouter(prefix="/ui", dependencies=[Depends(gate.read)], include_in_schema=False)
     options = app.state.options
     served = sorted({*builtin_pack_names(), "incidents", *(options.packs or ())})
+    # A pack given as a folder runs (and is stored) under the folder's name.
+    folders = {Path(p).name: p for p in options.packs or () if p not in builtin_pack_names()}
 
     def html(text: str, status: int = 200) -> Any:
         return HTMLResponse(text, status_code=status, headers={"Cache-Control": "no-store"})
@@ -117,7 +125,9 @@ def ui_router(
             return missing(f"no test {test_id!r} in run {found}")
         steps = await asyncio.to_thread(open_store().trajectory, found, test_id)
         chosen = results[test_id]
-        evidence = await asyncio.to_thread(scenario_evidence, chosen.file, chosen.id, allowed=set(served))
+        evidence = await asyncio.to_thread(
+            scenario_evidence, chosen.file, chosen.id, allowed=set(served), folders=folders
+        )
         return html(pages.result_page(found, chosen, steps, evidence=evidence))
 
     @router.get("/env")
