@@ -7,6 +7,7 @@ file shapes (`tests/scenarios/test_k8s_layout.py` checks the imitation).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,72 @@ def test_axis2_runs_the_selective_backend_on_every_folder(project: Project) -> N
     assert len(results) == 2 * len(IDS)
     assert [r["id"] for r in results if r["status"] == "errored"] == []
     assert {(r["axis"], r["mode"]) for r in results} == {(1, "full"), (2, "selective")}
+
+
+# Calls every K8s tool on every scenario, and the pod log of every pod it lists; records what each call answered.
+EXPLORER = """
+import json, os, pathlib
+from sredrill.trajectory import ToolError
+
+async def agent(task):
+    seen = {}
+    async def call(key, name, **args):
+        try:
+            seen[key] = await task.call_tool(name, **args)
+        except ToolError as exc:
+            seen[key] = {"tool_error": exc.code, "message": exc.message}
+        return seen[key]
+    await call("alert", "get_alert")
+    pods = await call("pods", "list_pods")
+    await call("events", "get_events")
+    await call("deployments", "list_deployments")
+    await call("nodes", "get_node_health")
+    await call("logs", "search_logs")
+    await call("error_logs", "search_logs", query="status:error")
+    await call("monitors", "query_monitors")
+    for pod in pods.get("pods", []):
+        await call("pod_log " + pod["name"], "get_pod_logs", pod=pod["name"], limit=5)
+    await call("unknown_pod", "get_pod_logs", pod="no-such-pod-0")
+    out = pathlib.Path(os.environ["CAPTURE_DIR"]) / (task.run_id + ".json")
+    out.write_text(json.dumps(seen))
+    return {"root_cause": "nothing conclusive", "failure_modes": ["unknown"], "category": "unknown"}
+"""
+
+
+@pytest.mark.parametrize("mode", ["full", "selective", "temporal"])
+def test_every_tool_answers_on_every_folder(project: Project, mode: str) -> None:
+    capture = project.root / "capture"
+    capture.mkdir()
+    project.write("explorer.py", EXPLORER)
+    cli = project.run(
+        "run", "--pack", str(FIXTURE), "--agent", "py:explorer:agent", "--mode", mode, "--json",
+        env={"CAPTURE_DIR": str(capture)}, timeout=300,
+    )  # fmt: skip
+    assert cli.code in (0, 1), cli.stderr[-3000:]
+    results = cli.report()["results"]
+    assert [r["id"] for r in results if r["status"] == "errored"] == []
+    by_run = {r["agent_run_id"]: r["id"].split("#")[0] for r in results}
+    captured = {by_run[p.stem]: json.loads(p.read_text()) for p in capture.glob("*.json")}
+    assert sorted(captured) == sorted(IDS)
+    for scenario in PACK.scenarios:
+        seen = captured[scenario.qualified_id]
+        errors = {k: v for k, v in seen.items() if k != "unknown_pod" and "tool_error" in v}
+        assert errors == {}, f"{scenario.id}: {errors}"
+        if mode != "full":  # on full, as upstream's mock does, any pod name gets the recorded log
+            assert seen["unknown_pod"]["tool_error"] == "bad_arguments"
+            assert "no-such-pod-0" in seen["unknown_pod"]["message"]
+        assert seen["nodes"]["total"] == len(scenario.nodes)
+        assert seen["monitors"]["total"] == len(scenario.monitors)
+        if mode != "temporal":  # the clock holds back what is dated after it
+            assert seen["pods"]["total"] == len(scenario.pods)
+            assert seen["events"]["total"] == len(scenario.k8s_events)
+        logged = scenario.pod_logs.pod_name if scenario.pod_logs is not None else None
+        for pod in seen["pods"]["pods"]:
+            answer = seen["pod_log " + pod["name"]]
+            assert len(answer["lines"]) <= 5
+            if mode == "full":  # the recorded log whatever pod is asked, under its own pod's name
+                assert answer["pod"] == (logged or pod["name"]) and (answer["total_lines"] > 0) == (logged is not None)
+            else:  # the recorded log is its pod's only
+                assert answer["pod"] == pod["name"]
+                if mode == "selective":
+                    assert (answer["total_lines"] > 0) == (pod["name"] == logged)
