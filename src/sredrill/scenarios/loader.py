@@ -9,6 +9,9 @@ an error, so a pack cannot make sredrill read, and serve to an agent, any file o
 The pack's domain (`pack.yml: domain`, else recognised by the scenario folders' files) says which
 `scenario.yml` model applies and how each evidence source's files are read (`scenarios.domain`); this module
 reads the files every domain shares (`scenario.yml`, `alert.json`, `answer.yml`) and the folders' `base:`.
+
+It also records how each scenario is graded (`Scenario.grading`): an `answer.yml` that sets none of sredrill's
+keys (`failure_modes`, `ruled_out`) is in the upstream format, graded in compatibility mode (`grading.compat`).
 """
 
 from __future__ import annotations
