@@ -109,6 +109,7 @@ class RcaCase:
                 trajectory=outcome.trajectory,
                 reasoning=dict(outcome.reasoning) if outcome.reasoning is not None else None,
                 score=round(outcome.gate_fraction, 4),
+                grading=outcome.grading,
             )
             if result.status == TestStatus.FAILED and outcome.failure_reason:
                 update["failure_reason"] = outcome.failure_reason
