@@ -8,6 +8,7 @@ file shapes (`tests/scenarios/test_k8s_layout.py` checks the imitation).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,66 @@ def test_every_tool_answers_on_every_folder(project: Project, mode: str) -> None
                 assert answer["pod"] == pod["name"]
                 if mode == "selective":
                     assert (answer["total_lines"] > 0) == (pod["name"] == logged)
+
+
+# The least each upstream validator accepts (only its checked fields; the schema-only `terminated` state; empty
+# lists), written over a copy of the fixture: the independent checks' folders may use any of it.
+MINIMAL: dict[str, dict[str, object]] = {
+    "013-spurious-alert-storm/datadog_logs.json": {
+        "logs": [{"timestamp": "2026-04-16T09:30:05Z", "message": "agent restarted"}]
+    },
+    "013-spurious-alert-storm/datadog_monitors.json": {
+        "monitors": [{"name": "m", "type": "metric alert", "query": "avg(last_5m):x{*} > 1", "overall_state": "Alert"}]
+    },
+    "012-node-drain-maintenance/eks_node_health.json": {
+        "nodes": [{"name": "n1", "ready": "True"}, {"name": "n2", "ready": "False"}]
+    },
+    "010-stale-restart-count/eks_pods.json": {
+        "pods": [
+            {
+                "name": "p1", "namespace": "storefront", "phase": "Failed", "node_name": "n1",
+                "start_time": "2026-04-16T09:00:00Z", "conditions": [],
+                "containers": [{"name": "c", "ready": False, "restart_count": 0,
+                                "state": {"terminated": True, "exit_code": 1, "reason": "Error", "message": "boom"}}],
+            },
+            {"name": "p2", "namespace": "storefront", "phase": "Succeeded", "node_name": "n1",
+             "start_time": "2026-04-16T09:00:00Z", "containers": [], "conditions": []},
+            {"name": "p3", "namespace": "storefront", "phase": "Running", "node_name": "n1",
+             "start_time": "2026-04-16T09:00:00Z", "conditions": [],
+             "containers": [{"name": "c", "ready": True, "restart_count": 2, "state": {}}]},
+        ]
+    },
+    "010-stale-restart-count/eks_pod_logs.json": {"pod_name": "p1", "namespace": "storefront", "logs": ""},
+    "011-old-rollout-red-herring/eks_deployments.json": {"deployments": []},
+    "011-old-rollout-red-herring/eks_events.json": {"warning_events": []},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["full", "selective"])
+def test_the_least_the_upstream_validators_accept_loads_and_every_tool_answers(project: Project, mode: str) -> None:
+    pack = project.root / "eks_layout"
+    shutil.copytree(FIXTURE, pack, ignore=shutil.ignore_patterns("__pycache__"))
+    for rel, doc in MINIMAL.items():
+        (pack / rel).write_text(json.dumps(doc))
+    lint = project.run("scenarios", "lint", "--pack", str(pack), db=False)
+    assert lint.code == 0 and "0 errors" in lint.stdout.splitlines()[-1], lint.stdout
+    capture = project.root / "capture"
+    capture.mkdir()
+    project.write("explorer.py", EXPLORER)
+    cli = project.run(
+        "run", "--pack", str(pack), "--agent", "py:explorer:agent", "--mode", mode, "--json",
+        env={"CAPTURE_DIR": str(capture)}, timeout=300,
+    )  # fmt: skip
+    assert cli.code in (0, 1), cli.stderr[-3000:]
+    results = cli.report()["results"]
+    assert len(results) == len(IDS) and [r["id"] for r in results if r["status"] == "errored"] == []
+    by_run = {r["agent_run_id"]: r["id"].split("#")[0] for r in results}
+    for path in capture.glob("*.json"):
+        seen = json.loads(path.read_text())
+        errors = {k: v for k, v in seen.items() if k != "unknown_pod" and "tool_error" in v}
+        assert errors == {}, f"{by_run[path.stem]}: {errors}"
+    (stale_path,) = [p for p in capture.glob("*.json") if by_run[p.stem].endswith("010-stale-restart-count")]
+    stale = json.loads(stale_path.read_text())
+    terminated = stale["pods"]["pods"][0]["containers"][0]
+    assert terminated["state"]["state"] == "terminated" and terminated["state"]["exit_code"] == 1
+    assert stale["pods"]["total"] == 3 and stale["pod_log p1"]["lines"] == []
