@@ -200,10 +200,16 @@ def test_it_works_on_the_temporal_backend_by_looking_again_once_time_has_passed(
         assert r.grade.checks["failure_modes"].passed
 
 
-def test_resolving_the_reference_spec_gives_the_agent() -> None:
+def test_resolving_the_reference_spec_gives_the_agent_of_the_tasks_domain(pack: Pack) -> None:
+    from sredrill.agents.reference import DomainReference
+
     agent = resolve_agent("reference")
-    assert isinstance(agent, ReferenceAgent)
-    assert agent.spec == "reference"
+    assert isinstance(agent, DomainReference) and agent.spec == "reference"  # results keep saying `reference`
+    toolset = RcaToolset(pack.scenarios[0], BackendMode.FULL, vocabulary=pack.vocabulary)
+    task = Task(run_id="r", prompt=PROMPT, alert=toolset.alert, tools=toolset.specs())
+    assert isinstance(agent.agent_for(task), ReferenceAgent)
+    named = resolve_agent("rds-reference")
+    assert isinstance(named, ReferenceAgent) and named.spec == "rds-reference"
 
 
 def test_without_tools_it_says_it_cannot_tell_instead_of_guessing() -> None:

@@ -44,7 +44,8 @@ class ConnectorEntry:
 
 # A key ending in ":" or "://" is a prefix: the rest of the spec is the connector's target. Any other key is
 # a whole spec (a built-in agent's name). "openai:" (the built-in LLM agent) reads `ConnectOptions.base_url`
-# and `api_key`.
+# and `api_key`. "reference" runs the reference agent of the task's domain: each domain names its own
+# (`Domain.reference_agent`, one of the entries after it).
 CONNECTORS: Final[Mapping[str, ConnectorEntry]] = MappingProxyType(
     {
         "py:": ConnectorEntry("py:MODULE:ATTR", "sredrill.agents.connectors.py:connect"),
@@ -53,6 +54,8 @@ CONNECTORS: Final[Mapping[str, ConnectorEntry]] = MappingProxyType(
         "https://": ConnectorEntry("https://HOST[:PORT]/PATH", "sredrill.agents.connectors.http:connect"),
         "openai:": ConnectorEntry("openai:MODEL", "sredrill.agents.connectors.openai:connect"),
         "reference": ConnectorEntry("reference", "sredrill.agents.reference:connect"),
+        "rds-reference": ConnectorEntry("rds-reference", "sredrill.agents.reference:connect_rds"),
+        "k8s-reference": ConnectorEntry("k8s-reference", "sredrill.agents.k8s_reference:connect"),
         "majority": ConnectorEntry("majority", "sredrill.agents.baselines:connect_majority"),
         "keyword": ConnectorEntry("keyword", "sredrill.agents.baselines:connect_keyword"),
         "random": ConnectorEntry("random", "sredrill.agents.baselines:connect_random"),

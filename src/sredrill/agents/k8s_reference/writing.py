@@ -1,0 +1,300 @@
+"""Writing the diagnosis: root cause, category, failure modes, causal chain, cited claims, ruled out, report.
+
+Prose uses Kubernetes' and an SRE's words (`OOMKilled`, `ImagePullBackOff`, "a stuck rollout"); the vocabulary's
+identifiers appear only in `failure_modes`. Claims carry the facts that support the conclusion, each citing its
+evidence source; dismissed alternatives go to `ruled_out` (and the report), never to the claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sredrill.agents.k8s_reference.casefile import SRC, CaseFile
+from sredrill.agents.k8s_reference.facts import (
+    clip,
+    deployment_fact,
+    event_fact,
+    log_fact,
+    monitor_fact,
+    node_fact,
+    plural,
+    sentence,
+)
+from sredrill.agents.k8s_reference.findings import HYPOTHESES, Fact, Finding, Verdict, category_of
+from sredrill.agents.k8s_reference.reasoning import Conclusion, Outcome
+from sredrill.diagnosis import Category, Claim, Diagnosis, RuledOut
+
+__all__ = ["write_diagnosis"]
+
+_ORDINALS = ("First", "Second", "Third")
+
+
+def _workload(case: CaseFile) -> str:
+    return f"deployment {case.workload}" if case.workload else "the workload"
+
+
+def _category(conclusion: Conclusion) -> Category:
+    if conclusion.outcome == Outcome.HEALTHY:
+        return Category.HEALTHY
+    if conclusion.outcome == Outcome.UNKNOWN:
+        return Category.UNKNOWN
+    return category_of(conclusion.causes[0].mode)
+
+
+def _symptoms(conclusion: Conclusion) -> list[Finding]:
+    return [f for f in conclusion.others if f.verdict == Verdict.SYMPTOM]
+
+
+def _recovered(conclusion: Conclusion) -> list[Finding]:
+    return [f for f in conclusion.others if f.verdict == Verdict.RECOVERED]
+
+
+def _root_cause(conclusion: Conclusion) -> str:
+    case = conclusion.case
+    if conclusion.outcome == Outcome.UNKNOWN:
+        return sentence(
+            f"{_workload(case)} is degraded, but the evidence does not fit a known failure mode: {conclusion.anomaly}"
+        )
+    if conclusion.outcome == Outcome.HEALTHY:
+        return _healthy_root_cause(conclusion)
+    causes = conclusion.causes
+    if len(causes) == 1:
+        text = sentence(causes[0].summary)
+    else:
+        count = ("Two", "Three")[min(len(causes), 3) - 2]
+        parts = [f"{count} independent faults at once on {_workload(case)}."]
+        parts += [sentence(f"{_ORDINALS[i]}, {f.summary}") for i, f in enumerate(causes)]
+        text = " ".join(parts)
+    for s in _symptoms(conclusion):
+        of = HYPOTHESES.get(s.follows or "", "other fault")
+        text += " " + sentence(f"The {s.hypothesis} is a symptom of the {of}, not a separate cause")
+    return text
+
+
+def _now_state(case: CaseFile) -> str:
+    pods = case.our_pods
+    ready = [p for p in pods if p.ready]
+    parts = []
+    if pods:
+        parts.append(f"{len(ready)}/{len(pods)} pods Running and ready")
+    d = case.our_deployment
+    if d is not None:
+        parts.append(f"the deployment at {d.available}/{d.desired} available")
+    if case.nodes:
+        parts.append(f"{len([n for n in case.nodes if n.is_ready])}/{len(case.nodes)} nodes Ready")
+    return ", ".join(parts) or "no current fault in the evidence"
+
+
+def _healthy_root_cause(conclusion: Conclusion) -> str:
+    case = conclusion.case
+    state = _now_state(case)
+    recovered = _recovered(conclusion)
+    if recovered:
+        what = "; ".join(f"the {f.hypothesis} is history: {f.summary}" for f in recovered[:2])
+        return sentence(
+            f"No active incident on {_workload(case)}: the workload is healthy now ({state}); {what}. The incident "
+            "recovered and the alert is stale"
+        )
+    if not case.alert.is_firing:
+        return sentence(
+            f"No incident on {_workload(case)}: the alert is a routine notification ({case.alert.state or 'normal'}) "
+            f"and the workload is healthy ({state})"
+        )
+    return sentence(
+        f"No active incident on {_workload(case)}: the workload is healthy ({state}); nothing in the pods, events, "
+        "deployments, nodes or logs is failing now, so the alert is spurious (a false alarm)"
+    )
+
+
+def _state_facts(case: CaseFile, cited: set[str]) -> list[Fact]:
+    """Claims for the sources no finding cited yet: the current state, as an SRE summarises it."""
+    facts: list[Fact] = []
+    if SRC.pods in case.read and SRC.pods not in cited:
+        pods = case.our_pods
+        if pods:
+            ready = [p for p in pods if p.ready]
+            restarts = [f"{p.name}: {p.restarts}" for p in pods if p.restarts]
+            counts = f"; restart counts {', '.join(restarts[:4])}" if restarts else "; no restarts"
+            facts.append(
+                Fact(
+                    sentence(
+                        f"{len(ready)} of {plural(len(pods), 'pod')} of {_workload(case)} are Running and ready{counts}"
+                    ),
+                    (SRC.pods,),
+                )
+            )
+        else:
+            facts.append(Fact(f"No pod of {_workload(case)} is listed.", (SRC.pods,)))
+    d = case.our_deployment
+    if SRC.deployments in case.read and SRC.deployments not in cited and d is not None:
+        facts.append(deployment_fact(d))
+    if SRC.nodes in case.read and SRC.nodes not in cited and case.nodes:
+        bad = [n for n in case.nodes if not n.is_ready or n.pressures]
+        if bad:
+            facts += [node_fact(n) for n in bad[:2]]
+        else:
+            facts.append(
+                Fact(
+                    f"{_all_nodes(len(case.nodes))} Ready, with no memory, disk or PID pressure.",
+                    (SRC.nodes,),
+                )
+            )
+    if SRC.events in case.read and SRC.events not in cited:
+        warnings = case.our_events()
+        recent = [e for e in warnings if case.is_recent(e.last)]
+        if not warnings:
+            facts.append(Fact(f"No Warning event about {_workload(case)} or its nodes.", (SRC.events,)))
+        elif recent:
+            facts += [event_fact(case, e) for e in recent[-2:]]
+        else:
+            last = warnings[-1]
+            facts.append(
+                Fact(
+                    sentence(
+                        f"The {plural(len(warnings), 'Warning event')} are all old: the last, {last.reason}, was "
+                        f"{case.age(last.last)}"
+                    ),
+                    (SRC.events,),
+                )
+            )
+    if SRC.logs in case.read and SRC.logs not in cited:
+        errors = [r for r in case.current_logs if r.is_problem and case.log_is_ours(r)]
+        if errors:
+            facts.append(log_fact(case, errors))
+        elif case.logs:
+            facts.append(
+                Fact(
+                    sentence(
+                        f"Datadog logs show no error from {_workload(case)} in the last 30 min; the latest record: "
+                        f"“{clip(case.logs[-1].message, 140)}”"
+                    ),
+                    (SRC.logs,),
+                )
+            )
+    if SRC.monitors in case.read and SRC.monitors not in cited:
+        fact = monitor_fact(case.monitors)
+        if fact is not None:
+            facts.append(fact)
+    return facts
+
+
+def _all_nodes(n: int) -> str:
+    return "The only node is" if n == 1 else "Both nodes are" if n == 2 else f"All {n} nodes are"
+
+
+def _red_herrings(case: CaseFile) -> list[RuledOut]:
+    """Warnings about other workloads: another deployment's trouble is not this alert's cause."""
+    others = [e for e in case.events if e.is_warning and case.event_scope(e) == "other"]
+    if not others or not case.workload:
+        return []
+    owners = sorted({case.owner(e.name) or e.name for e in others})
+    example = others[-1]
+    return [
+        RuledOut(
+            hypothesis=f"the warnings about {', '.join(owners[:3])}",
+            reason=sentence(
+                f"they concern another workload, not {_workload(case)} ({example.reason}: "
+                f"“{clip(example.message, 100)}”); its own pods tell the story"
+            ),
+        )
+    ]
+
+
+def _siblings(conclusion: Conclusion) -> list[RuledOut]:
+    """Healthy replicas beside the failing ones: the fault is in those pods, not in every replica."""
+    affected = {p for f in conclusion.causes for p in f.pods}
+    if not affected:
+        return []
+    healthy = [p for p in conclusion.case.our_pods if p.healthy and p.name not in affected]
+    if not healthy:
+        return []
+    names = ", ".join(p.name for p in healthy[:3])
+    return [
+        RuledOut(
+            hypothesis="a fault shared by every replica",
+            reason=sentence(
+                f"the sibling pods (the other replicas: {names}) are Running and ready with no fresh restarts, so "
+                "only the affected pods fail"
+            ),
+        )
+    ]
+
+
+def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
+    out = []
+    for f in conclusion.others:
+        reason = f.summary
+        if f.verdict == Verdict.RECOVERED:
+            reason = f"recovered, not active: {reason}"
+        out.append(RuledOut(hypothesis=f.hypothesis, reason=sentence(reason)))
+    out += _red_herrings(conclusion.case)
+    out += _siblings(conclusion)
+    if conclusion.outcome == Outcome.FAULTS:
+        out.append(
+            RuledOut(
+                hypothesis="a healthy workload with a false alarm",
+                reason=sentence(f"{_workload(conclusion.case)} is failing now: {_now_state(conclusion.case)}"),
+            )
+        )
+    return out
+
+
+def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Claim], ruled: list[RuledOut]) -> str:
+    case = conclusion.case
+    alert = case.alert
+    lines = [f"Summary: {root}", f"Alert: {alert.title or '(no title)'} (state {alert.state or 'unknown'})."]
+    if chain:
+        lines.append("Causal chain: " + " | ".join(chain))
+    if claims:
+        lines.append("Evidence:")
+        lines += [f"- {c.text} [{', '.join(c.evidence) or 'not validated'}]" for c in claims]
+    if ruled:
+        lines.append("Ruled out:")
+        lines += [f"- {r.hypothesis}: {r.reason}" for r in ruled]
+    missing = [s for s in (SRC.pods, SRC.events, SRC.deployments, SRC.nodes, SRC.logs) if s not in case.read]
+    if missing:
+        lines.append(f"Limits: not available: {', '.join(missing)}; nothing is claimed about them.")
+    return "\n".join(lines)
+
+
+def _unique(facts: Iterable[Fact]) -> list[Fact]:
+    return list(dict.fromkeys(facts))
+
+
+def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
+    """The Diagnosis for a conclusion."""
+    case = conclusion.case
+    root = _root_cause(conclusion)
+    chain = [" -> ".join(f.chain) for f in conclusion.causes if f.chain]
+    facts = [fact for f in conclusion.causes for fact in f.facts]
+    facts += [fact for f in _symptoms(conclusion) for fact in f.facts[:2]]
+    if conclusion.outcome == Outcome.HEALTHY:
+        facts += [fact for f in _recovered(conclusion) for fact in f.facts[:2]]
+        chain = [_healthy_chain(conclusion)]
+    cited = {s for fact in facts for s in fact.sources}
+    if conclusion.outcome != Outcome.FAULTS:
+        cited = set()  # a healthy or open verdict rests on the whole current state
+    facts += _state_facts(case, cited)
+    claims = [Claim(text=f.text, evidence=list(dict.fromkeys(f.sources))) for f in _unique(facts)]
+    ruled = _ruled_out(conclusion)
+    return Diagnosis(
+        root_cause=root,
+        category=_category(conclusion),
+        failure_modes=conclusion.modes,
+        causal_chain=chain,
+        claims=claims,
+        ruled_out=ruled,
+        report=_report(conclusion, root, chain, claims, ruled),
+    )
+
+
+def _healthy_chain(conclusion: Conclusion) -> str:
+    recovered = _recovered(conclusion)
+    if recovered:
+        return (
+            f"an earlier {recovered[0].hypothesis} -> the alert fires -> it is resolved (pods restarted and ready) "
+            "-> the alert and the restart counts are stale -> no action needed"
+        )
+    if not conclusion.case.alert.is_firing:
+        return "routine alert -> every pod, node and rollout checked -> nothing failing -> no action needed"
+    return "alert fires -> pods, events, rollout, nodes and logs checked -> nothing failing now -> a false alarm"
