@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from sredrill.scenarios.domain import BlindRules, Domain, EvidenceSourceDecl
 
+from .lint import RULES, visible_text
 from .metadata import EvidenceSource, K8sMetadata
 from .sources import ATTRIBUTE_DEFAULTS, LOADERS, file_of
 from .tools import TOOLS
+from .views import VIEWS
 from .vocabulary import COMPAT_CATEGORIES, FAILURE_MODES, KEYWORD_ALIASES
 
 __all__ = ["DOMAIN", "PROMPT", "SOURCES", "EvidenceSource", "K8sMetadata"]
@@ -52,7 +54,10 @@ DOMAIN = Domain(
     server="sredrill.domains.k8s.serve:K8sEvidence",
     reference_agent="k8s-reference",
     resource_kinds=("pod", "node", "deployment", "container", "namespace"),
+    lint=RULES,
+    visible_text=visible_text,
     blinding=BlindRules(answer_keys=("k8s_failure_mode", "error")),
+    views=VIEWS,
     attributes=ATTRIBUTE_DEFAULTS,
     keyword_aliases=KEYWORD_ALIASES,
     compat_categories=COMPAT_CATEGORIES,

@@ -1,0 +1,281 @@
+"""The Kubernetes domain's lint rules (warnings; they never block a run) and the evidence strings lint's leak rule
+reads.
+
+Evidence about another namespace than the scenario's (cluster components in a `kube-*` namespace excepted),
+events about a pod the pods file does not show, events last seen before they were first seen, a pod log of a
+pod or container the pods file does not show, pods on a node the node file does not list, and `required_queries`
+that name no tool of the domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sredrill.scenarios import Finding, Scenario, Vocabulary
+from sredrill.scenarios.domain import get_domain
+from sredrill.scenarios.findings import warning
+
+from .metadata import EvidenceSource
+from .records import DatadogLogs, DatadogMonitors, Deployments, K8sEvents, NodeHealth, PodLogs, Pods
+from .sources import file_of
+
+__all__ = ["RULES", "event_objects", "event_times", "namespaces", "nodes", "pod_logs", "queries", "visible_text"]
+
+_S = EvidenceSource
+UNSCHEDULED = "unscheduled"
+"""The node name the upstream files give a pod no node took (the field may not be empty)."""
+
+
+def _path(s: Scenario, source: EvidenceSource) -> str:
+    return s.files.get(file_of(source), "")
+
+
+def _pods(s: Scenario) -> Pods | None:
+    value = s.records(_S.PODS)
+    return value if isinstance(value, Pods) else None
+
+
+def _events(s: Scenario) -> K8sEvents | None:
+    value = s.records(_S.EVENTS)
+    return value if isinstance(value, K8sEvents) else None
+
+
+def _pod_log(s: Scenario) -> PodLogs | None:
+    value = s.records(_S.POD_LOGS)
+    return value if isinstance(value, PodLogs) else None
+
+
+def visible_text(s: Scenario) -> Iterator[tuple[str, str, str]]:
+    """(file, field, text) of every string of a Kubernetes scenario's evidence an agent can see (lint's leak
+    rule): every field the tools serve, in file order."""
+    pods, path = _pods(s), _path(s, _S.PODS)
+    for i, p in enumerate(pods.pods if pods is not None else ()):
+        at = f"pods[{i}]"
+        for name in ("name", "namespace", "phase", "node_name", "start_time"):
+            yield path, f"{at}.{name}", str(getattr(p, name))
+        if p.deletion_timestamp is not None:
+            yield path, f"{at}.deletion_timestamp", p.deletion_timestamp
+        for key, value in (p.labels or {}).items():
+            yield path, f"{at}.labels.{key}", f"{key} {value}"
+        for j, cond in enumerate(p.conditions):
+            yield path, f"{at}.conditions[{j}]", " ".join((cond.type, cond.status, cond.reason, cond.message))
+        for j, c in enumerate(p.containers):
+            cat = f"{at}.containers[{j}]"
+            yield path, f"{cat}.name", c.name
+            if c.image is not None:
+                yield path, f"{cat}.image", c.image
+            for state_name, state in (("state", c.state), ("last_state", c.last_state)):
+                if state is not None:
+                    yield path, f"{cat}.{state_name}.reason", state.reason
+                    yield path, f"{cat}.{state_name}.message", state.message
+            for kind, amounts in (c.resources or {}).items():
+                yield path, f"{cat}.resources.{kind}", " ".join(f"{k} {v}" for k, v in amounts.items())
+    events, path = _events(s), _path(s, _S.EVENTS)
+    for i, e in enumerate(events.warning_events if events is not None else ()):
+        at = f"warning_events[{i}]"
+        for name in ("type", "reason", "message", "involved_object", "namespace"):
+            yield path, f"{at}.{name}", str(getattr(e, name))
+    deployments, path = s.records(_S.DEPLOYMENTS), _path(s, _S.DEPLOYMENTS)
+    for i, d in enumerate(deployments.deployments if isinstance(deployments, Deployments) else ()):
+        at = f"deployments[{i}]"
+        yield path, f"{at}.name", d.name
+        yield path, f"{at}.namespace", d.namespace
+        if d.image is not None:
+            yield path, f"{at}.image", d.image
+        for j, dc in enumerate(d.conditions):
+            yield path, f"{at}.conditions[{j}]", " ".join((dc.type, dc.status, dc.reason, dc.message))
+    nodes, path = s.records(_S.NODE_HEALTH), _path(s, _S.NODE_HEALTH)
+    for i, n in enumerate(nodes.nodes if isinstance(nodes, NodeHealth) else ()):
+        at = f"nodes[{i}]"
+        yield path, f"{at}.name", n.name
+        for name in ("instance_type", "internal_ip"):
+            value = getattr(n, name)
+            if value is not None:
+                yield path, f"{at}.{name}", str(value)
+    log, path = _pod_log(s), _path(s, _S.POD_LOGS)
+    if log is not None:
+        yield path, "pod_name", log.pod_name
+        yield path, "namespace", log.namespace
+        if log.container is not None:
+            yield path, "container", log.container
+        for i, line in enumerate(log.logs.splitlines()):
+            yield path, f"logs (line {i + 1})", line
+    logs, path = s.records(_S.DATADOG_LOGS), _path(s, _S.DATADOG_LOGS)
+    for i, r in enumerate(logs.logs if isinstance(logs, DatadogLogs) else ()):
+        at = f"logs[{i}]"
+        yield path, f"{at}.message", r.message
+        for name in ("status", "service", "host"):
+            value = getattr(r, name)
+            if value is not None:
+                yield path, f"{at}.{name}", str(value)
+        for j, tag in enumerate(r.tags):
+            yield path, f"{at}.tags[{j}]", tag
+    monitors, path = s.records(_S.DATADOG_MONITORS), _path(s, _S.DATADOG_MONITORS)
+    for i, m in enumerate(monitors.monitors if isinstance(monitors, DatadogMonitors) else ()):
+        at = f"monitors[{i}]"
+        for name in ("name", "type", "query", "overall_state"):
+            yield path, f"{at}.{name}", str(getattr(m, name))
+        if m.message is not None:
+            yield path, f"{at}.message", m.message
+        for j, tag in enumerate(m.tags):
+            yield path, f"{at}.tags[{j}]", tag
+
+
+def _is_system(namespace: str) -> bool:
+    # Cluster components (CoreDNS, the CNI, kube-proxy) live in kube-system and its kin: evidence about them is
+    # part of a workload's incident, whatever the workload's namespace.
+    return namespace.startswith("kube-")
+
+
+def namespaces(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
+    """Pods, events, deployments, the pod log and Datadog logs are in scenario.yml's namespace (or a `kube-*`)."""
+    want = str(s.metadata.namespace)
+    found: list[tuple[EvidenceSource, str, str]] = []
+    pods = _pods(s)
+    found += [(_S.PODS, f"pods[{i}].namespace", p.namespace) for i, p in enumerate(pods.pods if pods else ())]
+    events = _events(s)
+    found += [
+        (_S.EVENTS, f"warning_events[{i}].namespace", e.namespace)
+        for i, e in enumerate(events.warning_events if events else ())
+    ]
+    deployments = s.records(_S.DEPLOYMENTS)
+    if isinstance(deployments, Deployments):
+        found += [
+            (_S.DEPLOYMENTS, f"deployments[{i}].namespace", d.namespace) for i, d in enumerate(deployments.deployments)
+        ]
+    log = _pod_log(s)
+    if log is not None:
+        found.append((_S.POD_LOGS, "namespace", log.namespace))
+    logs = s.records(_S.DATADOG_LOGS)
+    for i, r in enumerate(logs.logs if isinstance(logs, DatadogLogs) else ()):
+        for j, tag in enumerate(r.tags):
+            key, sep, value = tag.partition(":")
+            if sep and key == "kube_namespace":
+                found.append((_S.DATADOG_LOGS, f"logs[{i}].tags[{j}]", value))
+    for source, field, namespace in found:
+        if namespace != want and not _is_system(namespace):
+            yield warning(
+                "namespace",
+                _path(s, source),
+                field,
+                f"{namespace!r} is not the scenario's namespace {want!r}",
+                f"set it to {want!r} (scenario.yml's namespace), or move the workload there",
+            )
+
+
+def event_objects(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
+    """Every event about a Pod names one of the pods (when the scenario has the pods file)."""
+    pods, events = _pods(s), _events(s)
+    if pods is None or events is None:
+        return
+    names = {p.name for p in pods.pods}
+    for i, e in enumerate(events.warning_events):
+        if e.kind == "Pod" and e.object_name not in names and not _is_system(e.namespace):
+            yield warning(
+                "event_object",
+                _path(s, _S.EVENTS),
+                f"warning_events[{i}].involved_object",
+                f"the event is about {e.involved_object}, which is not among the pods of {file_of(_S.PODS)}",
+                f"name one of the pods ({', '.join(sorted(names)[:5])}), or add the pod to {file_of(_S.PODS)}",
+            )
+
+
+def event_times(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
+    """An event is last seen no earlier than it was first seen, and seen at least once."""
+    events = _events(s)
+    for i, e in enumerate(events.warning_events if events is not None else ()):
+        if e.last_time < e.first_time:
+            yield warning(
+                "event_time",
+                _path(s, _S.EVENTS),
+                f"warning_events[{i}].last_time",
+                f"last seen {e.last_time.isoformat()}, before it was first seen ({e.first_time.isoformat()})",
+                "swap first_time and last_time, or fix the one that is wrong",
+            )
+        if e.count < 1:
+            yield warning(
+                "event_time",
+                _path(s, _S.EVENTS),
+                f"warning_events[{i}].count",
+                f"count is {e.count}: an event is seen at least once",
+                "set count to how many times it was seen (1 or more)",
+            )
+
+
+def pod_logs(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
+    """The pod log is of a pod the pods file shows, and of one of its containers."""
+    log, pods = _pod_log(s), _pods(s)
+    if log is None or pods is None:
+        return
+    pod = next((p for p in pods.pods if p.name == log.pod_name), None)
+    path = _path(s, _S.POD_LOGS)
+    if pod is None:
+        yield warning(
+            "pod_logs",
+            path,
+            "pod_name",
+            f"the log is of pod {log.pod_name!r}, which list_pods does not show",
+            f"name one of the pods of {file_of(_S.PODS)}, or add the pod there",
+        )
+    elif log.container is not None and log.container not in {c.name for c in pod.containers}:
+        yield warning(
+            "pod_logs",
+            path,
+            "container",
+            f"pod {pod.name} has no container {log.container!r}",
+            f"name one of its containers ({', '.join(c.name for c in pod.containers)})",
+        )
+
+
+def nodes(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
+    """Every pod runs on a node the node file lists (or is `unscheduled` and Pending)."""
+    pods, health = _pods(s), s.records(_S.NODE_HEALTH)
+    for i, p in enumerate(pods.pods if pods is not None else ()):
+        if p.node_name == UNSCHEDULED:
+            if p.phase != "Pending":
+                yield warning(
+                    "node",
+                    _path(s, _S.PODS),
+                    f"pods[{i}].phase",
+                    f"pod {p.name} is {p.phase} but on no node ({UNSCHEDULED})",
+                    "make it Pending, or give it the node it runs on",
+                )
+            continue
+        if isinstance(health, NodeHealth) and p.node_name not in {n.name for n in health.nodes}:
+            yield warning(
+                "node",
+                _path(s, _S.PODS),
+                f"pods[{i}].node_name",
+                f"pod {p.name} runs on {p.node_name!r}, which {file_of(_S.NODE_HEALTH)} does not list",
+                f"add the node to {file_of(_S.NODE_HEALTH)}, or move the pod to one of its nodes",
+            )
+
+
+def queries(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
+    """Each `required_queries` entry names a tool of the domain (its name or the upstream suite's) whose source
+    the scenario has: grading checks that a filtering call of that tool answered."""
+    domain = get_domain(s.domain)
+    legacy = domain.legacy_actions
+    for i, query in enumerate(s.answer.required_queries or ()):
+        tools = legacy.get(query, (query,))
+        sources = [domain.tool_source(t) for t in tools]
+        if any(src is None for src in sources):
+            yield warning(
+                "consistency",
+                s.files["answer.yml"],
+                f"required_queries[{i}]",
+                f"{query!r} is not a tool of the {domain.name} domain, so no call can answer it",
+                f"name a tool: {', '.join(t.name for t in domain.tools)} (or its upstream name)",
+            )
+        elif not any(src is not None and s.has_source(src) for src in sources):
+            yield warning(
+                "consistency",
+                s.files["answer.yml"],
+                f"required_queries[{i}]",
+                f"{query!r} reads {', '.join(str(x) for x in sources)}, which is not in available_evidence",
+                "add the source to available_evidence (with its file), or drop the requirement",
+            )
+
+
+RULES = (namespaces, event_objects, event_times, pod_logs, nodes, queries)
+"""In the order lint reports them."""
