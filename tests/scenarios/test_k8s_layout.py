@@ -86,7 +86,9 @@ def test_the_fixture_has_the_upstream_layout() -> None:
         assert isinstance(notes, dict) and str(alert["title"]).startswith("[synthetic-k8s] ")
         assert (notes["error"] == "") == (f in healthy)  # upstream's perfect healthy/fault predictor
         assert alert["commonLabels"]["severity"] == metas[f]["severity"]
-    assert sum("k8s_failure_mode" in raw(f, "alert.json")["commonAnnotations"] for f in FOLDERS) == 13
+    annotations = [raw(f, "alert.json")["commonAnnotations"] for f in FOLDERS]
+    counts = {key: sum(key in a for a in annotations) for key in ("k8s_failure_mode", "kube_pod", "kube_node")}
+    assert counts == {"k8s_failure_mode": 13, "kube_pod": 7, "kube_node": 1}
     text = "".join(p.read_text(encoding="utf-8") for p in FIXTURE.rglob("*") if p.is_file() and p.suffix != ".pyc")
     assert all(ch in text for ch in "—’…")  # upstream's files hold non-ASCII punctuation
 
