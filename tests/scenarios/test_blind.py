@@ -53,9 +53,9 @@ def test_blind_alert_strips_answer_keys_identifiers_and_ids(pack_dir: Path) -> N
     assert "rds_failure_mode" not in blind.annotations and "root_cause_category" not in blind.annotations
     assert "suspected_symptom" not in blind.annotations  # its whole value is a failure mode, in any spelling
     assert "failure_mode" not in blind.labels
-    assert blind.annotations["summary"] == f"Replication lag on {REPLICA} in drill"
+    assert blind.annotations["summary"] == f"on {REPLICA} in drill"
     assert blind.annotations["error"] == "breached; see runbook"
-    assert blind.title == "Replication lag above 600 seconds"  # natural words stay
+    assert blind.title == "above 600 seconds"  # the mode's natural words go too: the alert says what fired
     assert blind.annotations["read_replica"] == REPLICA
     assert payload["receiver"] == "pagerduty" and payload["alerts"] == [
         {"labels": {"host": "db-1"}, "annotations": {"note": "? no"}}
@@ -112,3 +112,67 @@ def test_reference_sentences_drop_headers_tags_and_short_fragments() -> None:
         "the nightly batch job starts at midnight",
         "replay on the mirror cannot keep up at all",
     )
+
+
+def upstream_style_alert() -> dict[str, object]:
+    """An alert as the upstream suites write them: cause names in Title case, camel case and plain words."""
+    a = alert(
+        summary="Replication Lag detected on the read replica",
+        suspected_symptom="CPU Saturation",
+        description="Resource Exhaustion suspected; cause unknown; Unhealthy replica",
+    )
+    a["title"] = f"[synthetic-rds] Replication Lag On {REPLICA}"
+    a["commonLabels"]["alertname"] = "HighReplicationLag"  # type: ignore[index]
+    a["commonLabels"]["ReplicationLagSeconds"] = "640"  # type: ignore[index]
+    a["runbook"] = {"title": "Storage-Full runbook", "steps": ["check Failover events", "check (failover)"]}
+    return a
+
+
+def test_blind_alert_removes_every_word_form_of_every_name(pack_dir: Path) -> None:
+    raw = upstream_style_alert()
+    scenario, vocabulary = load_one(pack_dir, raw)
+    needles = leak_needles(scenario, vocabulary)
+    assert find_leaks(json.dumps(raw), needles, vocabulary=vocabulary) == [
+        "cpu_saturation",
+        "failover",
+        "replication_lag",
+        "resource_exhaustion",
+        "storage_full",
+    ]
+    blind = blind_alert(scenario, vocabulary)
+    assert blind.title == f"[synthetic-rds] On {REPLICA}"
+    assert blind.labels["alertname"] == "High"
+    assert "ReplicationLagSeconds" not in blind.labels  # its key names a failure mode
+    assert "suspected_symptom" not in blind.annotations  # nothing but a failure mode: the entry goes
+    assert blind.annotations["summary"] == "detected on the read replica"
+    # `unknown` is an ordinary word, and `Unhealthy` is not `healthy`
+    assert blind.annotations["description"] == "suspected; cause unknown; Unhealthy replica"
+    assert blind.extra["runbook"] == {"title": "runbook", "steps": ["check events", "check"]}
+    assert find_leaks(json.dumps(blind.to_payload()), needles, vocabulary=vocabulary) == []
+
+
+def test_a_text_of_nothing_but_names_drops_its_entry(pack_dir: Path) -> None:
+    scenario, vocabulary = load_one(pack_dir, alert(note="Replication lag / storage full", other="[failover]"))
+    blind = blind_alert(scenario, vocabulary)
+    assert blind.annotations["note"] == "/"
+    assert "other" not in blind.annotations  # an empty value left under its key would still say where it was
+
+
+def test_names_a_removal_joins_are_removed_too(pack_dir: Path) -> None:
+    scenario, vocabulary = load_one(pack_dir, alert(summary="ReplicationReplicationHealthyLagLag on the replica"))
+    assert blind_alert(scenario, vocabulary).annotations["summary"] == "on the replica"
+
+
+def test_blinding_a_hostile_100_kb_alert(pack_dir: Path) -> None:
+    hostile = alert(
+        # 5,000 names nested in each other, each removal joining the next: past a few passes the text goes whole
+        summary="Replication" * 5_000 + "Healthy" + "Lag" * 5_000,
+        description="a" * 40_000 + " " * 30_000 + "OOM" * 1_000 + " done",
+    )
+    hostile["title"] = "HighReplication" + "-" * 50_000 + "Lag on " + REPLICA
+    scenario, vocabulary = load_one(pack_dir, hostile)
+    blind = blind_alert(scenario, vocabulary)
+    assert blind.title == "High on " + REPLICA
+    assert "summary" not in blind.annotations
+    assert blind.annotations["description"] == "a" * 40_000 + " " + "OOM" * 1_000 + " done"
+    assert find_leaks(json.dumps(blind.to_payload()), leak_needles(scenario, vocabulary), vocabulary=vocabulary) == []

@@ -167,3 +167,56 @@ def test_answer_keys_that_disagree_with_themselves(pack_dir: Path) -> None:
         "required_evidence_sources[0]",
     }
     assert all(f.severity is Severity.WARNING for f in findings)
+
+
+def test_evidence_that_states_the_root_cause_is_a_warning(pack_dir: Path) -> None:
+    findings = lint_one(
+        pack_dir,
+        alert__json=alert(note="Root-Cause : the nightly batch job"),
+        aws_rds_events__json=events(
+            (3, "Root cause: a runaway query pins the CPU"),
+            (4, "The root cause analysis tool restarted"),  # no colon: it states nothing
+            (5, "ROOT   CAUSE:unknown"),
+        ),
+    )
+    stated = only(findings, "stated_cause")
+    assert {(f.path.rsplit("/", 1)[1], f.field) for f in stated} == {
+        ("alert.json", "commonAnnotations.note"),
+        ("aws_rds_events.json", "events[0].message"),
+        ("aws_rds_events.json", "events[2].message"),
+    }
+    assert all(f.severity is Severity.WARNING for f in stated)
+    (event,) = [f for f in stated if f.field == "events[0].message"]
+    assert "states the answer outright: 'Root cause: a runaway query pins the CPU'" in event.message
+    assert "drop the 'root cause:' statement" in event.fix
+    assert only(findings, "leak") == []  # a warning, not a leak: evidence keeps its words
+
+
+def test_a_field_that_predicts_the_answer_across_the_pack_is_a_warning(pack_dir: Path) -> None:
+    for i in (1, 2):
+        write_scenario(pack_dir, f"00{i}-ok", {"alert.json": alert(error="")})
+        write_scenario(
+            pack_dir,
+            f"01{i}-hot",
+            {
+                "alert.json": alert(error=f"CPU above 9{i}%"),
+                "scenario.yml": scenario_yml(f"01{i}-hot", failure_mode="cpu_saturation"),
+                "answer.yml": answer(root_cause_category="resource_exhaustion"),
+            },
+        )
+    findings = lint_pack(load_pack(pack_dir))
+    (f,) = only(findings, "predictive_field")
+    assert (f.severity, f.path, f.field) == (Severity.WARNING, "drillpack/*/alert.json", "commonAnnotations.error")
+    assert f.message == (
+        "commonAnnotations.error is non-empty in all 2 faulty scenarios and in none of the 2 healthy ones: "
+        "whether it is empty tells an agent the answer"
+    )
+    assert findings[-1] == f  # the pack-wide checks come after every scenario's
+    assert f.render().startswith("warning: drillpack/*/alert.json: commonAnnotations.error: ")
+
+
+def test_lint_of_a_hostile_100_kb_alert(pack_dir: Path) -> None:
+    hostile = alert(summary="OOM" * 10_000 + "Root cause" + " " * 50_000 + "-" * 20_000 + "Replication" * 2_000)
+    hostile["title"] = "root_" * 20_000 + "cause: the batch"
+    findings = lint_one(pack_dir, alert__json=hostile)
+    assert [(f.rule, f.field) for f in findings] == [("stated_cause", "title")]

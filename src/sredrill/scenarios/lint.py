@@ -2,19 +2,22 @@
 
 Errors block a run: a scenario that does not load (unknown failure mode, unequal timestamps/values, bad
 syntax, …), expected ∩ forbidden (or ruled out) ≠ ∅, a leak of the answer into what the agent sees after
-blinding. Warnings never block: answer keys that disagree with themselves, and whatever the scenario's domain
+blinding (in the alert, a failure-mode or category name in any word form too). Warnings never block: answer
+keys that disagree with themselves, evidence that states "root cause:", and whatever the scenario's domain
 checks (`Domain.lint`: for RDS, units that are not CloudWatch's, dimensions that do not match the instance,
-events or points outside the window, duplicate series).
+events or points outside the window, duplicate series). Then the pack-wide checks (`PACK_RULES`): a field of the
+blinded alerts whose presence or emptiness tells the healthy scenarios from the faulty ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import JsonValue
 
 from sredrill.errors import PackError
-from sredrill.scenarios.blind import blind_alert, find_leaks, leak_needles
+from sredrill.scenarios.blind import blind_alert, find_leaks, leak_needles, predictive_fields
 from sredrill.scenarios.domain import get_domain
 from sredrill.scenarios.findings import Finding, Severity
 from sredrill.scenarios.findings import error as _error
@@ -22,21 +25,27 @@ from sredrill.scenarios.findings import warning as _warning
 from sredrill.scenarios.pack import Pack, Scenario
 from sredrill.scenarios.vocabulary import Vocabulary
 
-__all__ = ["Finding", "Severity", "lint_pack", "lint_scenario"]
+__all__ = ["PACK_RULES", "Finding", "Severity", "lint_pack", "lint_scenario"]
+
+# "Root cause:" (also `root_cause :`, "Root-Cause:"), where evidence states its own diagnosis. Linear: the joiner
+# and space runs are possessive, and a match can only start at an `r`.
+_STATED_CAUSE = re.compile(r"root[\s_\-]*+cause\s*+:", re.IGNORECASE)
+_EXCERPT = 60
 
 
 def lint_pack(pack: Pack) -> list[Finding]:
-    """Every finding of a pack: load errors first, then each scenario's, in folder order."""
+    """Every finding of a pack: load errors first, then each scenario's in folder order, then the pack-wide ones."""
     findings = [_from_error(e) for e in pack.errors]
     for scenario in pack.scenarios:
         findings.extend(lint_scenario(scenario, pack.vocabulary))
+    findings += [f for rule in PACK_RULES for f in rule(pack)]
     return findings
 
 
 def lint_scenario(scenario: Scenario, vocabulary: Vocabulary) -> list[Finding]:
     """The findings of one loaded scenario: the core's rules, then its domain's."""
     domain = get_domain(scenario.domain)
-    findings = [f for check in (_contradictions, _leaks) for f in check(scenario, vocabulary)]
+    findings = [f for check in (_contradictions, _visible) for f in check(scenario, vocabulary)]
     findings += [f for rule in domain.lint for f in rule(scenario, vocabulary)]
     findings += _consistency(scenario, vocabulary)
     return findings
@@ -66,26 +75,35 @@ def _contradictions(s: Scenario, _: Vocabulary) -> Iterator[Finding]:
             )
 
 
-def _leaks(s: Scenario, v: Vocabulary) -> Iterator[Finding]:
+def _visible(s: Scenario, v: Vocabulary) -> Iterator[Finding]:
+    """The rules over what an agent sees (the alert after blinding, then the evidence): a leak is an error, a
+    string that states its own diagnosis ("root cause: …") a warning."""
     needles = leak_needles(s, v)
-    for path, field, text in _visible_strings(s, v):
-        for needle in find_leaks(text, needles):
-            yield _error(
-                "leak",
-                path,
-                field,
-                f"an agent would see {needle!r}, which gives the answer away",
-                "reword the text so it states evidence, not the diagnosis or the scenario's name",
-            )
-
-
-def _visible_strings(s: Scenario, v: Vocabulary) -> Iterator[tuple[str, str, str]]:
-    """(file, field, text) of every string an agent can see: the alert after blinding, then the evidence."""
-    alert_path = s.files["alert.json"]
-    yield from _walk(alert_path, "", blind_alert(s, v).to_payload())
+    alert = _walk(s.files["alert.json"], "", blind_alert(s, v).to_payload())
     visible = get_domain(s.domain).visible_text
-    if visible is not None:
-        yield from visible(s)
+    evidence = () if visible is None else visible(s)
+    # In the alert, a failure-mode name in any word form is a leak (blinding removes them all, so one left is a
+    # bug); evidence keeps its native words (`OOMKilled`), only the literal needles count there.
+    for strings, vocabulary in ((alert, v), (evidence, None)):
+        for path, field, text in strings:
+            for needle in find_leaks(text, needles, vocabulary=vocabulary):
+                yield _error(
+                    "leak",
+                    path,
+                    field,
+                    f"an agent would see {needle!r}, which gives the answer away",
+                    "reword the text so it states evidence, not the diagnosis or the scenario's name",
+                )
+            stated = _STATED_CAUSE.search(text)
+            if stated is not None:
+                yield _warning(
+                    "stated_cause",
+                    path,
+                    field,
+                    f"the evidence states the answer outright: {text[stated.start() :][:_EXCERPT]!r}",
+                    "say what the system recorded (the reason, the numbers, the message it logged) and leave "
+                    "the diagnosis to the agent: drop the 'root cause:' statement",
+                )
 
 
 def _walk(path: str, field: str, value: JsonValue) -> Iterator[tuple[str, str, str]]:
@@ -139,3 +157,19 @@ def _consistency(s: Scenario, v: Vocabulary) -> Iterator[Finding]:
                 f"{source} is required but not in scenario.yml's available_evidence",
                 "add it to available_evidence (with its file), or drop the requirement",
             )
+
+
+def _predictive_fields(pack: Pack) -> Iterator[Finding]:
+    for found in predictive_fields(pack):
+        yield _warning(
+            "predictive_field",
+            f"{pack.name}/*/alert.json",
+            found.field,
+            found.describe(),
+            "give the field to every scenario's alert, with values that do not give the answer away, or to none; "
+            "if it carries the answer whatever its value, list it in the domain's BlindRules.answer_keys",
+        )
+
+
+PACK_RULES: tuple[Callable[[Pack], Iterable[Finding]], ...] = (_predictive_fields,)
+"""The checks of a whole pack, after every scenario's (`lint_pack`)."""

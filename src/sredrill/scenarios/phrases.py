@@ -20,10 +20,11 @@ Examples:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
-__all__ = ["PhraseRemover"]
+__all__ = ["PhraseRemover", "WordForms"]
 
 _WHITESPACE = re.compile(r"\s")
 _WHITESPACE_RUN = re.compile(r"\s+")
@@ -190,3 +191,152 @@ class _Automaton:
                 s = self.fail[s]
             cached = self.memo[key] = self.goto[s].get(symbol, 0)
         return cached
+
+
+# A word boundary that understands camel case: between a letter or digit and anything else, at a lower-to-upper
+# change (`pod|OOM`), before the last capital of a run that starts a word (`OOM|Killed`), and between letters and
+# digits. `_START` is tested once a name's first character is read (so two characters back), `_END` after its last.
+# Each looks one or two characters either side: constant time per position.
+_START = r"(?:(?<![^\W_].)|(?<=[a-z][A-Z])|(?<=[A-Z][A-Z])(?=[a-z])|(?<=[0-9][A-Za-z])|(?<=[A-Za-z][0-9]))"
+_END = r"(?:(?![^\W_])|(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[0-9])(?=[A-Za-z])|(?<=[A-Za-z])(?=[0-9]))"
+# The endings a name's last word may take: `OOMKills` (`oom_kill`), "crash-looping" (`crash_loop`), "Failovers".
+_ENDINGS = ("s", "es", "ing", "ed")
+# What may join the words of a name: spaces, underscores and hyphens (`replication lag`, `image-pull`).
+_JOINERS = "_-"
+_JOINER = r"[\s_\-]"
+_Trie = dict[str, "_Trie"]
+"""A trie of names: character -> the node after it; the key "" marks the end of a name."""
+# Punctuation that closes what came before it: the spaces before a removed word go when one follows it.
+_CLOSING = frozenset(",;:.!?)]")
+_NOT_A_LETTER = re.compile(r"[^a-z0-9]+")
+
+
+def _skeleton(name: str) -> str:
+    """A name's letters and digits only, lower case: what every word form of it spells (`oom_killed` -> `oomkilled`)."""
+    return _NOT_A_LETTER.sub("", name.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class WordForms:
+    """Finds and removes names in every word form: snake, Title, camel or Pascal case, spaced or hyphenated.
+
+    `oom_killed` is found as `oom_killed`, `OOM Killed`, `Oom-Killed`, `OOMKilled`, inside `KubernetesPodOOMKilled`
+    (from the case change on), and a name with an ending (`OOMKills` for `oom_kill`, "crash-looping" for
+    `crash_loop`); a spaced form may also split a word (`back-off` for `backoff`). A match starts and ends on a
+    word boundary that understands camel case, so `Unhealthy` does not contain `healthy`. Linear in the text:
+    every boundary test looks at most two characters either side, a name is read along a trie (each character
+    once), and joiner runs are matched possessively (never rescanned).
+
+    Examples:
+        >>> forms = WordForms.of(["oom_killed", "replication_lag", "healthy"])
+        >>> forms.find("KubernetesPodOOMKilled: Replication Lag on an Unhealthy node")
+        ['oom_killed', 'replication_lag']
+        >>> forms.remove("High replication-lag (healthy) on ledger-db")
+        'High  () on ledger-db'
+    """
+
+    names: Mapping[str, str]
+    """Skeleton (`oomkilled`) -> the name reported for it (the first given that spells it)."""
+    pattern: re.Pattern[str] | None
+    """Every name in every word form (None: no name)."""
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> WordForms:
+        """The word forms of `names`, in the order a name that spells the same as another is reported (names
+        without a letter or digit are ignored)."""
+        by_skeleton: dict[str, str] = {}
+        for name in names:
+            by_skeleton.setdefault(_skeleton(name), name)
+        by_skeleton.pop("", None)
+        return cls(MappingProxyType(by_skeleton), _compile(tuple(by_skeleton)) if by_skeleton else None)
+
+    def find(self, text: str) -> list[str]:
+        """The names `text` holds in some word form, sorted and unique."""
+        if self.pattern is None:
+            return []
+        return sorted({self._name(m.group(0)) for m in self.pattern.finditer(text)})
+
+    def search(self, text: str) -> bool:
+        """True when `text` holds a name in some word form."""
+        return self.pattern is not None and self.pattern.search(text) is not None
+
+    def remove(self, text: str) -> str:
+        """`text` without any word form of a name; a joiner the removal leaves dangling goes with it.
+
+        `ledger-healthy-db` becomes `ledger-db`, `healthy-db` becomes `db`, `ledger-healthy` becomes `ledger`,
+        and `pods healthy, ok` becomes `pods, ok`. Other spaces and empty brackets are left for the caller.
+        """
+        if self.pattern is None:
+            return text
+        out: list[str] = []
+        at = 0  # text[:at] is decided
+        for m in self.pattern.finditer(text):
+            start, end = m.span()
+            if start < at:  # swallowed by the previous removal's joiners
+                start = at
+            before = start
+            while before > at and text[before - 1] in _JOINERS:
+                before -= 1
+            after = end
+            while after < len(text) and text[after] in _JOINERS:
+                after += 1
+            word_before = before > 0 and _is_word(text[before - 1])
+            word_after = after < len(text) and _is_word(text[after])
+            if before < start and after > end and word_before and word_after:
+                start = before + 1  # `a-X-b` -> `a-b`: keep one joiner
+                end = after
+            elif before < start and not word_after:
+                start = before  # `a-X` -> `a`
+                end = after
+            elif after > end and not word_before:
+                end = after  # `X-b` -> `b`
+            if end < len(text) and text[end] in _CLOSING:
+                while start > at and text[start - 1] in " \t":
+                    start -= 1  # `a X, b` -> `a, b`
+            out.append(text[at:start])
+            at = end
+        out.append(text[at:])
+        return "".join(out)
+
+    def _name(self, match: str) -> str:
+        skeleton = _skeleton(match)
+        for cut in (0, *sorted({len(e) for e in _ENDINGS})):  # the name as matched, else without its ending
+            name = self.names.get(skeleton[: len(skeleton) - cut])
+            if name is not None:
+                return name
+        raise AssertionError(f"{match!r} matched no name")  # unreachable: every match spells a name
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum()
+
+
+def _compile(skeletons: tuple[str, ...]) -> re.Pattern[str]:
+    """The names as one trie of alternatives (longest first, so the longest name wins at a position), their letters
+    joined by optional joiner runs, from a word start to a word end.
+
+    The pattern opens with the class of every name's first character, so the regular-expression engine skips in C
+    to where a name can start; the trie then reads each character once (an alternation of whole names tried each
+    one at every word start: several times slower on long texts).
+    """
+    trie: _Trie = {}
+    for skeleton in skeletons:
+        node = trie
+        for char in skeleton:
+            node = node.setdefault(char, {})
+        node[""] = {}  # the end of a name
+    firsts = "".join(sorted({c for c in trie} | {c.upper() for c in trie}))
+    branches = "|".join(f"(?<={re.escape(c)}){_after(child)}" for c, child in sorted(trie.items()))
+    return re.compile(f"[{re.escape(firsts)}]{_START}(?i:{branches})")
+
+
+def _after(node: _Trie) -> str:
+    """What may follow a trie node: joiners and a next character, or (at a name's end) an ending and a word end."""
+    alternatives = []
+    children = sorted((c, child) for c, child in node.items() if c)
+    if children:
+        nexts = "|".join(re.escape(c) + _after(child) for c, child in children)
+        alternatives.append(f"{_JOINER}*+(?:{nexts})")
+    if "" in node:
+        alternatives.append(f"(?:{'|'.join(_ENDINGS)})?(?-i:{_END})")
+    return f"(?:{'|'.join(alternatives)})"
