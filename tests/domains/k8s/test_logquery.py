@@ -129,3 +129,9 @@ def test_any_text_parses_or_fails_with_a_value_error(query: str) -> None:
         assert str(exc)  # a message, never an empty error
         return
     assert isinstance(parsed.matches(RECORD), bool)
+
+
+def test_an_error_quotes_a_long_word_only_in_part() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_query("k" * 900 + ":")
+    assert len(str(info.value)) < 400 and "k" * 59 + "…" in str(info.value)

@@ -4,21 +4,24 @@ audit grading reads. The pack is `tests/fixtures/k8s_small`, loaded by the real 
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sredrill.domains.k8s import DOMAIN
 from sredrill.domains.k8s.payloads import rollout_status
 from sredrill.domains.k8s.records import Deployment
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.evidence.serving import server_factory
-from sredrill.scenarios import Pack
+from sredrill.scenarios import Pack, load_pack
 from sredrill.trajectory import ToolError
 
-from .conftest import FAILING_POD, IMAGE, NODE, OLD, OOM, SIBLING, call, edited_pack
+from .conftest import FAILING_POD, FIXTURE, IMAGE, NODE, OLD, OOM, SIBLING, call, edited_pack
 
 STARTS_AT = datetime(2026, 3, 10, 14, 5, tzinfo=UTC)
 
@@ -469,3 +472,46 @@ async def test_query_monitors_filters_on_selective_and_not_on_full(pack: Pack) -
     assert by_tag["total"] == 1
     message = await bad_call(pack, OOM, "query_monitors", state=["alert"])
     assert "did you mean 'Alert'?" in message
+
+
+# -- temporal: nothing after the clock, whatever the calls ---------------------------------------------------
+
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("get_events", {}),
+    ("get_events", {"type": "Warning"}),
+    ("get_pod_logs", {"pod": FAILING_POD}),
+    ("search_logs", {}),
+    ("search_logs", {"query": "ledger"}),
+    ("list_pods", {}),
+    ("get_alert", {}),
+]
+
+
+def served_moments(tool: str, result: dict[str, Any]) -> list[datetime]:
+    """The moments a result serves that the clock must bound: events' first_time, log records' timestamps, and
+    pod log lines' leading timestamps."""
+    if tool == "get_events":
+        return [datetime.fromisoformat(e["first_time"]) for e in result["events"]]
+    if tool == "search_logs":
+        return [datetime.fromisoformat(r["timestamp"]) for r in result["logs"]]
+    if tool == "get_pod_logs":
+        return [datetime.fromisoformat(line.split()[0]) for line in result["lines"] if line[:4].isdigit()]
+    return []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(range(len(CALLS))), min_size=1, max_size=12))
+def test_temporal_never_serves_a_moment_after_the_clock(picks: list[int]) -> None:
+    scenario = load_pack(FIXTURE).scenario(OOM)
+    tools = RcaToolset(scenario, BackendMode.TEMPORAL)
+
+    async def run() -> None:
+        for i in picks:
+            tool, args = CALLS[i]
+            clock = tools.clock
+            assert clock is not None
+            result = await tools.call(tool, args)
+            assert isinstance(result, dict)
+            assert all(moment <= clock for moment in served_moments(tool, result))
+
+    asyncio.run(run())

@@ -29,6 +29,8 @@ MAX_TERMS = 32
 
 _FIELDS = ("service", "host", "status")
 """Record fields a `key:value` term also matches (besides the tags)."""
+_SHOWN = 60
+"""The most characters of a word an error message quotes."""
 _STATUS_SYNONYMS = {"warning": "warn", "err": "error", "information": "info"}
 _EXAMPLE = 'e.g. service:ledger-api status:error "connection refused" -kube_pod:ledger-api-1'
 
@@ -134,16 +136,17 @@ def parse_query(text: str) -> LogQuery:
                 value, i = _quoted(text, i)
                 term = Term(value.strip().casefold(), term.key, negated)
             elif term.key is not None and term.value == "":
+                shown = _shown(word)
                 raise ValueError(
-                    f"{word!r} at position {start} has no value: write {word}value (e.g. service:ledger-api), "
-                    f'or quote it ("{word}") to search the message for it'
+                    f"{shown!r} at position {start} has no value: write {shown}value (e.g. service:ledger-api), "
+                    f'or quote it ("{shown}") to search the message for it'
                 )
         if negate_next:
             term = Term(term.value, term.key, not term.negated)
             negate_next = False
         if term.key is None and term.value.strip("*") == "":
             if term.negated:
-                raise ValueError(f"{text[start:i]!r} at position {start} excludes every record: drop it")
+                raise ValueError(f"{_shown(text[start:i])!r} at position {start} excludes every record: drop it")
             continue  # `*` (or `**`) matches everything: no test.
         terms.append(term)
         if len(terms) > MAX_TERMS:
@@ -196,15 +199,21 @@ def _word_term(word: str, start: int, negated: bool) -> Term:
     if not sep:
         return Term(word.casefold(), None, negated)
     if not key:
+        shown = _shown(word)
         raise ValueError(
-            f"{word!r} at position {start} has no key: write key:value (e.g. service:ledger-api), or quote it "
-            f'("{word}") to search the message for it'
+            f"{shown!r} at position {start} has no key: write key:value (e.g. service:ledger-api), or quote it "
+            f'("{shown}") to search the message for it'
         )
     key = key.casefold()
     value = value.casefold()
     if key == "status":
         value = _STATUS_SYNONYMS.get(value, value)
     return Term(value, key, negated)
+
+
+def _shown(word: str) -> str:
+    """A word of the query as a message quotes it: its start only, when it is long."""
+    return word if len(word) <= _SHOWN else word[: _SHOWN - 1] + "…"
 
 
 def _glob_parts(pattern: str) -> list[str]:
