@@ -261,3 +261,24 @@ def test_upstream_error_cases_are_clear_pack_errors_and_the_rest_loads(
     assert error.path == f"eks_layout/{folder}/{file}" and error.field == field
     assert message in error.message and hint in (error.hint or "")
     assert "sredrill scenarios lint" in (error.hint or "")
+
+
+def test_an_answer_key_never_comes_from_the_base(tmp_path: Path) -> None:
+    pack = tmp_path / "eks"
+    shutil.copytree(FIXTURE, pack)
+    (pack / "001-oom-killed" / "answer.yml").unlink()
+    loaded = load_pack(pack)
+    error = loaded.broken["001-oom-killed"]
+    assert "answer.yml" in str(error.path) and "never comes from its base" in str(error)
+    assert len(loaded.scenarios) == 13
+
+
+def test_an_empty_base_is_no_base(tmp_path: Path) -> None:
+    pack = tmp_path / "eks"
+    shutil.copytree(FIXTURE, pack)
+    meta = pack / "000-healthy" / "scenario.yml"
+    meta.write_text(meta.read_text() + 'base: ""\n')
+    loaded = load_pack(pack)
+    assert "000-healthy" not in loaded.broken and loaded.scenario("000-healthy").metadata.base == ""
+    # As upstream: a base whose scenario.yml has the key at all (any value) cannot be extended.
+    assert "chained base" in str(loaded.broken["001-oom-killed"])

@@ -281,7 +281,15 @@ class _ScenarioReader:
         # The base's own `base` was checked by `_base`; the merged metadata keeps the child's.
         metadata = validate_model(self.domain.metadata, merged, meta_rel)
         alert = self.read(Alert, "alert.json")
-        key = self.read(AnswerKey, "answer.yml")
+        # The answer key is the scenario's own: never its base's (a child without one would be graded against it).
+        if not self.exists(self.folder, "answer.yml"):
+            raise PackError(
+                "file is missing",
+                path=self.rel(self.folder, "answer.yml"),
+                hint="add answer.yml to this folder (a scenario's answer key is its own: it never comes from its "
+                f"base), {LINT_HINT}",
+            )
+        key = self.read(AnswerKey, "answer.yml", self.folder)
         # Decided on the key as written: `_resolve_answer` fills `failure_modes` from scenario.yml.
         grading = GradingMode.SREDRILL if key.sets_sredrill_keys else GradingMode.COMPAT
         answer = self._resolve_answer(key, metadata, self.files, meta_rel)
@@ -311,7 +319,7 @@ class _ScenarioReader:
 
     def _base(self, raw: dict[str, object], meta_rel: str) -> str | None:
         base = raw.get("base")
-        if base is None:
+        if base is None or base == "":  # an empty base is no base (the upstream suites apply only a truthy one)
             return None
         if not isinstance(base, str) or base not in self.siblings or base == self.folder:
             others = [s for s in self.siblings if s != self.folder]
