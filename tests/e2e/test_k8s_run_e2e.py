@@ -1,6 +1,6 @@
 """`sredrill run` over RDS and Kubernetes together (issue 15, item 7): the scoreboard shows each pack beside the
-other (counts per axis, gap), then each pack's own table; the incidents section is what it is in a run of the
-incidents alone.
+other (counts per axis, gap), then each pack's own table; `reference` investigates the Kubernetes scenarios
+with Kubernetes tools; the incidents section is what it is in a run of the incidents alone.
 
 The Kubernetes pack is the test fixture in the upstream EKS layout (`tests/fixtures/k8s_env`).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sredrill.scenarios import load_pack
+from sredrill.scenarios import get_domain, load_pack
 
 from .conftest import Project
 
@@ -63,3 +63,18 @@ def test_the_scoreboard_shows_each_pack_beside_the_other(project: Project) -> No
     project.run("run", "--pack", "incidents", "--seeds", "0", *keyed, "--agent", "reference", "--output", str(alone))
     title = "incident episodes (task × seed)"
     assert section(text, title) == section(alone.read_text(), title)
+
+
+def test_reference_investigates_the_kubernetes_scenarios_with_their_tools(project: Project) -> None:
+    cli = project.run(*RUN[:5], "--agent", "reference", "--json", timeout=600)
+    assert cli.code in (0, 1), cli.stderr
+    results = cli.report()["results"]
+    # Two domains may share a tool's name (get_events, search_logs): the K8s agent calls the K8s-only ones.
+    k8s_only = {t.name for t in get_domain("k8s").tools} - {t.name for t in get_domain("rds").tools}
+    mine = [r for r in results if r["file"] == "k8s_env"]
+    assert len(mine) == len(load_pack(FIXTURE).scenarios)
+    for result in mine:
+        assert result["status"] != "errored", result["failure_reason"]
+        called = set(result["trajectory"]["tool_calls"])
+        assert called & k8s_only, (result["id"], called)
+    assert all(r["status"] != "errored" for r in results if r["file"] == "rds_postgres")
