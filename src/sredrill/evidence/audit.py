@@ -28,10 +28,11 @@ class AuditEntry:
     args: Mapping[str, JsonValue]
     """The arguments exactly as the agent sent them (for `query_metrics`, the real query string)."""
     returned_metrics: tuple[str, ...]
-    """The metric names of the series returned, in result order, once each (`query_metrics` only)."""
+    """What `required_queries` reads, in result order, once each: the metric names of the series a name query
+    returned, or the tool's own and legacy names where a domain's answer keys require tools (see `ToolAnswer`)."""
     n_points: int
     """Metric points (`query_metrics`) or DB-load points (`get_performance_insights`) returned."""
     n_events: int
-    """RDS events (`get_events`) or log records (`search_logs`) returned."""
+    """Records returned: events, log records, or whatever else a domain's tool counts (pods, nodes, log lines)."""
     clock: datetime | None
     """The temporal clock this call saw (nothing after it was returned); None for the other backends."""

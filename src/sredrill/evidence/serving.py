@@ -31,7 +31,8 @@ class ToolAnswer:
 
     result: dict[str, JsonValue]
     returned_metrics: tuple[str, ...] = ()
-    """The names of the series a name query returned (the `required_queries` check reads them)."""
+    """The names `required_queries` is checked against: the series a name query returned, or, for a domain whose
+    answer keys require tools rather than metrics, the tool's own and legacy names."""
     n_points: int = 0
     n_events: int = 0
 

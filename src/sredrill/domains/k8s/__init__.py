@@ -17,7 +17,26 @@ from .tools import TOOLS
 from .views import VIEWS
 from .vocabulary import COMPAT_CATEGORIES, FAILURE_MODES, KEYWORD_ALIASES
 
-__all__ = ["DOMAIN", "PROMPT", "SOURCES", "EvidenceSource", "K8sMetadata"]
+__all__ = [
+    "ATTRIBUTE_DEFAULTS",
+    "COMPAT_CATEGORIES",
+    "DOMAIN",
+    "FAILURE_MODES",
+    "KEYWORD_ALIASES",
+    "LOADERS",
+    "PROMPT",
+    "RULES",
+    "SOURCES",
+    "TOOLS",
+    "VIEWS",
+    "BlindRules",
+    "Domain",
+    "EvidenceSource",
+    "EvidenceSourceDecl",
+    "K8sMetadata",
+    "file_of",
+    "visible_text",
+]
 
 PROMPT = (
     "An alert fired on a workload running on Kubernetes. Investigate it with the tools you have: the alert, the "
