@@ -6,14 +6,25 @@ console, the CLI's history commands and the web UI show the same numbers under t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from sredrill.results import Rate, RcaSummary, ResultKind, RunReport, Section, Summary, TestResult, summarize
+from sredrill.grading.grade import CheckId
+from sredrill.results import (
+    Rate,
+    RcaSummary,
+    ResultKind,
+    RunReport,
+    Section,
+    Summary,
+    TestResult,
+    TestStatus,
+    summarize,
+)
 
 __all__ = [
     "baselines_rows",
@@ -139,21 +150,21 @@ def _by_pack(results: Sequence[TestResult]) -> dict[str, RcaSummary]:
 
 
 def _packs_table(every: RcaSummary, packs: dict[str, RcaSummary]) -> list[RenderableType]:
-    """Several packs' RCA results side by side: per pack and axis its counts, pass rate and gap, then every
-    pack's together (the run summary's RCA section)."""
+    """Several packs' RCA results side by side: per pack and axis its counts, pass rate and gap, then `all`, every
+    pack's together (the run summary's RCA section, in the rows a run of one pack shows as `all`)."""
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     table.add_column("pack")
     table.add_column("axis", justify="right")
     for name in (*_COUNTS, "pass rate", "gap"):
         table.add_column(name, justify="right")
-    for name, rca in (*packs.items(), ("every pack", every)):
+    for name, rca in (*packs.items(), ("all", every)):
         axes = [a for a in (rca.axis1, rca.axis2) if a is not None]
         for i, axis in enumerate(axes):
             gap = points(rca.gap.overall) if rca.gap is not None and axis is rca.axis2 else ""
             table.add_row(name if i == 0 else "", str(axis.axis), *_counts(axis), gap)
     axes = [a for a in (every.axis1, every.axis2) if a is not None]
     evidence = "; ".join(f"axis {a.axis}: {a.mode or 'mixed'} evidence" for a in axes)
-    return [Text(f"RCA scenarios by pack ({evidence})", style="bold"), table]
+    return [Text(f"RCA scenarios by pack ({evidence}; all: every pack)", style="bold"), table]
 
 
 def scoreboard(summary: Summary, results: Sequence[TestResult] = ()) -> list[RenderableType]:
@@ -230,9 +241,65 @@ def compare_lines(cmp: Any) -> list[str]:
     return lines
 
 
-def _baseline_sections(report: RunReport) -> list[tuple[str, Section]]:
-    # The discrimination table compares agents on Axis 1 (baselines run no Axis 2) and on incident episodes.
-    return [(key, s) for key, s in report.summary.sections() if key in ("rca.axis1", "incident")]
+# -- sredrill baselines: the discrimination table, one per scenario pack ------------------------------------------
+
+_INCIDENTS = "incidents"
+"""The group of incident episodes in the baselines' tables (RCA results are grouped by their pack)."""
+
+_DEV_LABEL = "reference (dev)"
+
+
+def _axis1(result: TestResult) -> bool:
+    # Baselines run Axis 1 only; an errored result may carry no axis, its id still ends in `#N`.
+    return result.axis == 1 if result.axis is not None else not result.id.endswith("#2")
+
+
+def _group_results(report: RunReport, group: str) -> list[TestResult]:
+    """A report's results of one group: a pack's RCA results on Axis 1, or every incident episode."""
+    if group == _INCIDENTS:
+        return [r for r in report.results if r.kind == ResultKind.INCIDENT]
+    return [r for r in report.results if r.kind == ResultKind.RCA and _axis1(r) and _pack_of(r) == group]
+
+
+def _groups(reports: Sequence[RunReport]) -> list[str]:
+    """The RCA packs in the order the runs played them, then the incident episodes when any ran."""
+    results = [r for report in reports for r in report.results]
+    packs = dict.fromkeys(_pack_of(r) for r in results if r.kind == ResultKind.RCA and _axis1(r))
+    incidents = [_INCIDENTS] if any(r.kind == ResultKind.INCIDENT for r in results) else []
+    return [*packs, *incidents]
+
+
+def _rca_section(results: Sequence[TestResult]) -> Section | None:
+    rca = summarize(results).rca
+    return rca.axis1 if rca is not None else None
+
+
+def _group_section(results: Sequence[TestResult], group: str) -> Section | None:
+    return summarize(results).incident if group == _INCIDENTS else _rca_section(results)
+
+
+def _modes_right(result: TestResult) -> bool:
+    check = (result.checks or {}).get(CheckId.FAILURE_MODES)
+    return check is not None and check.passed
+
+
+def _modes_rate(results: Sequence[TestResult]) -> Rate:
+    """The failure-mode accuracy of RCA results: `passed` counts those whose failure_modes check passed, whatever
+    its role (compat mode observes it); errored results are counted and excluded from the rate, as a pass rate."""
+    graded = [r for r in results if r.status != TestStatus.ERRORED]
+    right = sum(map(_modes_right, graded))
+    return Rate(
+        total=len(results), passed=right, failed=len(graded) - right, errored=len(results) - len(graded),
+        pass_rate=right / len(graded) if graded else None,
+    )  # fmt: skip
+
+
+def _modes_by_difficulty(results: Sequence[TestResult]) -> dict[str, Rate]:
+    levels = sorted({r.difficulty for r in results if r.difficulty is not None})
+    return {str(d): _modes_rate([r for r in results if r.difficulty == d]) for d in levels}
+
+
+_MODES_COUNTS = "RCA results whose failure_modes check passed (whatever its role), errored excluded from the rate"
 
 
 def _rate_dict(section: Section) -> dict[str, Any]:
@@ -245,9 +312,39 @@ def _rate_dict(section: Section) -> dict[str, Any]:
     }
 
 
-def baselines_rows(reports: Sequence[RunReport]) -> list[dict[str, Any]]:
-    """`sredrill baselines --json`: per agent, its run's totals (every result, each once), then its RCA Axis 1
-    and incident sections (counts, pass rate, pass rate per difficulty), each with what it counts."""
+def _rca_dict(results: Sequence[TestResult]) -> dict[str, Any] | None:
+    """RCA results' pass rate and failure-mode accuracy, overall and per difficulty."""
+    section = _rca_section(results)
+    if section is None:
+        return None
+    modes = _modes_rate(results)
+    return {
+        **_rate_dict(section),
+        "failure_modes": {
+            "counts": _MODES_COUNTS,
+            "passed": modes.passed,
+            "total": modes.total,
+            "rate": modes.pass_rate,
+            "by_difficulty": {d: rate.pass_rate for d, rate in _modes_by_difficulty(results).items()},
+        },
+    }
+
+
+def _development(report: RunReport, group: str, builtin: Collection[str]) -> bool:
+    # The reference agent was built against the built-in packs: there its figure is not a measurement.
+    return report.agent == "reference" and group in builtin and group != _INCIDENTS
+
+
+def baselines_rows(reports: Sequence[RunReport], builtin: Collection[str] = ()) -> list[dict[str, Any]]:
+    """`sredrill baselines --json`: per agent, its run's totals (every result, each once), its RCA Axis 1 results
+    of every pack together (`rca`: counts, pass rate and failure-mode accuracy, each per difficulty), the same per
+    pack (`packs`: each pack's own difficulty scale; `development_figure` on the reference agent's row of a
+    built-in pack) and its incident episodes (`incident`).
+
+    Args:
+        reports: one run per agent, on the same packs.
+        builtin: the names of the built-in scenario packs among them (given by name, not as a folder).
+    """
     rows = []
     for r in reports:
         s = r.summary
@@ -259,34 +356,85 @@ def baselines_rows(reports: Sequence[RunReport]) -> list[dict[str, Any]]:
             "total": s.total,
             "pass_rate": s.pass_rate,
         }
-        for key, section in _baseline_sections(r):
-            row[key.split(".")[0]] = _rate_dict(section)
+        rca = _rca_dict([x for x in r.results if x.kind == ResultKind.RCA and _axis1(x)])
+        if rca is not None:
+            row["rca"] = rca
+        packs = {}
+        for group in _groups([r]):
+            if group == _INCIDENTS:
+                continue
+            packs[group] = {
+                "builtin": group in builtin,
+                "development_figure": _development(r, group, builtin),
+                "rca": _rca_dict(_group_results(r, group)),
+            }
+        if packs:
+            row["packs"] = packs
+        if s.incident is not None:
+            row["incident"] = _rate_dict(s.incident)
         rows.append(row)
     return rows
 
 
-def baselines_table(reports: Sequence[RunReport]) -> list[RenderableType]:
-    """`sredrill baselines`: per agent, passed/total and pass rate per difficulty of each section (RCA Axis 1,
-    incident episodes); a naive baseline scoring near the reference agent means the pack does not discriminate."""
-    columns: list[tuple[str, str, str | None]] = []  # (section key, header, difficulty or None for "all")
-    labels: dict[str, str] = {}
-    for key in ("rca.axis1", "incident"):
-        found = [dict(_baseline_sections(r)).get(key) for r in reports]
-        present = [s for s in found if s is not None]
-        if not present:
-            continue
-        labels[key] = present[0].counts
-        name = "RCA" if key == "rca.axis1" else "incidents"
-        columns.append((key, name, None))
-        columns += [(key, f"{name} d{d}", d) for d in _levels(*present)]
-    table = Table("agent", *(header for _, header, _ in columns), "run")
+def _cell(rate: Rate | None) -> str:
+    return "—" if rate is None else f"{rate.passed}/{rate.total} ({percent(rate.pass_rate)})"
+
+
+def _group_table(reports: Sequence[RunReport], group: str, builtin: Collection[str]) -> list[RenderableType]:
+    """One pack's (or the incident episodes') table: per agent, passed/total and pass rate overall and per
+    difficulty; for RCA a second row, the failure-mode accuracy."""
+    rca = group != _INCIDENTS
+    results = {r.run_id: _group_results(r, group) for r in reports}
+    sections = {r.run_id: _group_section(results[r.run_id], group) for r in reports}
+    present = [s for s in sections.values() if s is not None]
+    levels = _levels(*present)
+    table = Table("agent", "", "all", *(f"d{d}" for d in levels), "run", header_style="bold")
+    dev = False
     for r in reports:
-        sections = dict(_baseline_sections(r))
-        cells = []
-        for key, _, level in columns:
-            section = sections.get(key)
-            rate = None if section is None else section if level is None else section.by_difficulty.get(level)
-            cells.append("—" if rate is None else f"{rate.passed}/{rate.total} ({percent(rate.pass_rate)})")
-        table.add_row(r.agent or "?", *cells, r.run_id)
-    legend = "; ".join(f"{'RCA' if key == 'rca.axis1' else 'incidents'}: {label}" for key, label in labels.items())
-    return [table, Text(f"{legend}; dN: difficulty N; passed/total (pass rate, errored excluded)")]
+        section = sections[r.run_id]
+        label = r.agent or "?"
+        if _development(r, group, builtin):
+            label, dev = _DEV_LABEL, True
+        passed = [section, *(section.by_difficulty.get(d) if section else None for d in levels)]
+        table.add_row(label, "passed", *map(_cell, passed), r.run_id, end_section=not rca)
+        if rca:
+            mine = results[r.run_id]
+            by_level = _modes_by_difficulty(mine)
+            modes = [_modes_rate(mine) if section else None, *(by_level.get(d) for d in levels)]
+            table.add_row("", "modes", *map(_cell, modes), "", end_section=True)
+    counts = present[0].counts if present else ""
+    title = f"pack {group}: {counts}" if rca else counts
+    legend = "passed: results that passed"
+    if rca:
+        legend += "; modes: results whose failure_modes check passed (failure-mode accuracy, whatever the check's role)"
+    parts: list[RenderableType] = [
+        Text(title, style="bold"),
+        table,
+        Text(f"{legend}; dN: difficulty N; n/total (rate, errored excluded)"),
+    ]
+    compat = compat_line(summarize(results[reports[0].run_id]).rca) if rca and reports else None
+    if compat is not None:
+        parts.append(Text(compat))
+    if dev:
+        parts.append(
+            Text(
+                f"{_DEV_LABEL}: a development figure on the built-in pack {group} (the agent was built against these "
+                "scenarios); measure it on scenarios it has not seen"
+            )
+        )
+    return parts
+
+
+def baselines_table(reports: Sequence[RunReport], builtin: Collection[str] = ()) -> list[RenderableType]:
+    """`sredrill baselines`: one table per scenario pack (a domain's difficulty scale is its own, so RDS and
+    Kubernetes figures never mix), then one for the incident episodes; per agent, passed/total and pass rate per
+    difficulty, and for RCA the failure-mode accuracy beside it. A naive baseline scoring near the reference agent
+    means the pack does not discriminate; the reference agent's row of a built-in pack (named in `builtin`) is
+    labelled a development figure.
+    """
+    parts: list[RenderableType] = []
+    for group in _groups(reports):
+        if parts:
+            parts.append(Text(""))
+        parts += _group_table(reports, group, builtin)
+    return parts
