@@ -11,6 +11,10 @@ remediation whose name shares a word with a firing alert's, `random` takes seede
   `random.Random`, seeded per task from the seed and the alert title, so a run is reproducible whatever the
   order or concurrency of its tasks.
 
+A run may mix domains (an RDS pack and a Kubernetes pack): each baseline then answers a task from its own
+domain's packs (the domain whose tools the task offers), so no Kubernetes alert gets an RDS failure mode. A run
+of one domain answers exactly as before.
+
 Examples:
     >>> from sredrill.scenarios import load_pack
     >>> agent = MajorityAgent(load_pack("rds_postgres"))
@@ -23,7 +27,8 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from sredrill.agents.protocol import AgentReply, Task
@@ -31,7 +36,7 @@ from sredrill.agents.reply import reply_from_diagnosis
 from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.diagnosis import Category, Diagnosis
 from sredrill.errors import AgentError, AgentSpecError
-from sredrill.scenarios import Pack, Vocabulary
+from sredrill.scenarios import Pack, Scenario, Vocabulary
 from sredrill.scenarios.domain import combined_vocabulary
 from sredrill.trajectory import Recorder, ResponseStep, ToolError
 
@@ -55,6 +60,13 @@ def _finish(diagnosis: Diagnosis, recorder: Recorder) -> AgentReply:
     return reply
 
 
+def _task_domain(task: Task) -> str:
+    """The name of the domain whose tools the task offers (the reference dispatcher's rule)."""
+    from sredrill.agents.reference import domain_of_task  # the reference package is heavy: load it on use
+
+    return domain_of_task(task).name
+
+
 def _title(task: Task) -> str:
     alert = task.alert or {}
     title = alert.get("title")
@@ -64,10 +76,10 @@ def _title(task: Task) -> str:
 class MajorityAgent:
     """The most common answer of the pack(s), whatever the alert: a constant guess, no tools."""
 
-    __slots__ = ("answer", "spec")
+    __slots__ = ("answer", "answers", "spec")
 
     def __init__(self, pack: Pack | Sequence[Pack], *, spec: str = "majority") -> None:
-        """Count the answer keys once.
+        """Count the answer keys once, per domain.
 
         Args:
             pack: the pack (or packs) whose scenarios' answers are counted.
@@ -80,6 +92,9 @@ class MajorityAgent:
         scenarios = [s for p in packs for s in p.scenarios]
         self.spec = spec
         self.answer: Diagnosis | None = None
+        """The constant of every pack together (the one answer of a run of one domain)."""
+        self.answers: Mapping[str, Diagnosis] = MappingProxyType({})
+        """Domain name -> the constant of that domain's packs."""
         if not scenarios:
             if packs:
                 raise AgentSpecError(
@@ -88,29 +103,40 @@ class MajorityAgent:
                     hint="pass a pack that loads (check it with: sredrill scenarios lint --pack PATH)",
                 )
             return  # incident episodes only: the constant there is "declare healthy"
-        # Ties are broken by name, so the constant does not depend on the order scenarios were loaded in.
-        modes = Counter(tuple(sorted(s.failure_modes)) for s in scenarios)
-        best_modes = min(modes, key=lambda m: (-modes[m], m))
-        categories = Counter(s.category for s in scenarios)
-        best_category = min(categories, key=lambda c: (-categories[c], c.value))
-        words = " and ".join(_words(m) for m in best_modes)
-        self.answer = Diagnosis(
-            root_cause=f"Majority baseline: the most common answer of the pack, {words}, whatever the alert says.",
-            category=best_category,
-            failure_modes=list(best_modes),
-            report=(
-                f"A constant guess: {modes[best_modes]} of {len(scenarios)} scenarios have this answer. "
-                "No evidence was read."
-            ),
+        self.answer = _majority(scenarios)
+        domains = sorted({p.domain for p in packs if p.domain and p.scenarios})
+        self.answers = MappingProxyType(
+            {d: _majority([s for p in packs if p.domain == d for s in p.scenarios]) for d in domains}
         )
 
     async def run(self, task: Task, recorder: Recorder) -> AgentReply:
-        """Answer the constant, without calling a tool (an incident episode: declare it healthy at once)."""
+        """Answer the constant of the task's domain, without calling a tool (an incident episode: declare it
+        healthy at once)."""
         if _is_incident(task):
             return await _act(task, recorder, [("declare_healthy", {})], "Majority baseline")
         if self.answer is None:
             raise AgentError("the majority baseline was built without a scenario pack: it has no answer to give")
-        return _finish(self.answer, recorder)
+        answer = self.answers.get(_task_domain(task), self.answer) if len(self.answers) > 1 else self.answer
+        return _finish(answer, recorder)
+
+
+def _majority(scenarios: Sequence[Scenario]) -> Diagnosis:
+    """The most common answer of the scenarios: their failure-mode set and their category."""
+    # Ties are broken by name, so the constant does not depend on the order scenarios were loaded in.
+    modes = Counter(tuple(sorted(s.failure_modes)) for s in scenarios)
+    best_modes = min(modes, key=lambda m: (-modes[m], m))
+    categories = Counter(s.category for s in scenarios)
+    best_category = min(categories, key=lambda c: (-categories[c], c.value))
+    words = " and ".join(_words(m) for m in best_modes)
+    return Diagnosis(
+        root_cause=f"Majority baseline: the most common answer of the pack, {words}, whatever the alert says.",
+        category=best_category,
+        failure_modes=list(best_modes),
+        report=(
+            f"A constant guess: {modes[best_modes]} of {len(scenarios)} scenarios have this answer. "
+            "No evidence was read."
+        ),
+    )
 
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -133,20 +159,29 @@ def _related(a: str, b: str) -> bool:
 class KeywordAgent:
     """Diagnosis from the alert title's words alone: no tools, no evidence."""
 
-    __slots__ = ("spec", "vocabulary")
+    __slots__ = ("spec", "vocabularies", "vocabulary")
 
-    def __init__(self, vocabulary: Vocabulary | None = None, *, spec: str = "keyword") -> None:
+    def __init__(
+        self,
+        vocabulary: Vocabulary | None = None,
+        *,
+        spec: str = "keyword",
+        vocabularies: Mapping[str, Vocabulary] | None = None,
+    ) -> None:
         self.spec = spec
         self.vocabulary = vocabulary or combined_vocabulary()
+        self.vocabularies: Mapping[str, Vocabulary] = MappingProxyType(dict(vocabularies or {}))
+        """Domain name -> its packs' vocabulary, when a run mixes domains (each task reads its own)."""
 
-    def guess(self, title: str) -> tuple[str, int]:
+    def guess(self, title: str, vocabulary: Vocabulary | None = None) -> tuple[str, int]:
         """The failure mode whose identifier (or alias) shares the most words with the title, and the score."""
+        vocabulary = vocabulary or self.vocabulary
         words = _tokens(title)
         best, best_score = "unknown", 0
-        for name in self.vocabulary.names:
+        for name in vocabulary.names:
             if name == "unknown":
                 continue
-            mode = self.vocabulary.modes[name]
+            mode = vocabulary.modes[name]
             spellings = [name, *mode.aliases]
             score = max(sum(any(_related(w, t) for w in words) for t in _tokens(_words(s))) for s in spellings)
             if score > best_score:
@@ -179,8 +214,9 @@ class KeywordAgent:
             plan = plan[:1]
             return await _act(task, recorder, [*plan, ("declare_healthy", {})], "Keyword baseline")
         title = _title(task)
-        mode, score = self.guess(title)
-        category = self.vocabulary.category_of(mode)
+        vocabulary = _vocabulary_for(task, self.vocabulary, self.vocabularies)
+        mode, score = self.guess(title, vocabulary)
+        category = vocabulary.category_of(mode)
         words = _words(mode)
         diagnosis = Diagnosis(
             root_cause=(
@@ -198,18 +234,28 @@ class KeywordAgent:
 class RandomAgent:
     """A failure mode and a category drawn at random (seeded): the floor any benchmark must beat."""
 
-    __slots__ = ("seed", "spec", "vocabulary")
+    __slots__ = ("seed", "spec", "vocabularies", "vocabulary")
 
-    def __init__(self, seed: int = 0, vocabulary: Vocabulary | None = None, *, spec: str = "random") -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        vocabulary: Vocabulary | None = None,
+        *,
+        spec: str = "random",
+        vocabularies: Mapping[str, Vocabulary] | None = None,
+    ) -> None:
         self.seed = seed
         self.spec = spec
         self.vocabulary = vocabulary or combined_vocabulary()
+        self.vocabularies: Mapping[str, Vocabulary] = MappingProxyType(dict(vocabularies or {}))
+        """Domain name -> its packs' vocabulary, when a run mixes domains (each task draws from its own)."""
 
     def draw(self, task: Task) -> tuple[str, Category]:
         """The task's draw: the same seed and alert always give the same answer."""
         # A string seed is hashed with SHA-512 by `random`, so the draw is stable across processes.
         rng = random.Random(f"{self.seed}\0{_title(task)}\0{task.prompt}")
-        return rng.choice(self.vocabulary.names), rng.choice(list(Category))
+        vocabulary = _vocabulary_for(task, self.vocabulary, self.vocabularies)
+        return rng.choice(vocabulary.names), rng.choice(list(Category))
 
     async def run(self, task: Task, recorder: Recorder) -> AgentReply:
         """Answer a random failure mode and category, without calling a tool.
@@ -298,6 +344,19 @@ def _vocabulary(packs: Iterable[Any]) -> Vocabulary | None:
     return None
 
 
+def _vocabularies(packs: Iterable[Any]) -> dict[str, Vocabulary]:
+    """Domain name -> the vocabulary of its first pack, when the packs span several domains (else empty)."""
+    out: dict[str, Vocabulary] = {}
+    for pack in packs:
+        if isinstance(pack, Pack) and pack.domain:
+            out.setdefault(pack.domain, pack.vocabulary)
+    return out if len(out) > 1 else {}
+
+
+def _vocabulary_for(task: Task, default: Vocabulary, by_domain: Mapping[str, Vocabulary]) -> Vocabulary:
+    return by_domain.get(_task_domain(task), default) if by_domain else default
+
+
 def connect_majority(spec: AgentSpec, options: ConnectOptions) -> MajorityAgent:
     """`majority`: needs the run's packs (`resolve_agent("majority", packs=[pack])`).
 
@@ -309,11 +368,12 @@ def connect_majority(spec: AgentSpec, options: ConnectOptions) -> MajorityAgent:
 
 
 def connect_keyword(spec: AgentSpec, options: ConnectOptions) -> KeywordAgent:
-    """`keyword`: the vocabulary of the run's first pack (the built-in one without packs)."""
-    return KeywordAgent(_vocabulary(options.packs), spec=spec.text)
+    """`keyword`: the vocabulary of the run's first pack (the built-in one without packs); with packs of several
+    domains, each task reads its own domain's first pack's."""
+    return KeywordAgent(_vocabulary(options.packs), spec=spec.text, vocabularies=_vocabularies(options.packs))
 
 
 def connect_random(spec: AgentSpec, options: ConnectOptions) -> RandomAgent:
     """`random`: seeded from `--seed` (`ConnectOptions.seed`), else 0."""
     seed = options.seed if options.seed is not None else 0
-    return RandomAgent(seed, _vocabulary(options.packs), spec=spec.text)
+    return RandomAgent(seed, _vocabulary(options.packs), spec=spec.text, vocabularies=_vocabularies(options.packs))

@@ -61,8 +61,8 @@ def assess_scheduling(case: CaseFile) -> Finding:
         return Finding(
             mode,
             Verdict.ABSENT,
-            f"not a capacity problem: every pod of {_workload(case)} is scheduled ({placed} on nodes) and no "
-            "FailedScheduling event shows",
+            f"not a capacity problem: no pod of {_workload(case)} is Pending, every one is scheduled ({placed} on "
+            "nodes), and no FailedScheduling event shows",
         )
     texts = [e.message for e in hits.events] + [m for p in pending for _, s, _, m in p.conditions if s == "False"]
     reason = next((t for t in texts if Signal.CAPACITY in signals_of(t)), next((t for t in texts if t), ""))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import timedelta
 
 from sredrill.agents.k8s_reference.casefile import CaseFile
 from sredrill.agents.k8s_reference.facts import (
@@ -39,6 +40,8 @@ __all__ = ["assess_bad_config", "assess_crash", "assess_image_pull", "assess_oom
 
 _IMAGE = re.compile(r"image\s+(?:[\"“']([^\"”']+)[\"”']|([\w./@-]+(?::[\w.-]+)?))", re.IGNORECASE)
 _KEEP = 3  # facts of one kind shown per finding
+_MIN_FAILURES = 5
+_SUSTAINED = timedelta(minutes=3)
 
 
 def _workload(case: CaseFile) -> str:
@@ -67,7 +70,15 @@ def history_facts(case: CaseFile, hits: Hits) -> list[Fact]:
 
 
 def _strongest(events: Sequence[EventView]) -> list[EventView]:
-    return sorted(events, key=lambda e: (-e.count, e.reason))
+    """Warnings before Normal events, the most repeated first; the most telling message (the longest) is
+    moved up to third place at worst, so `Failed to pull image …: no match for platform` is not lost behind
+    `Error: ErrImagePull`."""
+    ranked = sorted(events, key=lambda e: (not e.is_warning, -e.count, e.reason))
+    telling = max(ranked, key=lambda e: len(e.message), default=None)
+    if telling is not None and ranked.index(telling) >= _KEEP:
+        ranked.remove(telling)
+        ranked.insert(_KEEP - 1, telling)
+    return ranked
 
 
 def _affected(case: CaseFile) -> bool:
@@ -283,13 +294,19 @@ def assess_probes(case: CaseFile) -> Finding:
         [p for p in case.our_pods if not p.ready and p.phase.lower() == "running"] if hits.events else []
     )
     restarted = [c for c in case.containers() if c.pod in probed and c.restarts > 0]
-    hurting = bool(unready) or (bool(liveness) and bool(restarted))
-    if not hits.events or not (hurting or failures >= 10):
+    firsts = [t for t in (e.first or e.last for e in hits.events) if t is not None]
+    lasts = [e.last for e in hits.events if e.last is not None]
+    span = (max(lasts) - min(firsts)) if firsts and lasts else _SUSTAINED  # undated: cannot be shown brief
+    # A pod failing its readiness probe a few times while it starts is normal; a probe failing for minutes is not.
+    sustained = failures >= _MIN_FAILURES and span >= _SUSTAINED
+    hurting = (bool(liveness) and bool(restarted)) or (bool(unready) and sustained)
+    if not hits.events or not hurting:
         if hits.events:
             return Finding(
                 mode,
                 Verdict.ABSENT,
-                f"{plural(failures, 'probe failure')} reported, but every probed pod is ready now: transient",
+                f"{plural(failures, 'probe failure')} reported, but briefly (a pod starting) or on pods ready now: "
+                "transient",
                 facts=tuple(event_fact(case, e) for e in hits.events[:2]),
             )
         if hits.old_events:

@@ -2,7 +2,7 @@
 
 - **DNS failure**: current log records (Datadog's or the pods' own) in the resolvers' words: `no such host`,
   `lookup … on 10.0.0.10:53: … timeout`, `NXDOMAIN`, `SERVFAIL`, `Temporary failure in name resolution`. The
-  cluster's DNS serves every workload, so the records of any service count.
+  cluster DNS serves every workload, so the records of any service count.
 - **dependency down**: the workload's own current errors calling another service (`connection refused`,
   `connect timed out`, `upstream connect error`, `503`), while names still resolve; another deployment that is
   down itself, when the errors name it, confirms it.
@@ -77,7 +77,7 @@ def assess_dns(case: CaseFile) -> Finding:
         f"({plural(len(records), 'failed lookup')}{_span(case, hits)}: “{clip(records[-1].message, 140)}”)"
     )
     chain = (
-        "the cluster's DNS (CoreDNS) does not answer lookups, or answers NXDOMAIN / SERVFAIL",
+        "the cluster's DNS service does not answer lookups, or answers NXDOMAIN / SERVFAIL",
         f"the workload cannot resolve{named}",
         "its calls to those services fail",
         "requests error and the alert fires",

@@ -96,7 +96,7 @@ def scan(
     for e in case.events:
         if e.reason in BENIGN_REASONS or not keep_event(e) or kind not in signals_of(e.reason, e.message):
             continue
-        (now_e if case.is_recent(e.last) else old_e).append(e)
+        (now_e if case.is_recent(e.last) and not _resolved(case, e) else old_e).append(e)
     keep_log = logs or case.log_is_ours
     now_l: list[LogRecord] = []
     old_l: list[LogRecord] = []
@@ -112,6 +112,18 @@ def scan(
         if kind in signals_of(r.message) and case.is_recent(r.time) and (not problems_only or _is_problem_line(r))
     ]
     return Hits(tuple(now_c), tuple(old_c), tuple(now_e), tuple(old_e), tuple(now_l), tuple(old_l), tuple(lines))
+
+
+def _resolved(case: CaseFile, e: EventView) -> bool:
+    """An event about a pod that is healthy now, its containers all started after the event: that pod's trouble
+    is over (it was scheduled, pulled its image, passed its probes, came back)."""
+    if e.kind != "Pod" or e.last is None:
+        return False
+    pod = case.pod(e.name)
+    if pod is None or not pod.healthy:
+        return False
+    starts = [c.started_at for c in pod.containers]
+    return all(s is not None and s >= e.last for s in starts) if starts else False
 
 
 def _is_problem_line(r: LogRecord) -> bool:

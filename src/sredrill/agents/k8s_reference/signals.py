@@ -40,8 +40,8 @@ _PATTERNS: tuple[tuple[Signal, re.Pattern[str]], ...] = (
     (
         Signal.OOM,
         re.compile(
-            r"oom[-_ ]?kill|\boom\b|out of memory|outofmemory|memory cgroup|memory limit|exceeded .*memory|"
-            r"heap (space|out)|cannot allocate memory|invoked oom-killer",
+            r"oom[-_ ]?kill|\boom\b|out of memory|outofmemory|memory cgroup out of memory|heap (space|out)|"
+            r"cannot allocate memory|oom-killer|exceed(s|ed|ing)? (its |the )?memory limit|memory limit (reached|hit)",
             _I,
         ),
     ),
@@ -134,6 +134,8 @@ def signals_of(*texts: str) -> frozenset[Signal]:
     found = {kind for text in texts if text for kind, pattern in _PATTERNS if pattern.search(text)}
     if Signal.DNS in found:
         found.discard(Signal.CONNECTION)  # `dial tcp: lookup db on 10.0.0.10:53: no such host` is DNS
+    if Signal.QUOTA in found:
+        found.discard(Signal.OOM)  # `exceeded quota: … limits.memory` is the quota, not a kill
     if Signal.LIVENESS in found:
         found.add(Signal.PROBE)
     return frozenset(found)

@@ -8,6 +8,7 @@ evidence source; dismissed alternatives go to `ruled_out` (and the report), neve
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 
 from sredrill.agents.k8s_reference.casefile import SRC, CaseFile
 from sredrill.agents.k8s_reference.facts import (
@@ -21,6 +22,7 @@ from sredrill.agents.k8s_reference.facts import (
     sentence,
 )
 from sredrill.agents.k8s_reference.findings import HYPOTHESES, Fact, Finding, Verdict, category_of
+from sredrill.agents.k8s_reference.observations import LogRecord
 from sredrill.agents.k8s_reference.reasoning import Conclusion, Outcome
 from sredrill.diagnosis import Category, Claim, Diagnosis, RuledOut
 
@@ -162,11 +164,12 @@ def _state_facts(case: CaseFile, cited: set[str]) -> list[Fact]:
         if errors:
             facts.append(log_fact(case, errors))
         elif case.logs:
+            latest = next((r for r in reversed(case.logs) if case.log_is_ours(r)), case.logs[-1])
             facts.append(
                 Fact(
                     sentence(
                         f"Datadog logs show no error from {_workload(case)} in the last 30 min; the latest record: "
-                        f"“{clip(case.logs[-1].message, 140)}”"
+                        f"“{clip(latest.message, 140)}”"
                     ),
                     (SRC.logs,),
                 )
@@ -176,6 +179,46 @@ def _state_facts(case: CaseFile, cited: set[str]) -> list[Fact]:
         if fact is not None:
             facts.append(fact)
     return facts
+
+
+def _context_facts(case: CaseFile, *, involved_only: bool) -> list[Fact]:
+    activity = _cluster_activity(case, involved_only=involved_only) if SRC.logs in case.read else None
+    return [activity] if activity is not None else []
+
+
+_CONTEXT = timedelta(hours=1)
+_CONTEXT_RECORDS = 4
+
+
+def _cluster_activity(case: CaseFile, *, involved_only: bool) -> Fact | None:
+    """What the rest of the cluster logged in the hour before the latest evidence: the components that name
+    the workload, its pods or its nodes (an autoscaler that cannot add a node, a node being drained), and, for
+    an alert that finds the workload healthy, any other change (an agent restarted)."""
+    now = case.now
+    if now is None:
+        return None
+    others = [r for r in case.logs if not case.log_is_ours(r) and r.time is not None and now - r.time <= _CONTEXT]
+    names = {n.name for n in case.nodes} | {p.name for p in case.our_pods} | {case.workload or ""}
+    names.discard("")
+
+    def names_us(r: LogRecord) -> bool:
+        return any(n in r.message for n in names) or r.tags.get("kube_node", "") in names
+
+    involved = {r.service or r.host for r in others if names_us(r)}
+    pool = [r for r in others if (r.service or r.host) in involved] if involved_only else others
+
+    def rank(r: LogRecord) -> tuple[int, int, float]:
+        return (not r.is_problem and not names_us(r), not names_us(r), -(r.time.timestamp() if r.time else 0.0))
+
+    # One of each message: a component repeating itself says it once.
+    distinct = list({r.message: r for r in sorted(pool, key=rank)[::-1]}.values())[::-1]
+    chosen = sorted(sorted(distinct, key=rank)[:_CONTEXT_RECORDS], key=lambda r: r.time or now)
+    if not chosen:
+        return None
+    said = "; ".join(
+        f"{r.service or r.host or 'the cluster'} ({case.age(r.time)}): “{clip(r.message, 120)}”" for r in chosen
+    )
+    return Fact(sentence(f"Elsewhere in the cluster, around the alert: {said}"), (SRC.logs,))
 
 
 def _all_nodes(n: int) -> str:
@@ -198,6 +241,29 @@ def _red_herrings(case: CaseFile) -> list[RuledOut]:
             ),
         )
     ]
+
+
+def _other_restarts(conclusion: Conclusion) -> list[RuledOut]:
+    """Containers that restarted before but run ready now, beside the fault (a sidecar's old restarts): a stale
+    restart count, not the cause."""
+    case = conclusion.case
+    out = []
+    for p in case.our_pods:
+        for c in p.containers:
+            if c.restarts == 0 or c.failing or c.state != "running" or case.is_recent(c.last_end):
+                continue
+            role = "sidecar container" if len(p.containers) > 1 and c.name != p.containers[0].name else "container"
+            when = case.age(c.last_end)
+            out.append(
+                RuledOut(
+                    hypothesis=f"the restarts of {role} {c.name} in pod {p.name}",
+                    reason=sentence(
+                        f"its restart count ({c.restarts}) is stale: it last restarted {when or 'long ago'} and has "
+                        "run ready since, so it is not the cause"
+                    ),
+                )
+            )
+    return out[:3]
 
 
 def _siblings(conclusion: Conclusion) -> list[RuledOut]:
@@ -228,6 +294,7 @@ def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
             reason = f"recovered, not active: {reason}"
         out.append(RuledOut(hypothesis=f.hypothesis, reason=sentence(reason)))
     out += _red_herrings(conclusion.case)
+    out += _other_restarts(conclusion)
     out += _siblings(conclusion)
     if conclusion.outcome == Outcome.FAULTS:
         out.append(
@@ -257,6 +324,27 @@ def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Cl
     return "\n".join(lines)
 
 
+_TAIL = 3
+_WARNING_LEVELS = frozenset({"warn", "warning", "error", "err", "fatal", "critical", "panic", "crit"})
+
+
+def _log_tails(conclusion: Conclusion) -> list[Fact]:
+    """The last lines of the affected pods' logs: what the container was doing when it failed."""
+    case = conclusion.case
+    affected = [p for f in conclusion.causes for p in sorted(f.pods)]
+    logs = [log for log in case.pod_logs if log.pod in affected and log.lines]
+    facts = []
+    for log in logs[:2]:
+        container = f" (container {log.container})" if log.container else ""
+        warned = list({r.message: r for r in log.lines if r.status in _WARNING_LEVELS}.values())[-2:]
+        if warned:
+            lines = "; ".join(f"“{clip(r.message, 140)}”" for r in warned)
+            facts.append(Fact(sentence(f"The log of pod {log.pod}{container} warns {lines}"), (SRC.pod_logs,)))
+        lines = "; ".join(f"“{clip(r.message, 140)}”" for r in log.lines[-_TAIL:])
+        facts.append(Fact(sentence(f"The log of pod {log.pod}{container} ends with {lines}"), (SRC.pod_logs,)))
+    return facts
+
+
 def _unique(facts: Iterable[Fact]) -> list[Fact]:
     return list(dict.fromkeys(facts))
 
@@ -266,7 +354,7 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
     case = conclusion.case
     root = _root_cause(conclusion)
     chain = [" -> ".join(f.chain) for f in conclusion.causes if f.chain]
-    facts = [fact for f in conclusion.causes for fact in f.facts]
+    facts = [fact for f in conclusion.causes for fact in f.facts] + _log_tails(conclusion)
     facts += [fact for f in _symptoms(conclusion) for fact in f.facts[:2]]
     if conclusion.outcome == Outcome.HEALTHY:
         facts += [fact for f in _recovered(conclusion) for fact in f.facts[:2]]
@@ -275,6 +363,7 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
     if conclusion.outcome != Outcome.FAULTS:
         cited = set()  # a healthy or open verdict rests on the whole current state
     facts += _state_facts(case, cited)
+    facts += _context_facts(case, involved_only=conclusion.outcome == Outcome.FAULTS)
     claims = [Claim(text=f.text, evidence=list(dict.fromkeys(f.sources))) for f in _unique(facts)]
     ruled = _ruled_out(conclusion)
     return Diagnosis(
