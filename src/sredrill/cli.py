@@ -316,7 +316,9 @@ def baselines_cmd(
     jobs: JobsOpt = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Every naive baseline and the reference agent on the same packs: the discrimination table."""
+    """Every naive baseline and the reference agent on the same packs: the discrimination table, one per pack
+    (pass rate and failure-mode accuracy per difficulty; the reference agent's row of a built-in pack is a
+    development figure)."""
 
     def body() -> int:
         import json
@@ -334,12 +336,17 @@ def baselines_cmd(
             )
         )  # fmt: skip
         from sredrill.engine.reporters.tables import baselines_rows, baselines_table
+        from sredrill.scenarios import builtin_pack_names
 
+        # A pack given by a built-in name is the built-in one (the loader's rule); a folder never is, whatever
+        # its name. The reference agent's figure on a built-in pack is a development figure.
+        names = builtin_pack_names()
+        builtin = [p for p in pack or names if p in names]
         if json_:
-            typer.echo(json.dumps(baselines_rows(reports), indent=2))
+            typer.echo(json.dumps(baselines_rows(reports, builtin), indent=2))
             return ExitCode.OK
         console = Console(width=200, highlight=False)
-        for part in baselines_table(reports):
+        for part in baselines_table(reports, builtin):
             console.print(part)
         return ExitCode.OK
 

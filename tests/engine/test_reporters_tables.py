@@ -1,5 +1,6 @@
-"""The tables of the CLI's history commands (`runs list`, `runs compare`) and of `sredrill baselines`, from the
-one summary: the same counts as the scoreboard, each rate saying what it counts, no kinds mixed."""
+"""The tables of the CLI's history commands (`runs list`, `runs compare`; `sredrill baselines`' are in
+test_baselines_table.py), from the one summary: the same counts as the scoreboard, each rate saying what it
+counts, no kinds mixed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from datetime import UTC, datetime
 from rich.console import Console
 
 from sredrill.engine.reporters.tables import (
-    baselines_rows,
-    baselines_table,
     compare_lines,
     runs_table,
     section_rates,
@@ -51,25 +50,6 @@ def _pack(agent_passes: bool) -> list[TestResult]:
         _r("incidents/e#seed0", "passed", kind=inc, difficulty=1),
         _r("incidents/h#seed0", "failed", kind=inc, difficulty=3),
     ]
-
-
-def test_baselines_compare_agents_per_section_without_mixing_difficulty_scales() -> None:
-    reports = [_report("r1", "reference", _pack(True)), _report("r2", "keyword", _pack(False))]
-    text = _text(baselines_table(reports))
-    header = next(line for line in text.splitlines() if "agent" in line)
-    for column in ("RCA", "RCA d1", "RCA d4", "incidents", "incidents d1", "incidents d3"):
-        assert column in header
-    assert "RCA d3" not in header and "incidents d4" not in header  # each section has its own levels
-    keyword = next(line for line in text.splitlines() if line.startswith("│ keyword"))
-    assert "1/2 (50.0%)" in keyword and "0/1 (0.0%)" in keyword and "1/2 (50.0%)" in keyword
-    assert "RCA: RCA scenarios on Axis 1 (full evidence)" in text
-    rows = {row["agent"]: row for row in baselines_rows(reports)}
-    assert rows["keyword"]["rca"]["pass_rate"] == 0.5 and rows["keyword"]["rca"]["by_difficulty"] == {
-        "1": 1.0,
-        "4": 0.0,
-    }
-    assert rows["keyword"]["incident"]["by_difficulty"] == {"1": 1.0, "3": 0.0}
-    assert (rows["keyword"]["total"], rows["keyword"]["passed"]) == (4, 2)  # the run's totals, each result once
 
 
 def test_runs_list_rows_are_the_summarys_counts_and_name_each_sections_rate() -> None:
