@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/gen_k8s_pack.py          # rewrite the files
     .venv/bin/python tools/gen_k8s_pack.py --check  # exit 1 if any differs from what it would write
+    .venv/bin/python tools/gen_k8s_pack.py --check --pack DIR  # the same for a copy of the pack
 
 The answer keys are `k8s_pack_keys.py` (one row per scenario: `scenario.yml` and `answer.yml`); the evidence of
 each scenario is built to match its row by `k8s_pack_scenarios*.py` on the model in `k8s_drill.py`.
@@ -16,6 +17,8 @@ import yaml
 
 # The modules beside this file.
 from k8s_pack_keys import KEYS, Key
+from k8s_pack_scenarios import BASICS
+from k8s_pack_scenarios_hard import HARD
 
 PACK = Path(__file__).resolve().parents[1] / "src" / "sredrill" / "scenarios" / "packs" / "k8s"
 
@@ -165,14 +168,20 @@ def build() -> dict[Path, str]:
         folder = Path(key.folder)
         files[folder / "scenario.yml"] = scenario_yml(key)
         files[folder / "answer.yml"] = answer_yml(key)
+    for make in (*BASICS, *HARD):
+        d = make()
+        for name, content in d.files().items():
+            files[Path(d.key.folder) / name] = content
     return files
 
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
+    # `--pack DIR` writes (or checks) another folder than the built-in pack's (the generator's own test).
+    root = Path(argv[argv.index("--pack") + 1]) if "--pack" in argv else PACK
     stale = []
     for rel, content in build().items():
-        path = PACK / rel
+        path = root / rel
         if check:
             if not path.is_file() or path.read_text(encoding="utf-8") != content:
                 stale.append(str(rel))
