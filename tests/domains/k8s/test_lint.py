@@ -34,6 +34,24 @@ def _set(path: list[Any], value: Any) -> Edit:
     return edit
 
 
+NEWEST = "ledger-api-5b7f9d8c66-t4hnd"
+"""The newest ledger-api pod of the OOM scenario (started 2026-03-09T08:00:06Z)."""
+
+
+def _replaced(last: str = "2026-03-09T07:59:40Z", pod: str = "ledger-api-7c9d4b6f58-wq2tx") -> dict[str, Any]:
+    """A BackOff event about a pod of an older ReplicaSet, which eks_pods.json no longer lists."""
+    return {
+        "namespace": "payments",
+        "reason": "BackOff",
+        "type": "Warning",
+        "involved_object": f"Pod/{pod}",
+        "message": f"Back-off restarting failed container ledger in pod {pod}_payments",
+        "first_time": "2026-03-09T07:41:00Z",
+        "last_time": last,
+        "count": 9,
+    }
+
+
 CASES: list[tuple[str, dict[str, Edit], str, str, str]] = [
     (
         "namespace",
@@ -44,10 +62,27 @@ CASES: list[tuple[str, dict[str, Edit], str, str, str]] = [
     ),
     (
         "namespace",
+        {f"{OOM}/eks_events.json": _set(["warning_events", 1, "namespace"], "checkout")},
+        f"{OOM}/eks_events.json",
+        "warning_events[1].namespace",
+        "'checkout' is not the scenario's namespace 'payments'",
+    ),
+    (
+        # A Datadog record about one of the scenario's own pods, tagged with another namespace.
+        "namespace",
         {f"{OOM}/datadog_logs.json": _set(["logs", 0, "tags", 2], "kube_namespace:checkout")},
         f"{OOM}/datadog_logs.json",
         "logs[0].tags[2]",
-        "'checkout' is not the scenario's namespace",
+        "'checkout' is not the scenario's namespace 'payments', and the record is about pod "
+        "ledger-api-5b7f9d8c66-t4hnd, which is in 'payments'",
+    ),
+    (
+        # ... or about the workload itself (no pod tag).
+        "namespace",
+        {f"{OOM}/datadog_logs.json": _set(["logs", 1, "tags"], ["service:ledger-api", "kube_namespace:checkout"])},
+        f"{OOM}/datadog_logs.json",
+        "logs[1].tags[1]",
+        "the record is about deployment ledger-api, which is in 'payments'",
     ),
     (
         "event_object",
@@ -55,6 +90,26 @@ CASES: list[tuple[str, dict[str, Edit], str, str, str]] = [
         f"{OOM}/eks_events.json",
         "warning_events[0].involved_object",
         "the event is about Pod/ledger-api-gone-1, which is not among the pods of eks_pods.json",
+    ),
+    (
+        # A replaced pod's event seen after the newest pod of its ReplicaSet started: the pod is not gone.
+        "event_object",
+        {f"{OOM}/eks_events.json": lambda d: d["warning_events"].append(_replaced("2026-03-09T08:10:00Z"))},
+        f"{OOM}/eks_events.json",
+        "warning_events[3].involved_object",
+        f"last seen 2026-03-09T08:10:00+00:00, after {NEWEST} of the same owner started (2026-03-09T08:00:06+00:00)",
+    ),
+    (
+        # A gone pod of a deployment the scenario has no pod of: no replacement to date it against.
+        "event_object",
+        {
+            f"{OOM}/eks_events.json": lambda d: d["warning_events"].append(
+                _replaced(pod="audit-shipper-7c9d4b6f58-wq2tx")
+            )
+        },
+        f"{OOM}/eks_events.json",
+        "warning_events[3].involved_object",
+        "the event is about Pod/audit-shipper-7c9d4b6f58-wq2tx, which is not among the pods of eks_pods.json",
     ),
     (
         "event_time",
@@ -132,6 +187,32 @@ def test_cluster_components_may_live_in_a_kube_namespace(tmp_path: Path) -> None
         data["pods"].append(pod)
 
     assert findings(edited_pack(tmp_path, {f"{OOM}/eks_pods.json": coredns})) == []
+
+
+def test_events_of_a_replaced_pod_are_history(tmp_path: Path) -> None:
+    # Kubernetes keeps a deleted pod's events for their TTL: one last seen before its replacement started is fine,
+    # whether the replacement is of the same ReplicaSet or of a newer one (a rollout).
+    def replaced(data: Any) -> None:
+        data["warning_events"] += [_replaced(), _replaced(pod="ledger-api-5b7f9d8c66-bb2nk")]
+
+    assert findings(edited_pack(tmp_path, {f"{OOM}/eks_events.json": replaced})) == []
+
+
+def test_a_dependency_logs_in_its_own_namespace(tmp_path: Path) -> None:
+    # The workload calls fx-rates in treasury: Datadog tags its records with treasury, which is not a mistake.
+    def dependency(data: Any) -> None:
+        record = {
+            "timestamp": "2026-03-10T14:02:00Z",
+            "status": "error",
+            "service": "fx-rates",
+            "host": "fx-rates-6d8b9c7f4d-p2xkq",
+            "message": "upstream quote feed timed out after 5000ms",
+            "tags": ["service:fx-rates", "kube_namespace:treasury", "kube_deployment:fx-rates",
+                     "pod_name:fx-rates-6d8b9c7f4d-p2xkq"],
+        }  # fmt: skip
+        data["logs"].append(record)
+
+    assert findings(edited_pack(tmp_path, {f"{OOM}/datadog_logs.json": dependency})) == []
 
 
 def test_an_unscheduled_pending_pod_is_fine(tmp_path: Path) -> None:

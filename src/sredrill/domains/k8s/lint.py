@@ -1,22 +1,35 @@
 """The Kubernetes domain's lint rules (warnings; they never block a run) and the evidence strings lint's leak rule
 reads.
 
-Evidence about another namespace than the scenario's (cluster components in a `kube-*` namespace excepted),
-events about a pod the pods file does not show, events last seen before they were first seen, a pod log of a
-pod or container the pods file does not show, pods on a node the node file does not list, and `required_queries`
-that name no tool of the domain.
+Evidence about another namespace than the scenario's (cluster components in a `kube-*` namespace excepted, and
+Datadog logs of a dependency in its own namespace), events about a pod the pods file does not show (but a
+replaced one), events last seen before they were first seen, a pod log of a pod or container the pods file does
+not show, pods on a node the node file does not list, and `required_queries` that name no tool of the domain.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from datetime import datetime
 
 from sredrill.scenarios import Finding, Scenario, Vocabulary
 from sredrill.scenarios.domain import get_domain
 from sredrill.scenarios.findings import warning
 
 from .metadata import EvidenceSource
-from .records import DatadogLogs, DatadogMonitors, Deployments, K8sEvents, NodeHealth, PodLogs, Pods
+from .records import (
+    DatadogLog,
+    DatadogLogs,
+    DatadogMonitors,
+    Deployments,
+    K8sEvent,
+    K8sEvents,
+    NodeHealth,
+    Pod,
+    PodLogs,
+    Pods,
+)
 from .sources import file_of
 
 __all__ = ["RULES", "event_objects", "event_times", "namespaces", "nodes", "pod_logs", "queries", "visible_text"]
@@ -128,7 +141,8 @@ def _is_system(namespace: str) -> bool:
 
 
 def namespaces(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
-    """Pods, events, deployments, the pod log and Datadog logs are in scenario.yml's namespace (or a `kube-*`)."""
+    """Pods, events, deployments and the pod log are in scenario.yml's namespace (or a `kube-*`); a Datadog log
+    tagged with another namespace is a dependency's, unless it is about a pod or deployment of the scenario."""
     want = str(s.metadata.namespace)
     found: list[tuple[EvidenceSource, str, str]] = []
     pods = _pods(s)
@@ -146,12 +160,6 @@ def namespaces(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
     log = _pod_log(s)
     if log is not None:
         found.append((_S.POD_LOGS, "namespace", log.namespace))
-    logs = s.records(_S.DATADOG_LOGS)
-    for i, r in enumerate(logs.logs if isinstance(logs, DatadogLogs) else ()):
-        for j, tag in enumerate(r.tags):
-            key, sep, value = tag.partition(":")
-            if sep and key == "kube_namespace":
-                found.append((_S.DATADOG_LOGS, f"logs[{i}].tags[{j}]", value))
     for source, field, namespace in found:
         if namespace != want and not _is_system(namespace):
             yield warning(
@@ -161,23 +169,116 @@ def namespaces(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
                 f"{namespace!r} is not the scenario's namespace {want!r}",
                 f"set it to {want!r} (scenario.yml's namespace), or move the workload there",
             )
+    yield from _log_namespaces(s, want)
+
+
+_POD_TAGS = ("kube_pod", "pod_name")
+
+
+def _log_namespaces(s: Scenario, want: str) -> Iterator[Finding]:
+    # A workload calls services of other namespaces, and Datadog tags their logs with their own namespace: such
+    # a record is fine. One about a pod or deployment the scenario shows elsewhere contradicts the evidence.
+    logs = s.records(_S.DATADOG_LOGS)
+    if not isinstance(logs, DatadogLogs):
+        return
+    pods = _pods(s)
+    pod_ns = {p.name: p.namespace for p in (pods.pods if pods else ())}
+    deployments = s.records(_S.DEPLOYMENTS)
+    deploy_ns: dict[str, set[str]] = {str(s.metadata.workload_name): {want}}
+    for d in deployments.deployments if isinstance(deployments, Deployments) else ():
+        deploy_ns.setdefault(d.name, set()).add(d.namespace)
+    for i, r in enumerate(logs.logs):
+        for j, tag in enumerate(r.tags):
+            key, sep, namespace = tag.partition(":")
+            if not sep or key != "kube_namespace" or namespace == want or _is_system(namespace):
+                continue
+            owner = _log_owner(r, pod_ns, deploy_ns, namespace)
+            if owner is not None:
+                what, where = owner
+                yield warning(
+                    "namespace",
+                    _path(s, _S.DATADOG_LOGS),
+                    f"logs[{i}].tags[{j}]",
+                    f"{namespace!r} is not the scenario's namespace {want!r}, and the record is about {what}, "
+                    f"which is in {where!r}",
+                    f"set it to kube_namespace:{where} (where {what} runs), or tag the dependency the record is of",
+                )
+
+
+def _log_owner(
+    r: DatadogLog, pod_ns: dict[str, str], deploy_ns: dict[str, set[str]], namespace: str
+) -> tuple[str, str] | None:
+    """(what, its namespace) when the record names a pod or deployment the evidence places outside `namespace`."""
+    values = {key: value for key, sep, value in (t.partition(":") for t in r.tags) if sep}
+    for key in _POD_TAGS:
+        pod = values.get(key)
+        if pod in pod_ns and pod_ns[pod] != namespace:
+            return f"pod {pod}", pod_ns[pod]
+    for name in (values.get("kube_deployment"), values.get("service"), r.service):
+        if name in deploy_ns and namespace not in deploy_ns[name]:
+            return f"deployment {name}", sorted(deploy_ns[name])[0]
+    return None
 
 
 def event_objects(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
-    """Every event about a Pod names one of the pods (when the scenario has the pods file)."""
+    """Every event about a Pod names one of the pods (when the scenario has the pods file), or a pod that was
+    replaced: Kubernetes keeps events for their TTL (an hour by default) after their pod is gone, so an event
+    last seen before a newer pod of the same ReplicaSet or Deployment started is history, not a stray name."""
     pods, events = _pods(s), _events(s)
     if pods is None or events is None:
         return
     names = {p.name for p in pods.pods}
     for i, e in enumerate(events.warning_events):
-        if e.kind == "Pod" and e.object_name not in names and not _is_system(e.namespace):
-            yield warning(
-                "event_object",
-                _path(s, _S.EVENTS),
-                f"warning_events[{i}].involved_object",
-                f"the event is about {e.involved_object}, which is not among the pods of {file_of(_S.PODS)}",
-                f"name one of the pods ({', '.join(sorted(names)[:5])}), or add the pod to {file_of(_S.PODS)}",
-            )
+        if e.kind != "Pod" or e.object_name in names or _is_system(e.namespace):
+            continue
+        newer = _newest_sibling(e, pods.pods)
+        if newer is not None and e.last_time < newer[1]:
+            continue
+        detail = (
+            f"; it was last seen {e.last_time.isoformat()}, after {newer[0]} of the same owner started"
+            f" ({newer[1].isoformat()}), so the pod should still be listed"
+            if newer is not None
+            else ""
+        )
+        yield warning(
+            "event_object",
+            _path(s, _S.EVENTS),
+            f"warning_events[{i}].involved_object",
+            f"the event is about {e.involved_object}, which is not among the pods of {file_of(_S.PODS)}{detail}",
+            f"name one of the pods ({', '.join(sorted(names)[:5])}), add the pod to {file_of(_S.PODS)}, or date "
+            "a replaced pod's event before its replacement started",
+        )
+
+
+# A Deployment's pod is `<deployment>-<pod-template-hash>-<suffix>`, both generated from Kubernetes' alphabet
+# of consonants and digits; a StatefulSet's or DaemonSet's pod is `<owner>-<suffix>`.
+_SAFE = "[bcdfghjklmnpqrstvwxz2456789]"
+_DEPLOYMENT_POD = re.compile(rf"^(?P<rs>(?P<deployment>.+)-{_SAFE}{{6,10}})-{_SAFE}{{5}}$")
+
+
+def _owners(pod: str) -> set[str]:
+    """The controllers a pod's name says it belongs to: its ReplicaSet and Deployment, or its one owner."""
+    m = _DEPLOYMENT_POD.match(pod)
+    if m is not None:
+        return {m["rs"], m["deployment"]}
+    owner = pod.rpartition("-")[0]
+    return {owner} if owner else set()
+
+
+def _newest_sibling(e: K8sEvent, pods: list[Pod]) -> tuple[str, datetime] | None:
+    """(name, start) of the newest listed pod that shares an owner with the event's pod, if any."""
+    owners = _owners(e.object_name)
+    best: tuple[str, datetime] | None = None
+    for p in pods:
+        if p.namespace != e.namespace or not owners & _owners(p.name):
+            continue
+        try:
+            started = datetime.fromisoformat(p.start_time.replace("Z", "+00:00"))
+        except ValueError:
+            continue  # not a time: the record model does not check it, and this rule cannot use it
+        if started.tzinfo is not None and (best is None or started > best[1]):
+            best = (p.name, started)
+    return best
 
 
 def event_times(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
