@@ -145,7 +145,9 @@ def test_an_agent_spec_that_is_code_is_refused_and_nothing_runs(server: Launched
     assert answer["detail"][0]["type"] == "agent_not_allowed"
     assert "--allow-agent" in answer["detail"][0]["msg"] and "patterns given: none" in answer["detail"][0]["msg"]
     assert "--allow-agent" in answer["hint"]
-    assert answer["allowed"] == ["keyword", "majority", "random", "reference", "openai:MODEL"]
+    # The built-in agents: the baselines and the reference agents (`reference` runs the scenario domain's own).
+    builtin = ["k8s-reference", "keyword", "majority", "random", "rds-reference", "reference"]
+    assert answer["allowed"] == [*builtin, "openai:MODEL"]
     # Nothing ran, was imported or was contacted, and no run was stored.
     assert default_site.marks() == []
     assert default_site.hits == []
