@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sredrill.diagnosis import Claim, Diagnosis, RuledOut, parse_diagnosis_text
-from sredrill.env import RCA_ACTIONS, Env, RcaTask, TaskCatalog, TaskKind
+from sredrill.env import RCA_ACTIONS, Env, RcaTask, TaskCatalog, TaskKind, list_tasks, make, rca_task_id
 from sredrill.env.toolset import EnvToolset, action_tools
 from sredrill.errors import ActionError
 from sredrill.scenarios import Scenario, get_domain, leak_needles, load_pack
@@ -160,21 +160,59 @@ def _forms(mode: str) -> set[str]:
     }
 
 
+def _alert_forms(scenario: Scenario, reset: str, alert: dict) -> list[str]:
+    """The word forms of the scenario's true modes that the reset or the alert inspection spells."""
+    text = reset + json.dumps(evidence(alert))
+    return [f for mode in scenario.failure_modes if mode != "healthy" for f in _forms(mode) if f in text]
+
+
 @pytest.mark.parametrize("scenario", PACK.scenarios, ids=lambda s: s.folder)
 def test_nothing_an_episode_emits_names_the_scenario_or_its_answer(scenario: Scenario) -> None:
     # Every byte of the task listing (but the shared schema), the reset and every inspection is captured.
     env = CATALOG.make(task_of(scenario))
     emitted = [env.info.model_dump_json(exclude={"action_schema"}), env.reset_result().model_dump_json()]
-    emitted += [json.dumps(r) for r in inspections(env).values()]
+    results = inspections(env)
+    emitted += [json.dumps(r) for r in results.values()]
     text = "\n".join(emitted)
     needles = set(leak_needles(scenario, PACK.vocabulary))
     lowered = text.lower()
     assert not [n for n in needles if n in lowered], scenario.folder
-    # The true modes in every word form, case-sensitively: evidence keeps Kubernetes' own reasons (OOMKilled).
-    forms = {f for mode in scenario.failure_modes if mode != "healthy" for f in _forms(mode)}
-    assert not [f for f in forms if f in text], scenario.folder
+    # The alert (and the observation's alert titles) never restates a true mode in any word form; evidence keeps
+    # Kubernetes' own reasons (OOMKilled, NodeNotReady), so the forms are looked for in the alert only.
+    assert not _alert_forms(scenario, emitted[1], results["alert"]), scenario.folder
     # The annotations that carry the answer are gone, keys and values.
     annotations = scenario.alert.common_annotations
     assert "k8s_failure_mode" not in text
     error = annotations.get("error", "")
     assert not error or error not in text
+
+
+def test_make_plays_a_scenario_of_the_builtin_k8s_pack() -> None:
+    # `sredrill.env.make` knows every built-in pack's scenarios: the k8s pack's are tasks like RDS's.
+    builtin = load_pack("k8s")
+    listed = {t.task_id for t in list_tasks()}
+    assert builtin.scenarios and all(rca_task_id("k8s", s.folder) in listed for s in builtin.scenarios)
+    scenario = builtin.scenarios[-1]
+    env = make(rca_task_id("k8s", scenario.folder), seed=0)
+    first = env.reset()
+    assert first.services == {} and first.alerts and first.inspection is None
+    pods = env.step({"action_type": "inspect_logs", "target": "pods"}).observation.inspection
+    assert pods is not None and pods.evidence is not None
+    assert [p["name"] for p in pods.evidence["pods"]] == [p.name for p in scenario.pods]
+    assert env.info.action_schema["$defs"]["RcaInspectLogs"]["properties"]["target"]["enum"] == list(LOG_TARGETS)
+
+
+def test_no_episode_of_the_builtin_k8s_pack_names_its_scenario_or_answer() -> None:
+    builtin = load_pack("k8s")
+    catalog = TaskCatalog([builtin])
+    leaks = {}
+    for scenario in builtin.scenarios:
+        env = catalog.make(rca_task_id("k8s", scenario.folder))
+        reset = env.reset_result().model_dump_json()
+        results = inspections(env)
+        text = "\n".join([reset, *map(json.dumps, results.values())])
+        found = [n for n in leak_needles(scenario, builtin.vocabulary) if n in text.lower()]
+        found += _alert_forms(scenario, reset, results["alert"])
+        if found:
+            leaks[scenario.folder] = found
+    assert builtin.scenarios and leaks == {}

@@ -6,8 +6,9 @@
 1. `openenv validate envs/trace_env` (the static checks) passes.
 2. The Dockerfile's command (`server`, on the PATH the image sets) serves outside Docker, on a free loopback port.
 3. `openenv validate --url` against that server passes.
-4. openenv-core's `GenericEnvClient` plays a whole episode over WebSocket, and a task family's episode (a family
-   id and a seed); the package's `TraceEnv` plays another.
+4. openenv-core's `GenericEnvClient` plays a whole episode over WebSocket, a task family's episode (a family
+   id and a seed), and a Kubernetes RCA task (every `inspect_logs` target its schema lists, then a diagnosis);
+   the package's `TraceEnv` plays another.
 5. `inference.py` against that server, without a model, prints its lines for a classic task and a family
    episode (`TASKS=easy_cpu_spike,web_api#seed100001`) and exits 0.
 
@@ -197,6 +198,36 @@ def family_episode(url: str) -> str:
     return f"{family}#seed{seed}: {len(history)} steps, episode reward {state['episode_reward']}"
 
 
+def kubernetes_task(url: str) -> str:
+    """A Kubernetes scenario of the built-in packs (`GET /tasks`: an RCA task whose description names the
+    domain): every log target of its action schema, the monitors, then a diagnosis that ends the episode."""
+    with urllib.request.urlopen(f"{url}/tasks", timeout=30) as answer:
+        tasks = json.load(answer)["tasks"]
+    k8s = [t for t in tasks if t["kind"] == "rca" and "Kubernetes" in t["description"]]
+    if not k8s:
+        raise AssertionError("GET /tasks lists no Kubernetes RCA task (the built-in k8s pack)")
+    task = k8s[0]
+    targets = task["action_schema"]["$defs"]["RcaInspectLogs"]["properties"]["target"]["enum"]
+    from openenv.core import GenericEnvClient
+
+    with GenericEnvClient(base_url=url).sync() as env:
+        env.reset(task_id=task["task_id"], seed=0)
+        pod = None
+        for target in targets:
+            args = {"pod": pod} if target == "pod_logs" and pod else None
+            result = env.step({"action_type": "inspect_logs", "target": target, "args": args})
+            evidence = result.observation["inspection"]["evidence"]
+            pod = pod or next((p["name"] for p in evidence.get("pods", [])), None)
+        env.step({"action_type": "inspect_metrics"})
+        diagnosis = {"root_cause": "undetermined", "category": "unknown", "failure_modes": ["unknown"]}
+        result = env.step({"action_type": "submit_diagnosis", "args": diagnosis})
+        state = env.state()
+        state = state if isinstance(state, dict) else state.model_dump(mode="json")
+    if not (result.done and state["done"] and 0.0 <= result.reward <= 1.0 and state["step_count"] == len(targets) + 2):
+        raise AssertionError(f"unexpected end: reward {result.reward}, state {state}")
+    return f"{len(k8s)} Kubernetes tasks; {task['task_id']}: targets {', '.join(targets)}, reward {result.reward:.2f}"
+
+
 def typed_client(url: str) -> str:
     sys.path.insert(0, str(PACKAGE.parent))
     from trace_env import TraceEnv
@@ -243,6 +274,7 @@ def main() -> int:
         check("openenv validate --url", lambda: validate_url(url))
         check("GenericEnvClient plays a whole episode over WebSocket", lambda: generic_client(url))
         check("GenericEnvClient plays a task family's episode (task_id + seed)", lambda: family_episode(url))
+        check("GenericEnvClient plays a Kubernetes RCA task (its targets, submit)", lambda: kubernetes_task(url))
         check("TraceEnv (client.py) plays a whole episode", lambda: typed_client(url))
         check("inference.py without a model", lambda: inference(url))
     except Failed:
