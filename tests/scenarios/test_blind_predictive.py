@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sredrill.evidence import RcaToolset
-from sredrill.scenarios import Severity, find_leaks, leak_needles, lint_pack, load_pack
+from sredrill.scenarios import Severity, blind_alert, builtin_pack_names, find_leaks, leak_needles, lint_pack, load_pack
 from sredrill.scenarios.blind import PredictiveField, predictive_fields
 from tests.support.scenario_builder import alert, answer, scenario_yml, write_scenario
 
@@ -145,3 +145,12 @@ async def test_a_k8s_alert_is_blinded_in_every_word_form_and_the_evidence_keeps_
     assert "OOMKilled" in pods and "CrashLoopBackOff" in pods  # evidence is what the cluster recorded
     assert find_leaks(pods, needles) == []  # and no literal needle (ids, snake identifiers, reference sentences)
     assert [f.render() for f in lint_pack(pack) if f.severity is Severity.ERROR] == []
+
+
+@pytest.mark.parametrize("name", builtin_pack_names())
+def test_no_built_in_pack_has_a_predictive_field_or_a_word_form_left_in_an_alert(name: str) -> None:
+    pack = load_pack(name)
+    assert pack.scenarios and predictive_fields(pack) == []
+    for s in pack.scenarios:
+        payload = json.dumps(blind_alert(s, pack.vocabulary).to_payload())
+        assert find_leaks(payload, leak_needles(s, pack.vocabulary), vocabulary=pack.vocabulary) == [], s.folder
