@@ -38,7 +38,7 @@ def test_lints_with_zero_errors_and_zero_warnings(pack: Pack) -> None:
 def test_no_blinded_alert_contains_a_leak_needle(pack: Pack) -> None:
     for s in pack.scenarios:
         payload = json.dumps(blind_alert(s, pack.vocabulary).to_payload())
-        assert find_leaks(payload, leak_needles(s, pack.vocabulary)) == [], s.folder
+        assert find_leaks(payload, leak_needles(s, pack.vocabulary), vocabulary=pack.vocabulary) == [], s.folder
 
 
 def test_the_committed_files_are_what_the_generator_writes() -> None:

@@ -15,7 +15,16 @@ from __future__ import annotations
 
 from sredrill.scenarios.alert import Alert
 from sredrill.scenarios.answer import AnswerKey, SourceName
-from sredrill.scenarios.blind import BlindAlert, blind_alert, find_leaks, leak_needles, reference_sentences
+from sredrill.scenarios.blind import (
+    BlindAlert,
+    PredictiveField,
+    alert_names,
+    blind_alert,
+    find_leaks,
+    leak_needles,
+    predictive_fields,
+    reference_sentences,
+)
 from sredrill.scenarios.domain import Domain, domain_names, get_domain
 from sredrill.scenarios.findings import Finding, Severity
 from sredrill.scenarios.lint import lint_pack, lint_scenario
@@ -35,6 +44,7 @@ __all__ = [
     "Pack",
     "PackConfig",
     "PackFailureMode",
+    "PredictiveField",
     "Scenario",
     "ScenarioMetadata",
     "Severity",
@@ -42,6 +52,7 @@ __all__ = [
     "SourceName",
     "TimeWindow",
     "Vocabulary",
+    "alert_names",
     "blind_alert",
     "builtin_pack_names",
     "domain_names",
@@ -53,5 +64,6 @@ __all__ = [
     "load_pack",
     "normalize_keyword",
     "normalize_name",
+    "predictive_fields",
     "reference_sentences",
 ]
