@@ -171,3 +171,37 @@ def test_the_incident_baselines_play_family_episodes_and_do_not_resolve_them(fam
     # The random baseline draws its targets from the episode's own tools, so its actions are accepted.
     _, recorder = _play_family(RandomAgent(3), family, 100_001)
     assert any(c.error is None for c in Trajectory(recorder.steps).tool_calls()[1:])
+
+
+# -- Kubernetes ----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def k8s() -> Pack:
+    return load_pack("k8s")
+
+
+@pytest.mark.parametrize("spec", ["majority", "keyword", "random"])
+def test_baselines_run_on_the_k8s_pack_answer_its_modes_and_pass_nothing(k8s: Pack, spec: str) -> None:
+    results = grade_pack(resolve_agent(spec, packs=[k8s], seed=1), k8s)
+    assert len(results) == len(k8s.scenarios)
+    for _, _grade, reply, recorder in results:
+        assert not [s for s in recorder.steps if isinstance(s, ToolCallStep)]
+        assert reply.diagnosis is not None
+        assert all(k8s.vocabulary.is_failure_mode(m) for m in reply.diagnosis.failure_modes), reply.diagnosis
+    assert _pass_rate(results) <= 0.10, spec
+
+
+@pytest.mark.parametrize("spec", ["majority", "keyword", "random"])
+def test_with_packs_of_two_domains_each_task_gets_an_answer_of_its_own_domain(pack: Pack, k8s: Pack, spec: str) -> None:
+    agent = resolve_agent(spec, packs=[pack, k8s], seed=2)
+    for p in (pack, k8s):
+        for _, _, reply, _ in grade_pack(agent, dataclasses.replace(p, scenarios=p.scenarios[:8])):
+            assert reply.diagnosis is not None
+            modes = [m for m in reply.diagnosis.failure_modes if m not in ("healthy", "unknown")]
+            assert all(p.vocabulary.is_failure_mode(m) for m in modes), (p.name, modes)
+
+
+def test_majority_on_one_domain_answers_as_before(pack: Pack) -> None:
+    alone = MajorityAgent(pack)
+    assert alone.answers == {"rds": alone.answer}

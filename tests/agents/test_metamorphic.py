@@ -337,3 +337,77 @@ def test_the_failure_modes_survive_losing_a_source_or_the_baseline(
         if got != expected and not (may_say_unknown and got == ["unknown"]):
             wrong.append(f"{r.scenario.folder}: {got} ({r.diagnosis.root_cause[:120]})")
     assert not wrong, "\n".join(wrong)
+
+
+# -- Kubernetes: names, times and record order must not matter ---------------------------------------------------
+
+K8S_DEV = Path(__file__).resolve().parent / "fixtures" / "k8s_dev"
+
+
+def k8s_names(pack: Pack) -> set[str]:
+    """Every pod, deployment, ReplicaSet, node, namespace and cluster name the pack's files hold."""
+    names: set[str] = set()
+    for s in pack.scenarios:
+        meta = s.metadata
+        names |= {getattr(meta, k) for k in ("namespace", "workload_name", "cluster_name")}
+        for p in s.pods:  # type: ignore[attr-defined]
+            names |= {p.name, p.namespace, p.node_name, p.name.rsplit("-", 1)[0]}
+        names |= {d.name for d in s.deployments}  # type: ignore[attr-defined]
+        names |= {n.name for n in s.nodes}  # type: ignore[attr-defined]
+    return {n for n in names if n and n != "unscheduled" and len(n) > 3}
+
+
+def disguise_k8s_pack(src: Pack, dst: Path) -> None:
+    """Copy the pack with every name replaced (consistently), every time shifted and every list reversed."""
+    shutil.copytree(src.root, dst)
+    # Owners, not their pods: a pod's name starts with its deployment's, and must keep doing so once renamed.
+    owners = set()
+    for s in src.scenarios:
+        owners |= {getattr(s.metadata, k) for k in ("namespace", "workload_name", "cluster_name")}
+        owners |= {d.name for d in s.deployments} | {n.name for n in s.nodes}  # type: ignore[attr-defined]
+        owners |= {p.namespace for p in s.pods}  # type: ignore[attr-defined]
+    names = {n: f"zeta{i:03d}x" for i, n in enumerate(sorted(o for o in owners if o and len(o) > 3))}
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
+
+    def reverse_lists(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: reverse_lists(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [reverse_lists(v) for v in reversed(value)]
+        return value
+
+    for path in dst.rglob("*"):
+        if not path.is_file() or path.suffix not in (".json", ".yml"):
+            continue
+        text = _ISO.sub(_shift, pattern.sub(lambda m: names[m.group(0)], path.read_text()))
+        if path.suffix == ".json" and path.name != "alert.json":
+            text = json.dumps(reverse_lists(json.loads(text)))
+        path.write_text(text)
+
+
+def test_k8s_renamed_shifted_and_reordered_scenarios_get_the_same_answers(tmp_path: Path) -> None:
+    from sredrill.agents import resolve_agent
+
+    agent = resolve_agent("reference")
+    pack = load_pack(str(K8S_DEV))
+    disguise_k8s_pack(pack, tmp_path / "pack")
+    disguised = load_pack(str(tmp_path / "pack"))
+    assert not disguised.broken and len(disguised.scenarios) == len(pack.scenarios)
+    old = k8s_names(pack)
+    assert not old & k8s_names(disguised), sorted(old & k8s_names(disguised))
+    before = {(r.scenario.folder, r.axis): r for r in run_pack(pack, agent=agent)}
+    differences = []
+    for r in run_pack(disguised, agent=agent):
+        was = before[(r.scenario.folder, r.axis)]
+        if (
+            sorted(r.diagnosis.failure_modes) != sorted(was.diagnosis.failure_modes)
+            or r.grade.passed != was.grade.passed
+        ):
+            differences.append(
+                f"{r.scenario.folder} axis {r.axis}: {was.diagnosis.failure_modes} -> {r.diagnosis.failure_modes} "
+                f"({r.grade.failure_reason})"
+            )
+        # Names with a hyphen or a digit (pods, nodes, ReplicaSets) cannot be English words of the report.
+        leaked = [n for n in old if ("-" in n or any(c.isdigit() for c in n)) and n in r.diagnosis.report]
+        assert not leaked, "it must not know the original names"
+    assert not differences, "\n".join(differences)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sredrill.agents import AgentReply, Task, resolve_agent
+from sredrill.agents import Agent, AgentReply, Task, resolve_agent
 from sredrill.agents.reference import ReferenceAgent
 from sredrill.diagnosis import Diagnosis
 from sredrill.evidence import BackendMode, RcaToolset
@@ -49,7 +49,7 @@ class Run:
         return self.reply.diagnosis
 
 
-async def run_scenario(agent: ReferenceAgent, pack: Pack, scenario: Scenario, mode: BackendMode) -> Run:
+async def run_scenario(agent: Agent, pack: Pack, scenario: Scenario, mode: BackendMode) -> Run:
     """Run the agent on one scenario through a real toolset and grade it as the RCA suite does."""
     toolset = RcaToolset(scenario, mode, vocabulary=pack.vocabulary)
     recorder = Recorder()
@@ -69,9 +69,13 @@ async def run_scenario(agent: ReferenceAgent, pack: Pack, scenario: Scenario, mo
     return Run(scenario, mode, reply, grade, toolset, trajectory)
 
 
-def run_pack(pack: Pack, modes: Sequence[BackendMode] = (BackendMode.FULL, BackendMode.SELECTIVE)) -> list[Run]:
-    """Every scenario of the pack on every backend given, in pack order."""
-    agent = ReferenceAgent()
+def run_pack(
+    pack: Pack,
+    modes: Sequence[BackendMode] = (BackendMode.FULL, BackendMode.SELECTIVE),
+    agent: Agent | None = None,
+) -> list[Run]:
+    """Every scenario of the pack on every backend given, in pack order (default agent: the RDS one)."""
+    agent = agent or ReferenceAgent()
 
     async def all_runs() -> list[Run]:
         return [await run_scenario(agent, pack, s, m) for m in modes for s in pack.scenarios]

@@ -145,6 +145,11 @@ def assess_image_pull(case: CaseFile) -> Finding:
 def assess_bad_config(case: CaseFile) -> Finding:
     hits = scan(case, Signal.CONFIG)
     mode = "bad_config"
+    # Exit code 78 is EX_CONFIG (sysexits.h): the program itself says its configuration is wrong.
+    config_exits = tuple(c for c in case.containers() if 78 in (c.exit_code, c.last_exit_code) and c.failing)
+    if config_exits:
+        hits = Hits(tuple(dict.fromkeys((*hits.containers, *config_exits))), hits.old_containers, hits.events,
+                    hits.old_events, hits.logs, hits.old_logs, hits.lines)  # fmt: skip
     # A log line about configuration counts only while the workload fails; a mount or config error always does.
     strong = bool(hits.containers or hits.events)
     if not hits.current or (not strong and not _affected(case)):
@@ -179,7 +184,7 @@ def _missing_object(texts: Sequence[str]) -> str:
             kind = "Secret" if m.group(1).lower() == "secret" else "ConfigMap"
             return f"the {kind} {m.group(2)} it references is missing (“{clip(text, 140)}”)"
     example = next((t for t in texts if t), "")
-    return f"its configuration is missing or wrong (“{clip(example, 140)}”)"
+    return f"its configuration (from its ConfigMap or Secret) is missing or wrong (“{clip(example, 140)}”)"
 
 
 def _oom_containers(case: CaseFile) -> tuple[list[ContainerView], list[ContainerView]]:

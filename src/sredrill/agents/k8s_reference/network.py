@@ -82,7 +82,8 @@ def assess_dns(case: CaseFile) -> Finding:
         "its calls to those services fail",
         "requests error and the alert fires",
     )
-    return Finding(mode, Verdict.CAUSE, summary, chain, tuple(hit_facts(case, hits)), weight=hits.weight + 3)
+    tags = frozenset(f"host:{n}" for n in names)
+    return Finding(mode, Verdict.CAUSE, summary, chain, tuple(hit_facts(case, hits)), weight=hits.weight + 3, tags=tags)
 
 
 def assess_dependency(case: CaseFile) -> Finding:
@@ -108,9 +109,11 @@ def assess_dependency(case: CaseFile) -> Finding:
         )
     target = names[0] if names else "a service it calls"
     confirm = f"; {down[0].name} itself has {down[0].ready}/{down[0].desired} replicas ready" if down else ""
+    telling = max(records, key=lambda r: len(r.message))
+    also = f"; also “{clip(telling.message, 140)}”" if telling.message != records[-1].message else ""
     summary = (
         f"a dependency of {_workload(case)} is down: its calls to {target} fail "
-        f"({plural(len(records), 'error')}{_span(case, hits)}: “{clip(records[-1].message, 140)}”){confirm}"
+        f"({plural(len(records), 'error')}{_span(case, hits)}: “{clip(records[-1].message, 140)}”{also}){confirm}"
     )
     chain = (
         f"{target} stops answering (down, or refusing connections)",
@@ -119,4 +122,5 @@ def assess_dependency(case: CaseFile) -> Finding:
         "errors and the alert",
     )
     facts = hit_facts(case, hits) + [deployment_fact(d) for d in down[:1]]
-    return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), weight=hits.weight + 2 + 3 * len(down))
+    tags = frozenset(f"host:{n}" for n in names)
+    return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), weight=hits.weight + 2 + 3 * len(down), tags=tags)

@@ -134,6 +134,9 @@ def _explains(a: Finding, b: Finding) -> bool:
         return False  # a stuck rollout explains readiness failures of its new pods, not liveness kills
     if a.mode == "probe_failure" and "readiness" in a.tags:
         return False  # pods out of service explain neither a crash nor a rollout: they are what those look like
+    hosts_a, hosts_b = {t for t in a.tags if t.startswith("host:")}, {t for t in b.tags if t.startswith("host:")}
+    if a.mode == "dns_resolution_failure" and b.mode == "dependency_unavailable" and hosts_b and not hosts_a & hosts_b:
+        return False  # calls refused by a host whose name resolves are a fault of their own
     if b.mode == "pending_pod" and a.mode == "node_not_ready" and "taint" not in b.tags and a.pods.isdisjoint(b.pods):
         return False  # pods short of CPU are not the NotReady node's
     return not a.pods or not b.pods or bool(a.pods & b.pods)

@@ -61,7 +61,9 @@ _PATTERNS: tuple[tuple[Signal, re.Pattern[str]], ...] = (
             r"couldn't find key|failedmount|mountvolume\.setup failed|missing required (env|environment|config|"
             r"setting|variable|secret)|(environment variable|env var)\S* \S+ (is )?(not set|missing|required)|"
             r"invalid (configuration|config)|config(uration)? (file )?(not found|missing|invalid|error)|"
-            r"failed to (load|parse|read) (config|configuration|settings)",
+            r"failed to (load|parse|read) (config|configuration|settings)|"
+            r"required (key|setting|field|option|parameter)\S* \S+ (is )?(missing|not set)|"
+            r"exit(ing|ed)? with status 78",
             _I,
         ),
     ),
@@ -156,6 +158,7 @@ def exit_meaning(code: int | None) -> str:
         126: "a command that cannot run",
         127: "a command not found",
         134: "an abort (SIGABRT)",
+        78: "a configuration error (EX_CONFIG)",
         137: "a SIGKILL: the kernel's OOM killer or the kubelet",
         139: "a segmentation fault (SIGSEGV)",
         143: "a SIGTERM: a requested shutdown",

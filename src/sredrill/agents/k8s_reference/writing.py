@@ -97,6 +97,14 @@ def _healthy_root_cause(conclusion: Conclusion) -> str:
             f"No active incident on {_workload(case)}: the workload is healthy now ({state}); {what}. The incident "
             "recovered and the alert is stale"
         )
+    earlier = [e for e in case.our_events() if not case.is_recent(e.last)]
+    if earlier:
+        last = earlier[-1]
+        return sentence(
+            f"No active incident on {_workload(case)}: the workload is healthy now ({state}); the earlier trouble "
+            f"({plural(len(earlier), 'Warning event')}, the last, {last.reason}, {case.age(last.last)}) is over: it "
+            "recovered, and the alert is stale"
+        )
     if not case.alert.is_firing:
         return sentence(
             f"No incident on {_workload(case)}: the alert is a routine notification ({case.alert.state or 'normal'}) "

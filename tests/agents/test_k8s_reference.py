@@ -1,0 +1,207 @@
+"""The Kubernetes reference agent: both axes over Kubernetes packs, honest claims, no scenario knowledge.
+
+Each scenario runs on the `full` backend (Axis 1) and the `selective` backend (Axis 2) through a real
+`RcaToolset` and K8s evidence server, graded by `grading.grade_diagnosis` as the RCA suite grades it. The packs:
+our development scenarios in the upstream layout (`fixtures/k8s_dev`), the other K8s fixtures of the repository
+(`tests/fixtures/k8s_small`, `k8s_env`, `eks_layout`: written by others, never seen while the agent was
+written), and the built-in `k8s` pack. When a gate fails, the assertion prints the failures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from sredrill.agents import resolve_agent
+from sredrill.agents.k8s_reference import K8sReferenceAgent
+from sredrill.agents.reference import DomainReference
+from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.scenarios import Pack, load_pack
+from tests.agents.test_reference_agent import PROMPT, Run, failure_table, run_pack
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+AGENT_PACKAGE = REPO / "src" / "sredrill" / "agents" / "k8s_reference"
+DEV = HERE / "fixtures" / "k8s_dev"
+REFERENCE = resolve_agent("reference")  # as `sredrill run --agent reference` runs it: the task's domain's agent
+OTHERS = [REPO / "tests" / "fixtures" / name for name in ("k8s_small", "k8s_env", "eks_layout")]
+
+
+def _modes_right(runs: Iterable[Run]) -> list[Run]:
+    return [r for r in runs if sorted(r.diagnosis.failure_modes) == sorted(r.scenario.failure_modes)]
+
+
+@pytest.fixture(scope="module")
+def dev() -> Pack:
+    return load_pack(str(DEV))
+
+
+@pytest.fixture(scope="module")
+def dev_runs(dev: Pack) -> list[Run]:
+    return run_pack(dev, agent=REFERENCE)
+
+
+@pytest.fixture(scope="module")
+def builtin() -> Pack:
+    return load_pack("k8s")
+
+
+def test_every_dev_scenario_passes_both_axes(dev_runs: list[Run]) -> None:
+    assert len(dev_runs) == 30
+    assert all(r.grade.passed for r in dev_runs), failure_table(dev_runs)
+
+
+@pytest.mark.parametrize("root", OTHERS, ids=[p.name for p in OTHERS])
+def test_the_other_k8s_fixtures_get_their_failure_modes_right(root: Path) -> None:
+    if not root.is_dir():
+        pytest.skip(f"{root.name} is not in this checkout")
+    pack = load_pack(str(root))
+    runs = run_pack(pack, agent=REFERENCE)
+    wrong = [r for r in runs if r not in _modes_right(runs)]
+    assert not wrong, failure_table(wrong) + "".join(
+        f"\n  {r.scenario.folder}: {r.diagnosis.root_cause}" for r in wrong
+    )
+
+
+# The development figure on the built-in pack when this was written: 49 of 60 passed, failure modes right on 29 of
+# 30 per axis (issue 15 asks for 95%: not reached yet; the misses are printed).
+MIN_PASS_RATE = 0.80
+MIN_MODES_RIGHT = 0.95
+
+
+def test_the_builtin_pack_meets_the_measured_development_figure(builtin: Pack) -> None:
+    runs = run_pack(builtin, agent=REFERENCE)
+    passed = sum(r.grade.passed for r in runs)
+    assert runs and passed >= MIN_PASS_RATE * len(runs), f"{passed} of {len(runs)} passed\n" + failure_table(runs)
+    right = _modes_right(runs)
+    assert len(right) >= MIN_MODES_RIGHT * len(runs), failure_table(r for r in runs if r not in right)
+
+
+def test_on_the_selective_backend_it_passes_the_namespace_and_the_pod(dev_runs: list[Run]) -> None:
+    for r in (r for r in dev_runs if r.mode == BackendMode.SELECTIVE):
+        calls = {c.name: c.args for c in r.trajectory.tool_calls(verified=True)}
+        namespace = r.scenario.metadata.namespace  # type: ignore[attr-defined]
+        assert calls["list_pods"].get("namespace") == namespace, r.scenario.folder
+        assert calls["get_pod_logs"]["pod"] in {p.name for p in r.scenario.pods}, r.scenario.folder  # type: ignore[attr-defined]
+
+
+def test_claims_cite_only_sources_it_read_and_prose_has_no_identifier(dev_runs: list[Run], dev: Pack) -> None:
+    identifiers = {i for i in dev.vocabulary.identifiers() if "_" in i}
+    for r in dev_runs:
+        read = r.toolset.sources_queried()
+        for claim in r.diagnosis.claims:
+            assert claim.evidence and set(claim.evidence) <= read, (r.scenario.folder, claim.text)
+        d = r.diagnosis
+        for text in [d.root_cause, *d.causal_chain, *(c.text for c in d.claims), d.report]:
+            words = set(text.lower().replace("-", " ").split())
+            assert not words & identifiers, (r.scenario.folder, sorted(words & identifiers))
+        assert r.toolset.submitted == r.diagnosis, r.scenario.folder
+        assert r.reply.loops == 1 and r.grade.redundant_calls == 0, r.scenario.folder
+
+
+def test_a_dual_fault_names_both_and_every_single_fault_names_one(dev_runs: list[Run]) -> None:
+    for r in dev_runs:
+        if len(r.scenario.failure_modes) > 1:
+            assert "independent faults" in r.diagnosis.root_cause, r.diagnosis.root_cause
+        else:
+            assert len(r.diagnosis.failure_modes) == 1, (r.scenario.folder, r.diagnosis.failure_modes)
+
+
+def test_it_is_deterministic(dev: Pack, dev_runs: list[Run]) -> None:
+    again = run_pack(dev, modes=(BackendMode.FULL,), agent=REFERENCE)
+    first = [r.diagnosis.model_dump() for r in dev_runs if r.mode == BackendMode.FULL]
+    assert [r.diagnosis.model_dump() for r in again] == first
+
+
+def test_reference_runs_the_k8s_agent_on_k8s_tasks_and_the_named_spec_resolves(dev: Pack) -> None:
+    from sredrill.agents import Task
+
+    agent = resolve_agent("reference")
+    assert isinstance(agent, DomainReference)
+    toolset = RcaToolset(dev.scenarios[0], BackendMode.FULL, vocabulary=dev.vocabulary)
+    task = Task(run_id="r", prompt=PROMPT, alert=toolset.alert, tools=toolset.specs())
+    assert isinstance(agent.agent_for(task), K8sReferenceAgent)
+    named = resolve_agent("k8s-reference")
+    assert isinstance(named, K8sReferenceAgent) and named.spec == "k8s-reference"
+
+
+# -- the guard: no scenario knowledge in the agent (STYLE #39) ------------------------------------------------
+
+# Kubernetes' own namespaces are Kubernetes knowledge, not a scenario's.
+_KUBERNETES_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+_MIN_LINE = 24  # shorter log texts are words any log has ("GET /healthz 200")
+_MIN_NAME = 10
+
+
+def _pack_secrets(pack: Pack) -> dict[str, str]:
+    """Strings of the pack's scenarios: folder names, slugs, pod, deployment, node and namespace names, log lines."""
+    secrets: dict[str, str] = {}
+
+    def add(text: str | None, why: str, *, short: bool = False) -> None:
+        text = " ".join((text or "").lower().split())
+        if not text or text in _KUBERNETES_NAMESPACES:
+            return
+        # A name that is a plain English word (a namespace `claims`, a deployment `search`) says nothing about a
+        # scenario when code uses the word; a name shaped like an identifier (`ledger-api`, `ip-10-0-1-2…`) does.
+        if short and not (re.search(r"[-0-9]", text) or len(text) >= _MIN_NAME):
+            return
+        if short or len(text) >= _MIN_LINE:
+            secrets[text] = why
+
+    for s in pack.scenarios:
+        add(s.folder, f"{s.folder}: folder name", short=True)
+        if s.folder[4:].count("-") >= 2:
+            add(s.folder[4:], f"{s.folder}: slug", short=True)
+        meta = s.metadata
+        for key in ("namespace", "workload_name", "cluster_name"):
+            add(getattr(meta, key, None), f"{s.folder}: {key}", short=True)
+        for p in s.pods:  # type: ignore[attr-defined]
+            add(p.name, f"{s.folder}: pod name", short=True)
+            add(p.namespace, f"{s.folder}: namespace", short=True)
+            add(p.node_name if p.node_name != "unscheduled" else None, f"{s.folder}: node name", short=True)
+        for d in s.deployments:  # type: ignore[attr-defined]
+            add(d.name, f"{s.folder}: deployment name", short=True)
+        for n in s.nodes:  # type: ignore[attr-defined]
+            add(n.name, f"{s.folder}: node name", short=True)
+        for r in s.datadog_logs:  # type: ignore[attr-defined]
+            add(r.message, f"{s.folder}: Datadog log line")
+        if s.pod_logs is not None:  # type: ignore[attr-defined]
+            for line in s.pod_logs.logs.splitlines():  # type: ignore[attr-defined]
+                add(line, f"{s.folder}: pod log line")
+    return secrets
+
+
+def _spelled(needle: str, text: str) -> bool:
+    """The needle as a whole name or phrase of the text (`web-api` is not in `web-api-gateway`)."""
+    return re.search(rf"(?<![a-z0-9_-]){re.escape(needle)}(?![a-z0-9_-])", text) is not None
+
+
+def _agent_text() -> list[tuple[str, str]]:
+    files = [*sorted(AGENT_PACKAGE.rglob("*.py")), AGENT_PACKAGE.parent / "baselines.py"]
+    assert files
+    return [(path.name, " ".join(path.read_text().lower().split())) for path in files]
+
+
+@pytest.mark.parametrize("source", ["k8s", str(DEV), *map(str, OTHERS)], ids=["k8s", "k8s_dev", "k8s_small",
+                                                                             "k8s_env", "eks_layout"])  # fmt: skip
+def test_the_agent_holds_no_scenario_knowledge(source: str) -> None:
+    if not Path(source).is_dir() and source != "k8s":
+        pytest.skip(f"{source} is not in this checkout")
+    pack = load_pack(source)
+    secrets = _pack_secrets(pack)
+    assert len(secrets) > 2 * len(pack.scenarios)  # the guard has something to look for
+    hits = [f"{name}: {why}: {needle!r}" for name, text in _agent_text() for needle, why in secrets.items()
+            if _spelled(needle, text)]  # fmt: skip
+    assert not hits, "scenario knowledge in the K8s reference agent:\n" + "\n".join(hits)
+
+
+def test_the_guard_catches_a_planted_pod_name_and_log_line(builtin: Pack) -> None:
+    s = next(s for s in builtin.scenarios if s.pods and s.datadog_logs)  # type: ignore[attr-defined]
+    line = next(r.message for r in s.datadog_logs if len(r.message) >= _MIN_LINE)  # type: ignore[attr-defined]
+    planted = f'POD = "{s.pods[0].name}"\nLINE = "{line}"'  # type: ignore[attr-defined]
+    text = " ".join(planted.lower().split())
+    found = [why for needle, why in _pack_secrets(builtin).items() if _spelled(needle, text)]
+    assert any("pod name" in w for w in found) and any("log line" in w for w in found), found
