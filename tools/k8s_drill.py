@@ -228,6 +228,15 @@ class Drill:
             state["message"] = message
         return state
 
+    def set_last_run(self, pod: Json, start: float, finished: float, restarted: float | None = None,
+                     container: int = 0) -> None:  # fmt: skip
+        """Date a container's previous run (`start` to `finished` minutes before the alert) and, when it runs
+        again, its current run's start (`restarted`): a pod log or a kill shown elsewhere fixes them."""
+        c = pod["containers"][container]
+        c["last_state"].update(started_at=self.ago(start), finished_at=self.ago(finished))
+        if restarted is not None:
+            c["state"]["started_at"] = self.ago(restarted)
+
     @staticmethod
     def waiting(reason: str, message: str) -> Json:
         return {"waiting": True, "reason": reason, "message": message}
@@ -291,6 +300,12 @@ class Drill:
             }
         )
 
+    def retime(self, obj: str, reason: str, last: float) -> None:
+        """Set when the event `reason` about `obj` was last seen (`last` minutes before the alert)."""
+        for e in self.events:
+            if e["involved_object"] == obj and e["reason"] == reason:
+                e["last_time"] = self.ago(last)
+
     def normal_start(self, pod: Json, minutes: float) -> None:
         """What the kubelet and scheduler say when a pod starts: Scheduled, Pulled, Created, Started."""
         c = pod["containers"][0]
@@ -315,11 +330,9 @@ class Drill:
            namespace: str | None = None) -> None:  # fmt: skip
         """One Datadog log record `minutes` before the alert, tagged with the cluster (and pod, if any)."""
         t = ["env:prod", f"service:{service}", f"kube_cluster_name:{self.key.cluster}"]
-        ns = namespace or self.ns
-        # Services of other application namespaces are tagged by service only (the domain's lint keeps a
-        # scenario's evidence in its namespace or a kube-* one).
-        if (namespace or pod or deployment) and (ns == self.ns or ns.startswith("kube-")):
-            t.append(f"kube_namespace:{ns}")
+        # A record of a dependency in another namespace carries that namespace, as the Datadog agent tags it.
+        if namespace or pod or deployment:
+            t.append(f"kube_namespace:{namespace or self.ns}")
         if deployment:
             t.append(f"kube_deployment:{deployment}")
         if pod:
@@ -453,6 +466,9 @@ class Drill:
         latest = max(_times(out))
         if latest > iso(self.now):
             raise ValueError(f"{self.key.folder}: evidence dated {latest}, after the alert ({iso(self.now)})")
+        problems = timeline_problems(self.pods, self.events, self.pod_log)
+        if problems:
+            raise ValueError(f"{self.key.folder}: the timeline does not hold: " + "; ".join(problems))
         return out
 
     def set_pod_log(self, pod: Json, lines: list[tuple[float, str, str]], container: str | None = None) -> None:
@@ -532,6 +548,42 @@ ALERT_KINDS: dict[str, tuple[str, str, str, str, str]] = {
 }
 
 
+def timeline_problems(pods: list[Json], events: list[Json], pod_log: Json | None) -> list[str]:
+    """What in a snapshot could not have happened in that order: a container run before its pod started, a
+    current run begun before the previous one ended, a pod log line outside the container's runs, an event
+    about a pod before the pod existed (ISO `Z` stamps compare as strings)."""
+    out = []
+    by_name = {p["name"]: p for p in pods}
+    for p in pods:
+        for c in p["containers"]:
+            at = f"{p['name']}/{c['name']}"
+            now, last = c["state"].get("started_at"), c.get("last_state")
+            if now and now < p["start_time"]:
+                out.append(f"{at} runs since {now}, before its pod started ({p['start_time']})")
+            if last:
+                if last.get("started_at", p["start_time"]) < p["start_time"]:
+                    out.append(f"{at}'s previous run began {last['started_at']}, before its pod started")
+                if now and last.get("finished_at", now) > now:
+                    out.append(f"{at} runs since {now}, before its previous run ended ({last['finished_at']})")
+    if pod_log is not None:
+        pod = by_name[pod_log["pod_name"]]
+        (c,) = [c for c in pod["containers"] if c["name"] == pod_log["container"]]
+        runs = [(c["state"]["started_at"], "~")] if c["state"].get("started_at") else []
+        if c.get("last_state"):
+            runs.append((c["last_state"]["started_at"], c["last_state"]["finished_at"]))
+        stamps = [line[:20] for line in pod_log["logs"].splitlines() if _ISO.match(line)]
+        if not runs:  # never ran: a waiting container's log is whatever the kubelet kept
+            runs = [(pod["start_time"], "~")]
+        stray = [s for s in stamps if not any(a <= s <= b for a, b in runs)]
+        if stray:
+            out.append(f"the log of {pod['name']} has lines at {stray[0]}..{stray[-1]}, outside its runs {runs}")
+    for e in events:
+        kind, _, name = e["involved_object"].partition("/")
+        if kind == "Pod" and name in by_name and e["first_time"] < by_name[name]["start_time"]:
+            out.append(f"{e['reason']} about {name} at {e['first_time']}, before the pod started")
+    return out
+
+
 def _conditions(ready: bool, reason: str, containers: list[Json]) -> list[Json]:
     waiting = [c["name"] for c in containers if not c["ready"]]
     message = f"containers with unready status: [{' '.join(waiting)}]" if waiting else ""
@@ -575,7 +627,9 @@ def background(d: Drill, *, others: int = 2, restart_pod: bool = True, services:
             old["restart_count"] = 1
             finished = r.uniform(1_500, 1_900)
             old["state"]["started_at"] = d.ago(finished - 0.2)
-            old["last_state"] = d.terminated("Error", 1, finished, r.uniform(300, 1_200))
+            # The previous run began after the pod started.
+            ran = min(r.uniform(300, 1_200), d.age(pods[0]["start_time"]) - finished - 1)
+            old["last_state"] = d.terminated("Error", 1, finished, ran)
         for p in pods[:2]:
             d.requests_log(p, name, (55, 1), 9, paths=("/healthz", "/metrics", "/api/v1/status"), ms=(1, 12))
         d.add_monitor(f"5xx error rate on {name}", f"sum(last_5m):sum:trace.http.request.errors{{service:{name},"

@@ -82,7 +82,7 @@ KEYS: tuple[Key, ...] = (
             FAILURE_MODES: healthy
             VALIDATED_CLAIMS:
             - All four catalog-api pods are Running and Ready and none restarted in the window. [evidence: eks_pods]
-            - Every deployment in storefront has all its desired replicas available and its last rollout finished days ago. [evidence: eks_deployments]
+            - Every deployment in storefront has all its desired replicas available, and none is in the middle of a rollout. [evidence: eks_deployments]
             - All Datadog monitors of the namespace are OK. [evidence: datadog_monitors]
             - Every node reports Ready without memory, disk or PID pressure. [evidence: eks_node_health]
             NON_VALIDATED_CLAIMS: none
@@ -242,7 +242,7 @@ KEYS: tuple[Key, ...] = (
             FAILURE_MODES: node_not_ready
             VALIDATED_CLAIMS:
             - Node ip-10-61-22-87.ec2.internal reports Ready Unknown while the other nodes are Ready. [evidence: eks_node_health]
-            - The two ledger-sync pods on that node are not Ready and carry a deletion timestamp; the pods on the other nodes are Running and Ready. [evidence: eks_pods]
+            - The two ledger-sync pods on that node are not Ready and carry a deletion timestamp; the two pods on the other nodes are Running and Ready, and the two replacements created there are not Ready yet. [evidence: eks_pods]
             - NodeNotReady and taint-manager eviction events name the node and its pods. [evidence: eks_events]
             NON_VALIDATED_CLAIMS:
             - The instance lost its network or its kubelet hung.
@@ -772,7 +772,7 @@ KEYS: tuple[Key, ...] = (
             - revision 15 adds an init container that waits for a migration Job -> the Job was never created -> the init container never finishes -> the new pod stays Pending -> the rollout passes its deadline with one replica fewer
             RULED_OUT:
             - pending pod: the pod is scheduled on a node; it waits on its init container, not for capacity
-            - image pull backoff: both images were pulled
+            - image pull backoff: the init container's image is on the node and it runs; the main container waits for it, not for a pull
         """),
     ),
     Key(

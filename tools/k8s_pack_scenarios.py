@@ -63,17 +63,14 @@ def s001() -> Drill:
     nodes = d.add_nodes(4)
     rs, old_rs = d.rs_hash(), d.rs_hash()
     image = d.image("invoice-renderer", "2.14.0")
-    d.add_deployment("invoice-renderer", 4, revision=18, image=image, rs=rs, ready=1, available=1, updated=4)
+    d.add_deployment("invoice-renderer", 4, revision=18, image=image, rs=rs, ready=0, available=0, updated=4)
     pods = []
     for i in range(4):
         started, restarts = 34.5 - i * 0.4, d.rng.randint(8, 11)
         last = d.terminated("Error", 2, d.rng.uniform(0.3, 3.5), 0.75)
         name = f"invoice-renderer-{rs}-{d.suffix()}"
-        if i == 0:
-            c = d.container("invoice-renderer", image, restarts=restarts, last=last, started=0.3)
-        else:
-            c = d.container("invoice-renderer", image, restarts=restarts, last=last, ready=False,
-                            state=crash_waiting(d, name, "invoice-renderer"))  # fmt: skip
+        c = d.container("invoice-renderer", image, restarts=restarts, last=last, ready=False,
+                        state=crash_waiting(d, name, "invoice-renderer"))  # fmt: skip
         pods.append(d.add_pod("invoice-renderer", rs, nodes[i % 4], [c], started=started, name=name))
     d.scaled("invoice-renderer", rs, 4, 35.2)
     d.scaled("invoice-renderer", old_rs, 0, 34.0, down=True)
@@ -457,11 +454,12 @@ def s009() -> Drill:
         at -= d.rng.uniform(0.15, 0.6)
     d.set_pod_log(pods[0], lines)
     for p in pods:
-        at = 11.3
+        at, n = 11.3, 0
         while at > 0.1:
-            d.dd(at, "error", "session-api", p["name"], f"session store: GET sess:{d.suffix(12)}: {refused}",
+            op = ("GET", "SETEX")[n % 2]
+            d.dd(at, "error", "session-api", p["name"], f"session store: {op} sess:{d.suffix(12)}: {refused}",
                  pod=p["name"], deployment="session-api")  # fmt: skip
-            at -= d.rng.uniform(0.5, 1.5)
+            at, n = at - d.rng.uniform(0.5, 1.5), n + 1
         d.requests_log(p, "session-api", (50, 11.6), 2, paths=("/v1/session", "/v1/session/refresh"), ms=(1, 12))
     caller_errors(d, "login-web", "session-api", "/v1/session", (10.5, 0.1), 0.8)
     background(d, others=2)
@@ -520,6 +518,14 @@ def s010() -> Drill:
     lines += [(1.25, "INFO", "received SIGTERM, draining connections (grace 30s)"),
               (1.0, "WARN", "shutdown: 11 requests still in flight")]  # fmt: skip
     d.set_pod_log(victim, lines)
+    d.set_last_run(victim, 6.55, 0.75)
+    for p in pods:
+        c, obj = p["containers"][0], f"Pod/{p['name']}"
+        finished = d.age(c["last_state"]["finished_at"])
+        restarted = min(d.age(c["state"]["started_at"]), finished - 0.15)
+        c["state"]["started_at"] = d.ago(restarted)
+        d.retime(obj, "Killing", finished + 0.5)  # the SIGTERM; the kill follows the 30 s grace period
+        d.retime(obj, "Pulled", restarted)
     for p in pods:
         for _ in range(6):
             d.dd(d.rng.uniform(1, 50), "warn", "stock-service", p["name"], f"health check: inventory database query "
@@ -663,6 +669,7 @@ def s013() -> Drill:
                             (0.85, "INFO", "model download complete in 21.4s"),
                             (0.84, "INFO", "loading embedding table (2.3 GiB)"),
                             (0.5, "INFO", "loading dense layers (0.8 GiB)")], container="ranker")  # fmt: skip
+    d.set_last_run(pods[0], 1.22, 0.45, restarted=0.4)
     d.dd(55, "info", "model-registry", "model-registry-0", "promoted ranker-v14 to production (3.1 GiB; previous "
          "ranker-v13 2.2 GiB)", namespace="mlops")  # fmt: skip
     caller_errors(d, "feed-api", "ranker", "/v1/rank", (48, 0.2), 2.0)

@@ -25,10 +25,12 @@ def s015() -> Drill:
     old_names = [f"price-engine-{old_rs}-{d.suffix()}" for _ in range(3)]
     agent = f"datadog-agent-{d.suffix()}"
     kills = 0
+    killed: dict[str, list[float]] = {}
     for name in old_names:
         for _ in range(d.rng.randint(4, 6)):
             at = d.rng.uniform(46.5, 58)
             kills += 1
+            killed.setdefault(name, []).append(at)
             d.dd(at, "warn", "datadog-agent", agent, f"container price-engine of pod pricing/{name} terminated: "
                  "OOMKilled (exit code 137, memory limit 1Gi)", namespace="kube-system", pod=agent)  # fmt: skip
     d.event(f"ReplicaSet/price-engine-{old_rs}", "SuccessfulDelete", f"Deleted pod: {old_names[0]}", first=43.5,
@@ -53,11 +55,36 @@ def s015() -> Drill:
         at -= d.rng.uniform(1.5, 4)
     d.set_pod_log(first, lines)
     d.dd(45, "info", "argocd-application-controller", "argocd-application-controller-0", "Sync operation to 77b0e4d "
-         "succeeded (application pricing-price-engine, 1 resource updated: Deployment/price-engine)")  # fmt: skip
+         "succeeded (application pricing-price-engine, 1 resource updated: Deployment/price-engine)",
+         namespace="argocd")  # fmt: skip
     background(d, others=2)
     d.workload_monitors("restarts_1h")
     d.set_alert("restarts_1h", value=str(kills))
+    _old_oom_history(d, killed)
+    d.dd(44.9, "info", "argocd-notifications-controller", f"argocd-notifications-controller-{d.rs_hash()}-"
+         f"{d.suffix()}", 'Sent on-sync-succeeded for application pricing-price-engine: revision 77b0e4d "price-engine:'
+         ' raise the memory limit from 1Gi to 2Gi (OOMKilled at 1Gi under the evening load)"',
+         namespace="argocd")  # fmt: skip
     return d
+
+
+def _old_oom_history(d: Drill, killed: dict[str, list[float]]) -> None:
+    """The events the kills of revision 41's pods left (`killed`: pod -> minutes before the alert of each kill):
+    the kubelet's BackOff per pod and the node problem detector's OOMKilling per node."""
+    by_node: dict[str, list[tuple[float, str]]] = {}
+    for name, kills in killed.items():
+        node = d.rng.choice(d.node_names)
+        by_node.setdefault(node, []).extend((at, name) for at in kills)
+        d.event(f"Pod/{name}", "BackOff", f"Back-off restarting failed container price-engine in pod {name}_"
+                f"{d.ns}({d.suffix(8)}-{d.suffix(4)})", first=max(kills) - 0.1, last=min(kills) - 0.4,
+                count=2 * len(kills))  # fmt: skip
+    for node, kills in sorted(by_node.items()):
+        pid = d.rng.randint(20_000, 90_000)
+        d.event(f"Node/{node}", "OOMKilling", f"Memory cgroup out of memory: Killed process {pid} (price-engine) "
+                f"total-vm:{d.rng.randint(2_300_000, 2_600_000)}kB, anon-rss:{1_048_576 - d.rng.randint(0, 900)}kB, "
+                f"file-rss:{d.rng.randint(20_000, 40_000)}kB, shmem-rss:0kB, UID:10001 pgtables:"
+                f"{d.rng.randint(2_400, 2_900)}kB oom_score_adj:{d.rng.choice((985, 987, 992))}",
+                first=max(k for k, _ in kills), last=min(k for k, _ in kills), count=len(kills))  # fmt: skip
 
 
 def s016() -> Drill:
@@ -99,15 +126,14 @@ def s017() -> Drill:
     nodes = d.add_nodes(4)
     rs = d.rs_hash()
     image = d.image("order-router", "4.0.2")
-    d.add_deployment("order-router", 3, revision=9, image=image, rs=rs, ready=1, available=1)
+    d.add_deployment("order-router", 3, revision=9, image=image, rs=rs, ready=0, available=0)
     message_id = "8f3a9c1e-5b27-4d0e-9a61-2c4f7e0b13d8"
     pods = []
     for i in range(3):
         name = f"order-router-{rs}-{d.suffix()}"
         last = d.terminated("Error", 1, d.rng.uniform(0.3, 3), 0.1)
-        state = None if i == 0 else crash_waiting(d, name, "order-router")
-        c = d.container("order-router", image, restarts=d.rng.randint(9, 12), last=last, state=state, ready=i == 0,
-                        limits=("500m", "768Mi"), started=0.2)  # fmt: skip
+        c = d.container("order-router", image, restarts=d.rng.randint(9, 12), last=last, ready=False,
+                        state=crash_waiting(d, name, "order-router"), limits=("500m", "768Mi"))  # fmt: skip
         pods.append(d.add_pod("order-router", rs, nodes[i], [c], started=8_650 + i, name=name))
     for p in pods[1:]:
         back_off(d, p, 24, d.rng.randint(30, 40))
@@ -124,6 +150,7 @@ def s017() -> Drill:
           "IndexError: list index out of range\n")  # fmt: skip
     text = "".join(f"{d.ago(m)} {lvl} {msg}\n" for m, lvl, msg in lines) + tb
     d.pod_log = {"pod_name": pods[1]["name"], "namespace": d.ns, "logs": text, "container": "order-router"}
+    d.set_last_run(pods[1], 1.41, 1.24)
     for p in pods:
         for _ in range(4):
             at = d.rng.uniform(0.3, 24)
@@ -175,6 +202,7 @@ def s018() -> Drill:
                             (1.19, "FATAL", f'config: required key "scoring.threshold" is missing from {config} '
                              '(did you mean "scoring.treshold"?)'),
                             (1.19, "INFO", "exiting with status 78")])  # fmt: skip
+    d.set_last_run(pods[0], 1.2, 1.18)
     for p in pods:
         for _ in range(3):
             d.dd(d.rng.uniform(0.2, 8), "error", "risk-scorer", p["name"], 'config: required key "scoring.threshold" '
@@ -362,14 +390,14 @@ def s023() -> Drill:
     d.healthy_pods("transcode-api", rs, 3, image, started=(7_000, 7_100), limits=("4", "6Gi"), nodes=others)
     replacements = []
     for i in range(3):
-        c = d.container("transcode-api", image, limits=("4", "6Gi"), started=21.5 - i * 0.2)
-        pod = d.add_pod("transcode-api", rs, others[i], [c], started=21.7 - i * 0.2)
+        c = d.container("transcode-api", image, limits=("4", "6Gi"), started=18.9 - i * 0.2)
+        pod = d.add_pod("transcode-api", rs, others[i], [c], started=19.1 - i * 0.2)
         replacements.append(pod)
         d.event(f"ReplicaSet/transcode-api-{rs}", "SuccessfulCreate", f"Created pod: {pod['name']}",
-                first=21.8 - i * 0.2, type="Normal")  # fmt: skip
-        d.normal_start(pod, 21.7 - i * 0.2)
+                first=19.2 - i * 0.2, type="Normal")  # fmt: skip
+        d.normal_start(pod, 19.1 - i * 0.2)
     d.event(f"Node/{flap}", "NodeNotReady", f"Node {flap} status is now: NodeNotReady", first=24.3, type="Normal")
-    d.event(f"Node/{flap}", "NodeReady", f"Node {flap} status is now: NodeReady", first=19.2, type="Normal")
+    d.event(f"Node/{flap}", "NodeReady", f"Node {flap} status is now: NodeReady", first=19.3, type="Normal")
     busy = others[1]
     d.event(f"Node/{busy}", "NodeHasInsufficientMemory", f"Node {busy} status is now: NodeHasInsufficientMemory",
             first=27.1, type="Normal")  # fmt: skip
@@ -382,6 +410,11 @@ def s023() -> Drill:
     background(d, others=2)
     d.workload_monitors("unavailable_30m")
     d.set_alert("unavailable_30m", value="0.56")
+    for _ in range(3):  # the lost pods: gone, their events kept
+        lost = f"transcode-api-{rs}-{d.suffix()}"
+        d.event(f"Pod/{lost}", "NodeNotReady", "Node is not ready", first=24.2)
+        d.event(f"Pod/{lost}", "TaintManagerEviction", f"Marking for deletion Pod {d.ns}/{lost}", first=19.35,
+                type="Normal")  # fmt: skip
     return d
 
 
@@ -428,14 +461,25 @@ def s024() -> Drill:
            (1.41, "INFO", "Commencing graceful shutdown. Waiting for active requests to complete"),
            (1.4, "INFO", "Graceful shutdown complete")]  # fmt: skip
     d.set_pod_log(pods[0], log)
+    d.set_last_run(pods[0], 2.3, 1.39)
     for p in pods:
         d.dd(d.rng.uniform(1.5, 8), "info", "claims-processor", p["name"], "Started ClaimsProcessorApplication: not "
              "reached; Warming rule cache (12 partitions)", pod=p["name"], deployment="claims-processor")  # fmt: skip
     d.dd(9.8, "info", "argocd-application-controller", "argocd-application-controller-0", "Sync operation to 3d9e10a "
-         "succeeded (application claims-processor, 1 resource updated: Deployment/claims-processor)")  # fmt: skip
+         "succeeded (application claims-processor, 1 resource updated: Deployment/claims-processor)",
+         namespace="argocd")  # fmt: skip
     background(d, others=2)
     d.workload_monitors("restarts", unavailable="Alert")
     d.set_alert("restarts", value="4", pod=pods[1]["name"])
+    d.dd(9.75, "info", "argocd-notifications-controller", f"argocd-notifications-controller-{d.rs_hash()}-"
+         f"{d.suffix()}", 'Sent on-sync-succeeded for application claims-processor: revision 3d9e10a "claims-processor'
+         ' 11.4.0; livenessProbe.initialDelaySeconds 90 -> 20"', namespace="argocd")  # fmt: skip
+    # A pod of revision 26, restarted on a node drain earlier in the hour, logged how long a start takes.
+    old = f"claims-processor-{old_rs}-{d.suffix()}"
+    d.dd(52.4, "info", "claims-processor", old, "Starting ClaimsProcessorApplication v11.3.2 using Java 21.0.3 "
+         "with PID 1", pod=old, deployment="claims-processor")  # fmt: skip
+    d.dd(51.1, "info", "claims-processor", old, "Started ClaimsProcessorApplication in 74.6 seconds (process running "
+         "for 76.2)", pod=old, deployment="claims-processor")  # fmt: skip
     return d
 
 
@@ -516,6 +560,11 @@ def s026() -> Drill:
     for k, m in enumerate((3.3, 3.0, 2.7, 2.4)):
         lines.append((m, "INFO", f"targeting cache at {(k + 1) * 260}k segments, heap {480 + k * 160}MiB"))
     d.set_pod_log(pods[0], lines)
+    for p in pods[:5]:
+        c = p["containers"][0]
+        finished = d.age(c["last_state"]["finished_at"])
+        c["state"]["started_at"] = d.ago(min(d.age(c["state"]["started_at"]), finished - 0.2))
+    d.set_last_run(pods[0], 3.65, 2.3, restarted=2.0)
     for p in pods[:5]:
         d.requests_log(p, "bid-server", (30, 0.2), 1.0, paths=("/bid", "/win"), ms=(40, 900))
     background(d, others=2)
@@ -661,7 +710,7 @@ def s029() -> Drill:
         cond = [{"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet", "message": message},
                 {"type": "PodScheduled", "status": "True", "reason": "", "message": ""},
                 {"type": "Ready", "status": "False", "reason": "PodFailed", "message": ""}]  # fmt: skip
-        pod = d.add_pod("loader-api", rs, node, [c], started=6_010 + i, phase="Failed", conditions=cond,
+        pod = d.add_pod("loader-api", rs, node, [c], started=6_020 + i, phase="Failed", conditions=cond,
                         extra={"reason": "Evicted", "message": message})  # fmt: skip
         d.event(f"Pod/{pod['name']}", "Evicted", message, first=14.1 - i * 2)
     unschedulable = ("0/4 nodes are available: 2 Insufficient memory, 2 node(s) had untolerated taint "
@@ -676,12 +725,14 @@ def s029() -> Drill:
         d.event(f"Node/{node}", "EvictionThresholdMet", "Attempting to reclaim memory", first=16.4, last=1.2, count=5)
     nrs, nimage = d.rs_hash(), d.image("adhoc-notebook", "2024.10")
     d.add_deployment("adhoc-notebook", 2, revision=4, image=nimage, rs=nrs)
+    notebooks = []
     for node in names[:2]:
         c = d.container("adhoc-notebook", nimage, started=300)
         c["resources"] = {"requests": {"cpu": "250m", "memory": "512Mi"}}
-        d.add_pod("adhoc-notebook", nrs, node, [c], started=300)
-    nb = f"adhoc-notebook-{nrs}-{d.suffix()}"
-    d.dd(19, "info", "adhoc-notebook", nb, "kernel 3f1c: loaded dataset shipments_2025 (11.8 GiB) into memory")
+        notebooks.append(d.add_pod("adhoc-notebook", nrs, node, [c], started=300))
+    nb = notebooks[0]["name"]
+    d.dd(19, "info", "adhoc-notebook", nb, "kernel 3f1c: loaded dataset shipments_2025 (11.8 GiB) into memory",
+         pod=nb, deployment="adhoc-notebook")  # fmt: skip
     for p in running:
         d.requests_log(p, "loader-api", (45, 0.2), 1.5, paths=("/v1/loads", "/v1/loads/status"), ms=(30, 700))
     caller_errors(d, "warehouse-web", "loader-api", "/v1/loads", (13, 0.2), 1.0)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,8 @@ from tests.grading.agent_output import trajectory
 
 REPO = Path(__file__).resolve().parents[2]
 PACK_DIR = REPO / "src" / "sredrill" / "scenarios" / "packs" / "k8s"
+sys.path.insert(0, str(REPO / "tools"))  # the generator's modules (k8s_drill: the timeline check)
+from k8s_drill import timeline_problems  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -170,3 +173,68 @@ async def test_every_tool_answers_on_every_backend(pack: Pack) -> None:
         pod = alert["commonAnnotations"].get("kube_pod")
         if pod is not None:
             assert pod in {p.name for p in s.pods}, s.folder
+
+
+def _files(s: Scenario) -> dict[str, Any]:
+    """The scenario's own JSON files as written (by stem)."""
+    folder = PACK_DIR / s.folder
+    return {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in folder.glob("*.json")}
+
+
+def test_every_timeline_holds(pack: Pack) -> None:
+    # Container runs after their pod started and one after the other, the pod log inside one of its
+    # container's runs, events about a listed pod after the pod started.
+    for s in pack.scenarios:
+        files = _files(s)
+        pods = files.get("eks_pods", {"pods": []})["pods"]
+        events = files.get("eks_events", {"warning_events": []})["warning_events"]
+        assert timeline_problems(pods, events, files.get("eks_pod_logs")) == [], s.folder
+
+
+def test_the_timeline_check_sees_an_impossible_order(pack: Pack) -> None:
+    # The check above could pass on anything if timeline_problems found nothing: break a copy of each kind.
+    restarts = [s for s in pack.scenarios if any(c.last_state for p in s.pods for c in p.containers)]
+    s = next(s for s in restarts if s.has_source("eks_pod_logs"))
+    files = _files(s)
+    pods, log = files["eks_pods"]["pods"], files["eks_pod_logs"]
+    restarted = next(c for p in pods for c in p["containers"] if c.get("last_state") and c["state"].get("started_at"))
+    restarted["state"]["started_at"] = "2000-01-01T00:00:00Z"
+    events = [{"involved_object": f"Pod/{pods[0]['name']}", "reason": "BackOff", "first_time": "2000-01-01T00:00:00Z"}]
+    log = dict(log, logs="2000-01-01T00:00:00Z INFO too early\n")
+    found = " | ".join(timeline_problems(pods, events, log))
+    assert "before its pod started" in found and "before the pod started" in found and "outside its runs" in found
+
+
+# Kubernetes' own words that a reference claim may state of the evidence it cites.
+EVENT_REASONS = {
+    "BackOff", "Killing", "Unhealthy", "FailedCreate", "FailedScheduling", "FailedMount", "Evicted",
+    "EvictionThresholdMet", "NodeNotReady", "NodeReady", "TaintManagerEviction", "ProgressDeadlineExceeded",
+    "OOMKilling", "NotTriggerScaleUp", "SuccessfulCreate", "SuccessfulDelete", "ScalingReplicaSet",
+}  # fmt: skip
+POD_REASONS = {
+    "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "OOMKilled", "Evicted",
+    "NodeLost", "Unschedulable", "PodInitializing", "Completed",
+}  # fmt: skip
+
+
+def test_each_reference_claim_names_only_reasons_its_evidence_shows(pack: Pack) -> None:
+    # A claim citing the events (or the pods) that names an event reason (or a container or pod reason) is
+    # backed by one: no reference answer describes BackOff events a scenario does not have.
+    missing = {}
+    for s in pack.scenarios:
+        diagnosis = parse_diagnosis_text(s.answer.model_response)
+        assert diagnosis is not None
+        events = {e.reason for e in s.k8s_events} if s.has_source("eks_events") else set()
+        pods: set[str] = set()
+        for p in s.pods if s.has_source("eks_pods") else ():
+            pods |= {c.reason for c in p.conditions} | {str(getattr(p, "reason", ""))}
+            for c in p.containers:
+                pods |= {st.reason for st in (c.state, c.last_state) if st is not None}
+        for claim in diagnosis.claims:
+            stated = re.sub(r"\b(?:not|no|without)\s+[A-Za-z]+", "", claim.text)  # "not OOMKilled" states none
+            words = set(re.findall(r"[A-Za-z]+", stated))
+            if "eks_events" in claim.evidence and (words & EVENT_REASONS) - events:
+                missing[(s.folder, claim.text)] = (words & EVENT_REASONS) - events
+            if "eks_pods" in claim.evidence and (words & POD_REASONS) - pods:
+                missing[(s.folder, claim.text)] = (words & POD_REASONS) - pods
+    assert missing == {}
