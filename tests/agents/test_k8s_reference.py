@@ -20,6 +20,7 @@ from sredrill.agents.k8s_reference import K8sReferenceAgent
 from sredrill.agents.reference import DomainReference
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.scenarios import Pack, load_pack
+from sredrill.scenarios.domain import domain_of_tools, get_domain
 from tests.agents.test_reference_agent import PROMPT, Run, failure_table, run_pack
 
 HERE = Path(__file__).resolve().parent
@@ -126,6 +127,14 @@ def test_reference_runs_the_k8s_agent_on_k8s_tasks_and_the_named_spec_resolves(d
     assert isinstance(agent.agent_for(task), K8sReferenceAgent)
     named = resolve_agent("k8s-reference")
     assert isinstance(named, K8sReferenceAgent) and named.spec == "k8s-reference"
+
+
+def test_domain_of_tools_names_the_domain_whose_own_tools_are_offered() -> None:
+    k8s, rds = get_domain("k8s"), get_domain("rds")
+    assert domain_of_tools(k8s.tool_names) is k8s and domain_of_tools(rds.tool_names) is rds
+    # One foreign tool beside a domain's own does not change the domain.
+    assert domain_of_tools([*k8s.tool_names, rds.tool_names[1]]) is k8s
+    assert domain_of_tools(["get_alert", "submit_diagnosis"]) is None and domain_of_tools([]) is None
 
 
 # -- the guard: no scenario knowledge in the agent (STYLE #39) ------------------------------------------------

@@ -37,7 +37,7 @@ from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.diagnosis import Category, Diagnosis
 from sredrill.errors import AgentError, AgentSpecError
 from sredrill.scenarios import Pack, Scenario, Vocabulary
-from sredrill.scenarios.domain import combined_vocabulary
+from sredrill.scenarios.domain import combined_vocabulary, domain_of_tools
 from sredrill.trajectory import Recorder, ResponseStep, ToolError
 
 __all__ = [
@@ -61,10 +61,9 @@ def _finish(diagnosis: Diagnosis, recorder: Recorder) -> AgentReply:
 
 
 def _task_domain(task: Task) -> str:
-    """The name of the domain whose tools the task offers (the reference dispatcher's rule)."""
-    from sredrill.agents.reference import domain_of_task  # the reference package is heavy: load it on use
-
-    return domain_of_task(task).name
+    """The name of the domain whose tools the task offers, or "" when it offers no domain's own tool."""
+    domain = domain_of_tools(t.name for t in task.tools)
+    return domain.name if domain is not None else ""
 
 
 def _title(task: Task) -> str:

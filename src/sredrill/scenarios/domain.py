@@ -67,6 +67,7 @@ __all__ = [
     "all_action_targets",
     "combined_vocabulary",
     "domain_names",
+    "domain_of_tools",
     "every_domain",
     "get_domain",
     "recognise_domain",
@@ -423,6 +424,19 @@ def get_domain(name: str) -> Domain:
 def every_domain() -> tuple[Domain, ...]:
     """Every registered domain, in the registry's order."""
     return tuple(get_domain(name) for name in domain_names())
+
+
+def domain_of_tools(names: Iterable[str]) -> Domain | None:
+    """The domain whose tools these are: the most of its own tools named and the fewest others (the first
+    registered on a tie); None when no name is a domain's own tool (only `get_alert`, `submit_diagnosis`)."""
+    named = set(names)
+    shared = {ALERT_TOOL, SUBMIT_TOOL}
+    domains = [d for d in every_domain() if named & (set(d.tool_names) - shared)]
+    if not domains:
+        return None
+    return max(
+        domains, key=lambda d: (len(named & set(d.tool_names)) - len(named - set(d.tool_names)), -domains.index(d))
+    )
 
 
 def all_action_targets(action: str) -> tuple[str, ...]:

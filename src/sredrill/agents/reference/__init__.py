@@ -2,7 +2,7 @@
 
 Each domain names its own reference agent (`Domain.reference_agent`, an agent spec): this package's
 `ReferenceAgent` for RDS (`rds-reference`), `agents.k8s_reference` for Kubernetes (`k8s-reference`).
-`reference` picks, per task, the domain whose tools the task offers (`scenarios.domain.every_domain()`), and
+`reference` picks, per task, the domain whose tools the task offers (`scenarios.domain.domain_of_tools`), and
 runs that domain's agent; an incident episode (its tools are the environment's actions) is played by the
 incident policy. Results keep saying `reference`: the spec is the one the user gave.
 
@@ -28,23 +28,10 @@ from sredrill.agents.reference.agent import ReferenceAgent
 from sredrill.agents.reference.incident_agent import is_incident_task, play_incident
 from sredrill.agents.spec import AgentSpec, ConnectOptions, resolve_agent
 from sredrill.errors import AgentError
-from sredrill.scenarios.domain import Domain, every_domain
+from sredrill.scenarios.domain import domain_of_tools, every_domain
 from sredrill.trajectory import Recorder
 
-__all__ = ["DomainReference", "ReferenceAgent", "connect", "connect_rds", "domain_of_task"]
-
-
-def domain_of_task(task: Task) -> Domain:
-    """The domain whose tools the task offers: the most of its tools offered and the fewest others (the first
-    registered domain on a tie, e.g. a task with no tools)."""
-    offered = {t.name for t in task.tools}
-    domains = every_domain()
-
-    def fit(domain: Domain) -> int:
-        own = set(domain.tool_names)
-        return len(offered & own) - len(offered - own)
-
-    return max(domains, key=lambda d: (fit(d), -domains.index(d)))
+__all__ = ["DomainReference", "ReferenceAgent", "connect", "connect_rds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +46,8 @@ class DomainReference:
         Raises:
             AgentError: the domain names this dispatcher as its reference agent (it would never end).
         """
-        domain = domain_of_task(task)
+        # A task offering no domain's own tool (nothing to investigate) goes to the first registered domain.
+        domain = domain_of_tools(t.name for t in task.tools) or every_domain()[0]
         if domain.reference_agent == self.spec or domain.reference_agent == "reference":
             raise AgentError(
                 f"the {domain.name} domain names {domain.reference_agent!r} as its reference agent: name the "

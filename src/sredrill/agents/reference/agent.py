@@ -36,11 +36,10 @@ from sredrill.agents.reference.observations import (
 from sredrill.agents.reference.reasoning import Conclusion, conclude, open_case
 from sredrill.agents.reference.writing import write_diagnosis
 from sredrill.agents.reply import reply_from_diagnosis
-from sredrill.agents.spec import AgentSpec, ConnectOptions
 from sredrill.diagnosis import Category, Diagnosis
 from sredrill.trajectory import Recorder, ResponseStep, ThinkingStep, ToolError
 
-__all__ = ["ReferenceAgent", "connect"]
+__all__ = ["ReferenceAgent"]
 
 _PLAN = (
     "Plan: read the alert; list the CloudWatch metrics and query each one by name; read the RDS events and "
@@ -218,8 +217,3 @@ def _no_evidence(alert: AlertView) -> Diagnosis:
         failure_modes=["unknown"],
         report="The task offered no metrics, events or Performance Insights tool; nothing was concluded.",
     )
-
-
-def connect(spec: AgentSpec, options: ConnectOptions) -> ReferenceAgent:
-    """The `reference` connector: the agent needs no target and no options."""
-    return ReferenceAgent(spec=spec.text)
