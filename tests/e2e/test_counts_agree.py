@@ -88,7 +88,7 @@ def test_one_run_reads_the_same_on_every_surface(project: Project) -> None:
     rca, incident = summary["rca"], summary["incident"]
     assert total[0] == len(report.results) == rca["axis1"]["total"] + rca["axis2"]["total"] + incident["total"]
     assert rca["axis1"]["total"] == rca["axis2"]["total"] > 0 and incident["total"] > 0
-    assert set(rca["axis1"]["by_difficulty"]) <= {"1", "2", "3", "4"}
+    assert set(rca["axis1"]["by_difficulty"]) <= {"0", "1", "2", "3", "4"}
     assert set(incident["by_difficulty"]) <= {"1", "2", "3"}
     assert sum(c["total"] for c in incident["by_difficulty"].values()) == incident["total"]
     for axis in ("axis1", "axis2"):
