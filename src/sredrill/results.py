@@ -289,7 +289,7 @@ class Section(Rate):
     """What the counts count, in words (`RCA scenarios on Axis 1 (full evidence)`, `incident episodes (task ×
     seed)`, `tests`)."""
     by_difficulty: dict[str, Rate] = Field(default_factory=dict)
-    """The same counts per difficulty, for the results that have one; a section's own scale (RCA scenarios 1–4,
+    """The same counts per difficulty, for the results that have one; a section's own scale (RCA scenarios 0–4,
     incident tasks 1–3, a test's `difficulty:N` label)."""
 
 

@@ -87,3 +87,15 @@ def test_recovered_resolves_to_healthy_in_every_domain() -> None:
     core = Vocabulary.builtin()
     assert core.names == ("healthy", "unknown")
     assert core.resolve("recovered") == "healthy" == RDS.vocabulary().resolve("Recovered")
+
+
+def test_a_packs_keyword_aliases_add_to_its_domains() -> None:
+    from sredrill.scenarios import get_domain, load_pack
+
+    domain = get_domain("k8s").vocabulary()
+    extended = domain.extended(keyword_aliases={"CrashLoopBackOff": ["restart loop"], "quota": ["quotas"]})
+    assert extended.keyword_aliases["crashloopbackoff"][-1] == "restart loop"
+    assert set(domain.keyword_aliases["crashloopbackoff"]) < set(extended.keyword_aliases["crashloopbackoff"])
+    assert extended.keyword_aliases["quota"] == ("quotas",)
+    # The built-in k8s pack has a pack.yml of its own: the domain's aliases are still there.
+    assert set(domain.keyword_aliases) <= set(load_pack("k8s").vocabulary.keyword_aliases)

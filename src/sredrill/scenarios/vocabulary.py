@@ -106,7 +106,11 @@ class Vocabulary:
         all_sets = dict(self.sets)
         for name, members in (sets or {}).items():
             all_sets[normalize_name(name)] = tuple(normalize_name(m) for m in members)
-        return self._build((*self.modes.values(), *extra_modes), all_sets, keyword_aliases or {}, source=source)
+        # The base's aliases (its domain's) stay; the pack's add spellings, to a keyword of its own or to one of them.
+        aliases: dict[str, list[str]] = {k: list(v) for k, v in self.keyword_aliases.items()}
+        for key, variants in (keyword_aliases or {}).items():
+            aliases.setdefault(normalize_keyword(key), []).extend(variants)
+        return self._build((*self.modes.values(), *extra_modes), all_sets, aliases, source=source)
 
     @classmethod
     def _build(
