@@ -49,7 +49,8 @@ _PLAN = (
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _LOG_LIMIT = 500
 _LINE_LIMIT = 200
-_POD_LOGS = 3  # the most pods whose logs one investigation reads
+_POD_LOGS = 3  # the most pod logs one investigation reads
+_LOG_CALLS = 6  # the most log calls: a pod whose log was not collected answers no lines, so ask the next one
 
 
 @dataclass(slots=True)
@@ -82,14 +83,15 @@ def _badness(case: CaseFile, p: PodView) -> tuple[int, int, str]:
 
 
 def _log_targets(case: CaseFile) -> list[tuple[str, str | None]]:
-    """(pod, container) whose logs to read: the workload's worst pods, else the alert's pod, else its first."""
+    """(pod, container) whose logs to read, in order: the alert's pod, then the workload's worst pods (then its
+    first pod when none looks bad)."""
     ours = sorted(case.our_pods, key=lambda p: _badness(case, p))
-    worst = [p for p in ours if _badness(case, p)[0] < 0][:_POD_LOGS]
-    if not worst:
-        named = case.pod(case.alert.pod) if case.alert.pod else None
-        worst = [named] if named is not None else ours[:1]
+    worst = [p for p in ours if _badness(case, p)[0] < 0] or ours[:1]
+    named = case.pod(case.alert.pod) if case.alert.pod else None
+    if named is not None:
+        worst = [named, *(p for p in worst if p.name != named.name)]
     out = []
-    for p in worst:
+    for p in worst[:_LOG_CALLS]:
         bad = sorted(p.containers, key=lambda c: (not c.failing, -c.restarts, c.name))
         out.append((p.name, bad[0].name if len(p.containers) > 1 and bad else None))
     return out
@@ -141,9 +143,11 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
         if log is None:
             continue
         gathered.read.add(SRC.pod_logs)
+        if not log.lines:
+            continue  # not collected for this pod: try the next
         gathered.pod_logs.setdefault(log.pod, log)
-        if log.pod != pod:
-            break  # the backend serves one recorded log whatever pod is asked: asking again adds nothing
+        if log.pod != pod or len(gathered.pod_logs) >= _POD_LOGS:
+            break  # enough read, or the backend serves one recorded log whatever pod is asked
 
 
 def _event_time(e: EventView) -> datetime:

@@ -8,6 +8,7 @@ current when it is at most `RECENT` older than that; older ones are history.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -30,6 +31,7 @@ __all__ = ["RECENT", "CaseFile", "Sources", "ago"]
 RECENT = timedelta(minutes=30)
 """Evidence at most this much older than the latest evidence is current; older evidence is history."""
 
+_OBJECT_NAME = re.compile(r"[a-z0-9][a-z0-9.-]*[a-z0-9]")
 _CLUSTER_KINDS = frozenset({"Node", "ResourceQuota", "LimitRange", "Namespace", "PersistentVolumeClaim"})
 
 
@@ -204,6 +206,18 @@ class CaseFile:
                 return self.owner(name) == self.workload
         service = r.service or r.tags.get("service", "")
         return service in (self.workload, self.alert.service) if service else False
+
+    def log_is_about_us(self, r: LogRecord) -> bool:
+        """The workload's record, or a cluster component's record about one of its pods (an agent reporting
+        `container web of pod shop/web-7d9f-x2x terminated: OOMKilled`)."""
+        if self.log_is_ours(r):
+            return True
+        if not self.workload:
+            return False
+        return any(
+            name != self.workload and self.owner(name) == self.workload
+            for name in _OBJECT_NAME.findall(r.message.lower())
+        )
 
     @property
     def current_logs(self) -> tuple[LogRecord, ...]:

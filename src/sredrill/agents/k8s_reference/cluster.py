@@ -27,7 +27,7 @@ from sredrill.agents.k8s_reference.facts import (
     pod_fact,
 )
 from sredrill.agents.k8s_reference.findings import Finding, Verdict
-from sredrill.agents.k8s_reference.observations import PodView
+from sredrill.agents.k8s_reference.observations import EventView, PodView
 from sredrill.agents.k8s_reference.scan import scan
 from sredrill.agents.k8s_reference.signals import Signal, signals_of
 
@@ -152,7 +152,10 @@ def assess_nodes(case: CaseFile) -> Finding:
     names = ", ".join(n.name for n in bad) or named or "a node"
     state = next((f"Ready={n.ready}" for n in bad), "NotReady")
     moved = f"; {plural(len(lost or ours_on_bad), 'pod')} of {_workload(case)} on it are lost" if lost else ""
-    summary = f"node {names} is NotReady ({state}): its kubelet stopped reporting{moved}"
+    # The node controller's own words (`Kubelet stopped posting node status`), else what the kubelet's loss means.
+    told = next((e.message for e in _strongest_first(hits.events) if e.kind in ("Node", "")), "")
+    told = f": “{clip(told, 140)}”" if told else ""
+    summary = f"node {names} is NotReady ({state}{told}): its kubelet stopped reporting{moved}"
     chain = (
         f"node {names} stops reporting (kubelet or network down)",
         "the node controller marks it NotReady and taints it",
@@ -163,6 +166,11 @@ def assess_nodes(case: CaseFile) -> Finding:
     facts += hit_facts(case, hits)[:_KEEP]
     pods = frozenset(p.name for p in (*lost, *ours_on_bad))
     return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), pods, weight=hits.weight + 6 * len(bad) + 3)
+
+
+def _strongest_first(events: list[EventView] | tuple[EventView, ...]) -> list[EventView]:
+    """Warnings first, the most telling (longest) message first among them."""
+    return sorted(events, key=lambda e: (not e.is_warning, -len(e.message)))
 
 
 def assess_evictions(case: CaseFile) -> Finding:

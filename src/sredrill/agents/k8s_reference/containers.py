@@ -21,9 +21,10 @@ import re
 from collections.abc import Sequence
 from datetime import timedelta
 
-from sredrill.agents.k8s_reference.casefile import CaseFile
+from sredrill.agents.k8s_reference.casefile import CaseFile, ago
 from sredrill.agents.k8s_reference.facts import (
     clip,
+    clip_middle,
     container_fact,
     event_fact,
     line_fact,
@@ -87,9 +88,46 @@ def _affected(case: CaseFile) -> bool:
     return any(not p.healthy for p in case.our_pods) or (d is not None and (d.short or d.stalled))
 
 
+_ERROR_LEVELS = frozenset({"error", "err", "fatal", "critical", "crit", "panic"})
+_SHUTDOWN = re.compile(r"shut(ting)? ?down|sigterm|received signal|terminating|stopping", re.IGNORECASE)
+_STARTED_IN = re.compile(r"\bstarted\b.*?\bin (\d+(?:\.\d+)?) ?(?:s|sec|secs|seconds)\b", re.IGNORECASE)
+_PROBE_SETTING = re.compile(
+    r"(liveness|readiness|startup)probe|initialdelayseconds|timeoutseconds|failurethreshold", re.IGNORECASE
+)
+
+
+def _error_lines(case: CaseFile, pods: frozenset[str] | set[str]) -> list[LogRecord]:
+    """The lines of the pods' own logs that report a failure: an error level, an exception, a panic."""
+    return [
+        r
+        for log in case.pod_logs
+        if log.pod in pods
+        for r in log.lines
+        if r.status in _ERROR_LEVELS or Signal.CRASH in signals_of(r.message)
+    ]
+
+
+def _stopped_cleanly(case: CaseFile, pods: frozenset[str] | set[str]) -> tuple[str, LogRecord] | None:
+    """(pod, its shutdown line) when a pod's log ends in a shutdown with no error before it: the process was
+    stopped from outside (SIGTERM), it did not fail."""
+    for log in case.pod_logs:
+        if log.pod not in pods or not log.lines:
+            continue
+        if _error_lines(case, {log.pod}):
+            continue
+        stop = next((r for r in log.lines[-3:] if _SHUTDOWN.search(r.message)), None)
+        if stop is not None:
+            return log.pod, stop
+    return None
+
+
 def _history(mode: str, what: str, case: CaseFile, hits: Hits) -> Finding:
-    last = max((t for t in [*(e.last for e in hits.old_events), *(r.time for r in hits.old_logs)] if t), default=None)
-    when = f", last {case.age(last)}" if last else ""
+    """A recovered incident: what happened, the last record of it (quoted), and that it is over."""
+    dated = [(e.last, e.message) for e in hits.old_events if e.last] + [
+        (r.time, r.message) for r in hits.old_logs if r.time
+    ]
+    last = max(dated, key=lambda tm: tm[0], default=None)
+    when = f" (the last {case.age(last[0])}: “{clip(last[1], 120)}”)" if last else ""
     return Finding(
         mode,
         Verdict.RECOVERED,
@@ -108,12 +146,25 @@ def _image_of(case: CaseFile, hits: Hits) -> str:
     return image or (d.image if d is not None else "")
 
 
+def _registry_answer(events: Sequence[EventView], image: str) -> str:
+    """What the registry answered the pull (`code = NotFound desc = … no match for platform in manifest: not
+    found`), with the image reference (already named) shortened."""
+    pulls = [e.message for e in events if "failed to pull" in e.message.lower()]
+    if not pulls:
+        return ""
+    text = max(pulls, key=len)
+    text = text.split('": ', 1)[1] if text.lower().startswith("failed to pull image") and '": ' in text else text
+    if image:
+        text = text.replace(f'"{image}"', "…").replace(image, "…")
+    return clip(text, 160)
+
+
 def assess_image_pull(case: CaseFile) -> Finding:
     hits = scan(case, Signal.IMAGE)
     mode = "image_pull_backoff"
     if not hits.current:
         if hits.history:
-            return _history(mode, "An image pull failure", case, hits)
+            return _history(mode, "an image pull failure", case, hits)
         pulled = [c for c in case.containers() if c.state == "running"]
         why = (
             f"not an image pull problem: {plural(len(pulled), 'container')} of {_workload(case)} run, so their "
@@ -129,9 +180,11 @@ def assess_image_pull(case: CaseFile) -> Finding:
     named = f"image {image}" if image else "its container image"
     pods = hits.pods
     waiting = f"{plural(len(pods), 'pod')} {'waits' if len(pods) == 1 else 'wait'}"
+    answer = _registry_answer(hits.events, image)
+    said = f"; the pull fails with “{answer}”" if answer else ""
     summary = (
         f"the kubelet cannot pull {named} for {_workload(case)}: "
-        f"{waiting} in {' / '.join(sorted(reasons)) or 'ImagePullBackOff'} and never start"
+        f"{waiting} in {' / '.join(sorted(reasons)) or 'ImagePullBackOff'} and never start{said}"
     )
     chain = (
         f"{named} cannot be pulled (a wrong tag or repository, or no pull access)",
@@ -154,7 +207,7 @@ def assess_bad_config(case: CaseFile) -> Finding:
     strong = bool(hits.containers or hits.events)
     if not hits.current or (not strong and not _affected(case)):
         if hits.history:
-            return _history(mode, "A configuration error", case, hits)
+            return _history(mode, "a configuration error", case, hits)
         return Finding(
             mode,
             Verdict.ABSENT,
@@ -164,7 +217,8 @@ def assess_bad_config(case: CaseFile) -> Finding:
     texts = [*(c.message or c.reason for c in hits.containers), *(e.message for e in hits.events)]
     texts += [r.message for r in (*hits.logs, *hits.lines)]
     what = _missing_object(texts)
-    summary = f"{_workload(case)} starts with a bad configuration: {what}"
+    exits = "; its containers exit with code 78 (EX_CONFIG: a configuration error)" if config_exits else ""
+    summary = f"{_workload(case)} starts with a bad configuration: {what}{exits}"
     chain = (
         f"{what}",
         "the kubelet cannot create the containers (or they exit at start)",
@@ -183,8 +237,9 @@ def _missing_object(texts: Sequence[str]) -> str:
         if m:
             kind = "Secret" if m.group(1).lower() == "secret" else "ConfigMap"
             return f"the {kind} {m.group(2)} it references is missing (“{clip(text, 140)}”)"
-    example = next((t for t in texts if t), "")
-    return f"its configuration (from its ConfigMap or Secret) is missing or wrong (“{clip(example, 140)}”)"
+    # The text that says what is wrong with the configuration, not the back-off it causes.
+    example = next((t for t in texts if Signal.CONFIG in signals_of(t)), next((t for t in texts if t), ""))
+    return f"its configuration (from its ConfigMap or Secret) is missing or wrong (“{clip(example, 160)}”)"
 
 
 def _oom_containers(case: CaseFile) -> tuple[list[ContainerView], list[ContainerView]]:
@@ -213,7 +268,7 @@ def assess_oom(case: CaseFile) -> Finding:
     if not current:
         if old_c or hits.history or hits.current:
             hits = Hits(old_containers=tuple(old_c), old_events=hits.old_events, old_logs=hits.old_logs)
-            return _history(mode, "An OOM kill", case, hits)
+            return _history(mode, "an OOM kill", case, hits)
         ends = sorted({termination(c) for c in case.containers() if termination(c)})
         why = "no container was OOMKilled and no log reports running out of memory"
         if ends:
@@ -276,11 +331,20 @@ def assess_crash(case: CaseFile) -> Finding:
     exits = f"exits with code {code} ({exit_meaning(code)})" if code is not None else "exits with an error"
     errors = [r.message for r in (*hits.lines, *hits.logs)]
     said = f"; its log says “{clip(errors[-1], 140)}”" if errors else ""
+    stopped = _stopped_cleanly(case, {c.pod for c in now_c}) if code in (137, 143) and not errors else None
+    if stopped is not None:
+        said = (
+            f"; the log of pod {stopped[0]} shows no exception or error before it ends in "
+            f"“{clip(stopped[1].message, 100)}”: the process was stopped, it did not fail"
+        )
     names = sorted({c.name for c in now_c})
     who = f"container {', '.join(names[:2])} of {_workload(case)}" if names else f"the containers of {_workload(case)}"
-    summary = f"{who} crashes on start: it {exits}{said}, and the kubelet restarts it in CrashLoopBackOff"
+    verb = "is stopped and restarted in a loop" if stopped is not None else "crashes on start"
+    summary = f"{who} {verb}: it {exits}{said}, and the kubelet restarts it in CrashLoopBackOff"
     chain = (
-        "the application fails at start (a code defect)",
+        "the container is stopped from outside (its log shows no error)"
+        if stopped is not None
+        else "the application fails at start (a code defect)",
         f"the container {exits}",
         "the kubelet restarts it with growing back-off (CrashLoopBackOff)",
         "replicas unavailable",
@@ -315,7 +379,7 @@ def assess_probes(case: CaseFile) -> Finding:
                 facts=tuple(event_fact(case, e) for e in hits.events[:2]),
             )
         if hits.old_events:
-            return _history(mode, "A probe failure", case, hits)
+            return _history(mode, "a probe failure", case, hits)
         return Finding(mode, Verdict.ABSENT, "no Unhealthy event: liveness and readiness probes pass")
     kind = "liveness" if liveness else "readiness"
     example = _strongest(hits.events)[0].message
@@ -325,18 +389,81 @@ def assess_probes(case: CaseFile) -> Finding:
         else f"{plural(len(unready), 'pod')} are taken out of service (not ready)"
     )
     summary = (
-        f"the {kind} probe of {_workload(case)} fails ({plural(failures, 'failure')}: “{clip(example, 120)}”), "
+        f"the {kind} probe of {_workload(case)} fails ({plural(failures, 'failure')}: “{clip_middle(example, 130)}”), "
         f"so {effect}"
     )
-    chain = (
+    chain: tuple[str, ...] = (
         f"the {kind} probe fails (the endpoint it checks does not answer in time, or answers an error)",
         effect,
         "fewer replicas serve",
         "errors and the alert",
     )
     facts = hit_facts(case, hits)
+    startup = _killed_starting(case, probed, hits.events) if liveness else None
+    if startup is not None:
+        summary, chain, more = startup
+        facts += more
     for c in restarted[:2]:
         facts.append(container_fact(case, c))
     pods = frozenset(p.name for p in unready) | hits.pods
     tags = frozenset({kind})
     return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), pods, weight=hits.weight + 1, tags=tags)
+
+
+def _killed_starting(
+    case: CaseFile, pods: set[str], events: Sequence[EventView]
+) -> tuple[str, tuple[str, ...], list[Fact]] | None:
+    """Liveness kills of containers that are still starting: the probe is refused (nothing listens on its port
+    yet) and the pod's log shows a startup with no error, cut short by a shutdown. Then the probe checks before
+    the service can be up: its initial delay is shorter than the startup. None when the evidence does not say so."""
+    refused = [e for e in events if "connection refused" in e.message.lower()]
+    stopped = _stopped_cleanly(case, pods)
+    if not refused or stopped is None:
+        return None
+    pod, stop = stopped
+    log = next(log for log in case.pod_logs if log.pod == pod)
+    first = log.lines[0]
+    ran = f" {ago(stop.time - first.time)} after it started" if stop.time and first.time else ""
+    step = next((r for r in reversed(log.lines) if r is not stop and not _SHUTDOWN.search(r.message)), first)
+    code = next((c.last_exit_code for c in case.containers() if c.pod == pod and c.last_exit_code), None)
+    exits = f"exit code {code}, {exit_meaning(code)}" if code is not None else "stopped"
+    facts = [line_fact(pod, [step, stop])]
+    clauses = [
+        "the kubelet kills the containers during startup, before they listen: the probe is refused "
+        f"(“{clip_middle(refused[0].message, 120)}”), and the log of pod {pod} shows the service still starting "
+        f"(“{clip(step.message, 80)}”) when it shuts down{ran} (“{clip(stop.message, 80)}”, {exits}), with no "
+        "exception or error"
+    ]
+    lines = [*case.logs, *(line for other in case.pod_logs for line in other.lines)]
+    earlier = next((r for r in reversed(lines) if _STARTED_IN.search(r.message)), None)
+    if earlier is not None:
+        clauses.append(f"a complete startup takes longer (“{clip(earlier.message, 90)}”)")
+        facts.append(log_fact(case, [earlier], "of a complete startup"))
+    change = next((r for r in reversed(case.logs) if _is_probe_change(case, r)), None)
+    if change is not None:
+        clauses.append(f"the probe was changed shortly before (“{clip(change.message, 200)}”)")
+        facts.append(log_fact(case, [change], "of the change"))
+    summary = f"the liveness probe of {_workload(case)} gives it too little time to start: " + "; ".join(clauses)
+    chain = (
+        *([f"a change to the liveness probe (“{_setting(change.message)}”)"] if change is not None else []),
+        "the liveness probe starts checking before the service has finished its startup",
+        "the probe is refused (nothing listens on the port yet)",
+        f"the kubelet kills the container during startup ({exits})",
+        "it restarts and is killed again: CrashLoopBackOff",
+        "replicas unavailable",
+    )
+    return summary, chain, facts
+
+
+def _setting(text: str) -> str:
+    """The part of a change notice that names the probe setting: `livenessProbe.initialDelaySeconds 90 -> 20`."""
+    m = _PROBE_SETTING.search(text.replace(".", " "))
+    start = m.start() if m else 0
+    return clip(re.split(r"[\"”;,]", text[start:])[0], 80)
+
+
+def _is_probe_change(case: CaseFile, r: LogRecord) -> bool:
+    """A record of a change to the workload's probes (a deploy tool's notice naming a probe setting)."""
+    if not case.workload or case.workload not in r.message:
+        return False
+    return bool(_PROBE_SETTING.search(r.message.replace(".", " "))) and Signal.PROBE not in signals_of(r.message)

@@ -23,6 +23,7 @@ from sredrill.agents.k8s_reference.signals import exit_meaning
 
 __all__ = [
     "clip",
+    "clip_middle",
     "container_fact",
     "deployment_fact",
     "deployment_state",
@@ -42,6 +43,16 @@ _CLIP = 180
 def clip(text: str, most: int = _CLIP) -> str:
     text = " ".join(text.split())
     return text if len(text) <= most else text[: most - 1].rstrip() + "…"
+
+
+def clip_middle(text: str, most: int = _CLIP) -> str:
+    """Clipped in the middle: the start says what failed, the end why (`Liveness probe failed: Get … connect:
+    connection refused`)."""
+    text = " ".join(text.split())
+    if len(text) <= most:
+        return text
+    head = most // 3
+    return text[:head].rstrip() + " … " + text[-(most - head - 3) :].lstrip()
 
 
 def sentence(text: str) -> str:
@@ -151,7 +162,14 @@ def node_fact(n: NodeView) -> Fact:
 
 
 def monitor_fact(monitors: Iterable[MonitorView]) -> Fact | None:
-    shown = [f"“{m.name}” is {m.state}" for m in monitors]
-    if not shown:
+    """The monitors in Alert or Warn first (what fires), then the others, up to four; the rest counted."""
+    ranked = sorted(monitors, key=lambda m: not m.alerting)
+    if not ranked:
         return None
-    return Fact(sentence("Datadog monitors: " + "; ".join(shown[:4])), (SRC.monitors,))
+    shown = "; ".join(f"“{m.name}” is {m.state}" for m in ranked[:4])
+    rest = ranked[4:]
+    firing = len([m for m in rest if m.alerting])
+    more = (
+        (f"; {len(rest)} more ({firing} alerting)" if firing else f"; {len(rest)} more, none alerting") if rest else ""
+    )
+    return Fact(sentence(f"Datadog monitors: {shown}{more}"), (SRC.monitors,))

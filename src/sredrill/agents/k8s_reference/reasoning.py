@@ -6,6 +6,10 @@ finding is a **symptom** when a finding earlier in `_ORDER` explains it (`_LINKS
 (or either concerns the workload as a whole). What remains are the causes: one, or several independent ones (a
 dual fault). No cause: **healthy** when nothing hurts now (old events, stale restart counts, a recovered
 incident are history), **unknown** when something hurts that no hypothesis explains.
+
+Another workload's fault is not this alert's by default (a red herring), unless the evidence links them: one
+change rolled both out (a deploy record names both), or their failing pods were created together (one
+release). Then its causes are assessed as the alerted workload's are, and reported beside them.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from enum import StrEnum
 
 from sredrill.agents.k8s_reference.casefile import CaseFile
@@ -30,6 +35,7 @@ from sredrill.agents.k8s_reference.containers import (
     assess_oom,
     assess_probes,
 )
+from sredrill.agents.k8s_reference.facts import clip
 from sredrill.agents.k8s_reference.findings import HYPOTHESES, Finding, Verdict
 from sredrill.agents.k8s_reference.network import assess_dependency, assess_dns
 from sredrill.agents.k8s_reference.signals import Signal, signals_of
@@ -115,6 +121,8 @@ class Conclusion:
     others: tuple[Finding, ...]
     anomaly: str = ""
     """What hurts that no hypothesis explains (an `unknown` outcome)."""
+    linked: tuple[tuple[str, str], ...] = ()
+    """Other deployments whose causes are reported beside the workload's: (name, the evidence linking them)."""
 
     @property
     def modes(self) -> list[str]:
@@ -151,8 +159,8 @@ def _symptom(finding: Finding, of: Finding) -> Finding:
     )
 
 
-def conclude(case: CaseFile) -> Conclusion:
-    """Assess every hypothesis, tell symptoms from causes, and conclude."""
+def _assess(case: CaseFile) -> tuple[list[Finding], list[Finding]]:
+    """(causes, every other finding) of the case's workload: each hypothesis assessed, symptoms told from causes."""
     findings = {f.mode: f for f in (assess(case) for assess in _ASSESSMENTS)}
     for mode in _ORDER:
         a = findings[mode]
@@ -167,13 +175,60 @@ def conclude(case: CaseFile) -> Conclusion:
     causes = sorted(
         (f for f in findings.values() if f.is_cause), key=lambda f: (-len(said & _SIGNALS[f.mode]), -f.weight)
     )
-    others = tuple(f for f in findings.values() if not f.is_cause)
+    return causes, [f for f in findings.values() if not f.is_cause]
+
+
+def conclude(case: CaseFile) -> Conclusion:
+    """Assess every hypothesis, tell symptoms from causes, add the linked workloads' causes, and conclude."""
+    causes, others = _assess(case)
+    linked = []
     if causes:
-        return Conclusion(case, Outcome.FAULTS, tuple(causes[:3]), others)
+        for name, why in linked_workloads(case):
+            theirs = {p.name for p in case.pods if case.owner(p.name) == name}
+            found = [f for f in _assess(replace(case, workload=name))[0] if f.pods and f.pods <= theirs]
+            if found:
+                linked.append((name, why))
+                causes += [replace(f, tags=f.tags | {f"linked:{name}"}) for f in found[:1]]
+    if causes:
+        named = {f.mode for f in causes[:3]}
+        others = [f for f in others if f.mode not in named]  # a linked workload's cause is no rule-out of ours
+        return Conclusion(case, Outcome.FAULTS, tuple(causes[:3]), tuple(others), linked=tuple(linked))
     anomaly = _unexplained(case)
     if anomaly:
-        return Conclusion(case, Outcome.UNKNOWN, (), others, anomaly)
-    return Conclusion(case, Outcome.HEALTHY, (), others)
+        return Conclusion(case, Outcome.UNKNOWN, (), tuple(others), anomaly)
+    return Conclusion(case, Outcome.HEALTHY, (), tuple(others))
+
+
+_TOGETHER = timedelta(minutes=5)
+
+
+def _named(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
+
+
+def linked_workloads(case: CaseFile) -> list[tuple[str, str]]:
+    """Other deployments failing now that the evidence ties to the alerted one, each with the evidence: a record
+    naming both (a deploy tool's sync of one change), or failing pods created together with the workload's."""
+    if not case.workload:
+        return []
+    ours = [p.start_time for p in case.our_pods if not p.healthy and p.start_time and case.is_recent(p.start_time)]
+    out = []
+    for d in case.deployments:
+        if d.name == case.workload:
+            continue
+        theirs = [p for p in case.pods if case.owner(p.name) == d.name and not p.healthy and not p.deleting]
+        if not theirs:
+            continue
+        both = next((r for r in case.logs if _named(case.workload, r.message) and _named(d.name, r.message)), None)
+        if both is not None:
+            out.append((d.name, f"one change rolled out both (“{clip(both.message, 160)}”)"))
+            continue
+        starts = [p.start_time for p in theirs if p.start_time]
+        if ours and starts and any(abs(a - b) <= _TOGETHER for a in ours for b in starts):
+            out.append(
+                (d.name, f"its failing pods were created with those of deployment {case.workload}, in one release")
+            )
+    return out
 
 
 def _unexplained(case: CaseFile) -> str:

@@ -16,6 +16,10 @@ from sredrill.agents.k8s_reference.signals import BENIGN_REASONS, Signal, signal
 
 __all__ = ["Hits", "container_now", "scan"]
 
+# What a cluster component (an agent, the kubelet) reports about the workload's containers counts as the
+# workload's evidence; a caller's errors about its pods (a gateway's `upstream web-1 unreachable`) do not.
+_ABOUT_CONTAINERS = frozenset({Signal.OOM, Signal.CRASH, Signal.IMAGE, Signal.CONFIG, Signal.EVICTION})
+
 
 def container_now(case: CaseFile, c: ContainerView, kind: Signal) -> bool | None:
     """True: the container shows the signal now; False: only in a past run (history); None: not at all."""
@@ -77,7 +81,8 @@ def scan(
     Args:
         case: the case file.
         kind: the signal.
-        logs: which Datadog records count (default: the workload's own).
+        logs: which Datadog records count (default: the workload's own, and for container signals the cluster
+            components' records about its pods).
         events: which events count (default: the workload's and the cluster's, Warning or not, routine reasons
             excluded).
         problems_only: count only log records of status error or warn (and pod log lines at those levels or
@@ -97,7 +102,7 @@ def scan(
         if e.reason in BENIGN_REASONS or not keep_event(e) or kind not in signals_of(e.reason, e.message):
             continue
         (now_e if case.is_recent(e.last) and not _resolved(case, e) else old_e).append(e)
-    keep_log = logs or case.log_is_ours
+    keep_log = logs or (case.log_is_about_us if kind in _ABOUT_CONTAINERS else case.log_is_ours)
     now_l: list[LogRecord] = []
     old_l: list[LogRecord] = []
     for r in case.logs:

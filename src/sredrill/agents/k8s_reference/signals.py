@@ -3,9 +3,10 @@
 Each `Signal` is a kind of trouble an SRE recognises in text: the kubelet's container reasons (`OOMKilled`,
 `CrashLoopBackOff`, `ImagePullBackOff`, `CreateContainerConfigError`), the scheduler's and controllers' event
 reasons and messages (`FailedScheduling … Insufficient cpu`, `FailedCreate … exceeded quota`, `Unhealthy`,
-`NodeNotReady`, `Evicted`, `ProgressDeadlineExceeded`), and what applications and resolvers write (`no such
-host`, `connection refused`). The patterns are Kubernetes' and the Go/glibc resolvers' documented wording, not
-any scenario's text.
+`NodeNotReady`, `Evicted`, `ProgressDeadlineExceeded`), what applications and resolvers write (`no such host`,
+`connection refused`), and the Linux kernel's network messages (`nf_conntrack: table full, dropping packet`).
+The patterns are Kubernetes', the Go/glibc resolvers' and the kernel's documented wording, not any scenario's
+text.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Signal(StrEnum):
     ROLLOUT = "rollout"
     DNS = "dns"
     CONNECTION = "connection"
+    PACKET_DROP = "packet drop"
     ERROR = "error"
 
 
@@ -115,6 +117,14 @@ _PATTERNS: tuple[tuple[Signal, re.Pattern[str]], ...] = (
             r"upstream connect error|no healthy upstream|service unavailable|\b50[234]\b|dial tcp|"
             r"timed out (connecting|waiting)|timeout (connecting|calling|waiting)|circuit breaker|"
             r"context deadline exceeded|unreachable|failed to connect|could not connect|cannot connect",
+            _I,
+        ),
+    ),
+    (
+        Signal.PACKET_DROP,
+        re.compile(
+            r"nf_conntrack|conntrack table|table full, dropping packet|dropping packets?|dropped packets?|"
+            r"neighbou?r table overflow|rx_dropped|tx_dropped",
             _I,
         ),
     ),

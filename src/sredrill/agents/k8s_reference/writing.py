@@ -7,6 +7,7 @@ evidence source; dismissed alternatives go to `ruled_out` (and the report), neve
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import timedelta
 
@@ -64,7 +65,11 @@ def _root_cause(conclusion: Conclusion) -> str:
         text = sentence(causes[0].summary)
     else:
         count = ("Two", "Three")[min(len(causes), 3) - 2]
-        parts = [f"{count} independent faults at once on {_workload(case)}."]
+        where = f"on {_workload(case)}"
+        if conclusion.linked:
+            others = "; ".join(f"deployment {name}: {why}" for name, why in conclusion.linked)
+            where += f" and on the deployments linked to it ({others})"
+        parts = [f"{count} independent faults at once {where}."]
         parts += [sentence(f"{_ORDINALS[i]}, {f.summary}") for i, f in enumerate(causes)]
         text = " ".join(parts)
     for s in _symptoms(conclusion):
@@ -87,6 +92,35 @@ def _now_state(case: CaseFile) -> str:
     return ", ".join(parts) or "no current fault in the evidence"
 
 
+_CHANGE = re.compile(
+    r"\b(sync|synced|deploy(ed|ment)?|rolled|rollout|revision|applied|updated|upgraded|scaled)\b", re.I
+)
+
+
+def _change_after(case: CaseFile) -> str:
+    """A change to the workload after its last old warning or error (a deploy tool's sync or notice naming it): what
+    ended the trouble, quoted with its age; "" when the evidence shows none."""
+    old = [e.last for e in case.our_events() if e.last and not case.is_recent(e.last)]
+    old += [
+        r.time for r in case.logs if r.time and r.is_problem and case.log_is_about_us(r) and not case.is_recent(r.time)
+    ]
+    if not old or not case.workload:
+        return ""
+    after = [
+        r
+        for r in case.logs
+        if r.time and r.time >= max(old) and not case.log_is_ours(r) and case.workload in r.message
+        and _CHANGE.search(r.message)
+    ]  # fmt: skip
+    if not after:
+        return ""
+    r = max(after, key=lambda r: len(r.message))
+    return (
+        f"; a change came after the last of it ({case.age(r.time)}: “{clip(r.message, 160)}”), and the pods have "
+        "run ready since"
+    )
+
+
 def _healthy_root_cause(conclusion: Conclusion) -> str:
     case = conclusion.case
     state = _now_state(case)
@@ -94,8 +128,8 @@ def _healthy_root_cause(conclusion: Conclusion) -> str:
     if recovered:
         what = "; ".join(f"the {f.hypothesis} is history: {f.summary}" for f in recovered[:2])
         return sentence(
-            f"No active incident on {_workload(case)}: the workload is healthy now ({state}); {what}. The incident "
-            "recovered and the alert is stale"
+            f"No active incident on {_workload(case)}: the workload is healthy now ({state}); {what}"
+            f"{_change_after(case)}. The incident recovered and the alert is stale"
         )
     earlier = [e for e in case.our_events() if not case.is_recent(e.last)]
     if earlier:
@@ -233,9 +267,12 @@ def _all_nodes(n: int) -> str:
     return "The only node is" if n == 1 else "Both nodes are" if n == 2 else f"All {n} nodes are"
 
 
-def _red_herrings(case: CaseFile) -> list[RuledOut]:
-    """Warnings about other workloads: another deployment's trouble is not this alert's cause."""
-    others = [e for e in case.events if e.is_warning and case.event_scope(e) == "other"]
+def _red_herrings(case: CaseFile, linked: Iterable[str] = ()) -> list[RuledOut]:
+    """Warnings about other workloads the evidence does not link to this one: not this alert's cause."""
+    skip = set(linked)
+    others = [
+        e for e in case.events if e.is_warning and case.event_scope(e) == "other" and case.owner(e.name) not in skip
+    ]
     if not others or not case.workload:
         return []
     owners = sorted({case.owner(e.name) or e.name for e in others})
@@ -301,7 +338,7 @@ def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
         if f.verdict == Verdict.RECOVERED:
             reason = f"recovered, not active: {reason}"
         out.append(RuledOut(hypothesis=f.hypothesis, reason=sentence(reason)))
-    out += _red_herrings(conclusion.case)
+    out += _red_herrings(conclusion.case, (name for name, _ in conclusion.linked))
     out += _other_restarts(conclusion)
     out += _siblings(conclusion)
     if conclusion.outcome == Outcome.FAULTS:
