@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -157,6 +158,36 @@ def test_a_cluster_agents_records_about_the_workloads_pods_are_its_history(tmp_p
         assert d.failure_modes == ["healthy"], d.root_cause
         assert "the OOM kill is history" in d.root_cause and "OOMKilled (exit code 137" in d.root_cause, d.root_cause
         assert "a change came after the last of it" in d.root_cause and "recovered" in d.root_cause, d.root_cause
+
+
+def _release_copy(tmp_path: Path, *, record: bool, hours_apart: int) -> Pack:
+    """The built-in dual release (027) with or without the deploy record naming both deployments, and the
+    other deployment's pods created `hours_apart` before the alerted one's."""
+    source = next((REPO / "src" / "sredrill" / "scenarios" / "packs" / "k8s").glob("027-*"))
+    folder = tmp_path / "pack" / source.name
+    shutil.copytree(source, folder)
+    logs = json.loads((folder / "datadog_logs.json").read_text())
+    if not record:
+        logs["logs"] = [r for r in logs["logs"] if "Deployment/contact-sync" not in r["message"]]
+    (folder / "datadog_logs.json").write_text(json.dumps(logs))
+    pods = json.loads((folder / "eks_pods.json").read_text())
+    for p in pods["pods"]:
+        if p["name"].startswith("contact-sync-") and hours_apart:
+            start = datetime.fromisoformat(p["start_time"]) - timedelta(hours=hours_apart)
+            p["start_time"] = start.isoformat().replace("+00:00", "Z")
+    (folder / "eks_pods.json").write_text(json.dumps(pods))
+    return load_pack(str(folder.parent))
+
+
+def test_pods_created_together_are_one_release_and_pods_hours_apart_are_not(tmp_path: Path) -> None:
+    together = run_pack(_release_copy(tmp_path / "a", record=False, hours_apart=0), agent=REFERENCE)
+    for r in together:
+        assert sorted(r.diagnosis.failure_modes) == ["bad_config", "image_pull_backoff"], r.diagnosis.root_cause
+        assert "created with those of deployment contact-api, in one release" in r.diagnosis.root_cause
+    apart = run_pack(_release_copy(tmp_path / "b", record=False, hours_apart=3), agent=REFERENCE)
+    for r in apart:
+        assert r.diagnosis.failure_modes == ["image_pull_backoff"], r.diagnosis.root_cause
+        assert any("contact-sync" in o.hypothesis for o in r.diagnosis.ruled_out), r.diagnosis.ruled_out
 
 
 def test_another_workload_failing_without_a_link_stays_a_red_herring(dev_runs: list[Run]) -> None:

@@ -182,10 +182,15 @@ def conclude(case: CaseFile) -> Conclusion:
     """Assess every hypothesis, tell symptoms from causes, add the linked workloads' causes, and conclude."""
     causes, others = _assess(case)
     linked = []
-    if causes:
+    # Only what a release breaks in a workload links: a cluster-wide cause (a node, a quota) is seen from here.
+    if causes and all(f.mode in _RELEASE_MODES for f in causes):
         for name, why in linked_workloads(case):
             theirs = {p.name for p in case.pods if case.owner(p.name) == name}
-            found = [f for f in _assess(replace(case, workload=name))[0] if f.pods and f.pods <= theirs]
+            found = [
+                f
+                for f in _assess(replace(case, workload=name))[0]
+                if f.mode in _RELEASE_MODES and f.pods and f.pods <= theirs
+            ]
             if found:
                 linked.append((name, why))
                 causes += [replace(f, tags=f.tags | {f"linked:{name}"}) for f in found[:1]]
@@ -200,6 +205,10 @@ def conclude(case: CaseFile) -> Conclusion:
 
 
 _TOGETHER = timedelta(minutes=5)
+_RELEASE_MODES = frozenset(
+    {"image_pull_backoff", "bad_config", "crashloop_backoff", "oom_killed", "probe_failure", "deployment_rollout_stuck"}
+)
+"""The faults a release brings to the workloads it changes (what links two deployments rolled out together)."""
 
 
 def _named(name: str, text: str) -> bool:
