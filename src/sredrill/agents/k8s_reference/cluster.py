@@ -151,7 +151,10 @@ def assess_nodes(case: CaseFile) -> Finding:
         )
     names = ", ".join(n.name for n in bad) or named or "a node"
     state = next((f"Ready={n.ready}" for n in bad), "NotReady")
-    moved = f"; {plural(len(lost or ours_on_bad), 'pod')} of {_workload(case)} on it are lost" if lost else ""
+    n_lost = len(lost or ours_on_bad)
+    moved = (
+        f"; {plural(n_lost, 'pod')} of {_workload(case)} on it {'is' if n_lost == 1 else 'are'} lost" if lost else ""
+    )
     # The node controller's own words (`Kubelet stopped posting node status`), else what the kubelet's loss means.
     told = next((e.message for e in _strongest_first(hits.events) if e.kind in ("Node", "")), "")
     told = f": “{clip(told, 140)}”" if told else ""
@@ -169,8 +172,8 @@ def assess_nodes(case: CaseFile) -> Finding:
 
 
 def _strongest_first(events: list[EventView] | tuple[EventView, ...]) -> list[EventView]:
-    """Warnings first, the most telling (longest) message first among them."""
-    return sorted(events, key=lambda e: (not e.is_warning, -len(e.message)))
+    """The events whose message itself says the node is not ready first, then Warnings, the longest first."""
+    return sorted(events, key=lambda e: (Signal.NODE not in signals_of(e.message), not e.is_warning, -len(e.message)))
 
 
 def assess_evictions(case: CaseFile) -> Finding:

@@ -156,7 +156,7 @@ def _registry_answer(events: Sequence[EventView], image: str) -> str:
     text = text.split('": ', 1)[1] if text.lower().startswith("failed to pull image") and '": ' in text else text
     if image:
         text = text.replace(f'"{image}"', "…").replace(image, "…")
-    return clip(text, 160)
+    return clip_middle(text, 170)
 
 
 def assess_image_pull(case: CaseFile) -> Finding:
@@ -184,7 +184,8 @@ def assess_image_pull(case: CaseFile) -> Finding:
     said = f"; the pull fails with “{answer}”" if answer else ""
     summary = (
         f"the kubelet cannot pull {named} for {_workload(case)}: "
-        f"{waiting} in {' / '.join(sorted(reasons)) or 'ImagePullBackOff'} and never start{said}"
+        f"{waiting} in {' / '.join(sorted(reasons)) or 'ImagePullBackOff'} and never "
+        f"{'starts' if len(pods) == 1 else 'start'}{said}"
     )
     chain = (
         f"{named} cannot be pulled (a wrong tag or repository, or no pull access)",
