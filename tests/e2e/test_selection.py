@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sredrill.engine.incident_suite import incident_tests
-from sredrill.scenarios import load_pack
+from sredrill.scenarios import builtin_pack_names, load_pack
 
 from .conftest import Cli, Project
 
@@ -102,7 +102,10 @@ def test_difficulty_filters_rca_scenarios_and_incident_tasks_each_on_its_own_sca
     assert cli.code in (0, 1), cli.stderr
     results = cli.report()["results"]
     rca = sorted(r["id"] for r in results if r["kind"] == "rca")
-    assert rca == sorted(f"rds_postgres/{s.id}#1" for s in load_pack("rds_postgres").scenarios if s.difficulty == 3)
+    assert rca == sorted(
+        f"{name}/{s.id}#1" for name in builtin_pack_names() for s in load_pack(name).scenarios if s.difficulty == 3
+    )
+    assert {r.split("/")[0] for r in rca} == set(builtin_pack_names())  # each RCA pack's own level 3
     incidents = {r["id"] for r in results if r["kind"] == "incident"}
     # hard_mixed (the one hard classic task) and the family episodes whose seed drew a hard task
     assert incidents == {t.id for t in incident_tests(difficulties=(3,), episode_key=key)}
@@ -204,7 +207,8 @@ def test_maxfail_then_last_failed_on_sredrill_run(project: Project) -> None:
     report = cli.report()
     failed = [r["id"] for r in report["results"] if r["status"] != "passed"]
     assert len(failed) == 1
-    total = len(load_pack("rds_postgres").scenarios) + len(incident_tests())  # classic and family episodes
+    # every built-in RCA pack's scenarios, and the classic and family episodes
+    total = sum(len(load_pack(name).scenarios) for name in builtin_pack_names()) + len(incident_tests())
     assert f"stopped after 1 failure (--maxfail 1): {total - len(report['results'])} test(s) not run" in cli.stderr
 
     again = project.run("run", "--agent", "keyword", "--lf", "--json")

@@ -294,7 +294,10 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
     agent_spec = plan.agent or "reference"
     # The header says what ran: an incidents-only run has no evidence backend, and lists no RCA pack.
     mode = ("axis2" if selection.axis2 else axes[0].mode.value) if chosen.runs_rca and loaded else None
-    ran = [n for n in names if (chosen.runs_incidents if n == INCIDENTS_PACK else chosen.runs_rca)]
+    # A test's id starts with its pack's name (`rds_postgres/001-…#1`, `incidents/…#seed0`): a pack none of the
+    # selected tests is from did not run (`--scenario 001-replication-lag` runs no k8s scenario).
+    selected = {t.id.partition("/")[0] for t in tests}
+    ran = [n for n in names if n in selected and (chosen.runs_incidents if n == INCIDENTS_PACK else chosen.runs_rca)]
     title = " · ".join(["sredrill run", ", ".join(ran or names), agent_spec, *([mode] if mode else [])])
 
     @asynccontextmanager
