@@ -457,7 +457,7 @@ def _killed_starting(
 
 
 def _setting(text: str) -> str:
-    """The part of a change notice that names the probe setting: `livenessProbe.initialDelaySeconds 90 -> 20`."""
+    """The part of a change notice that names the probe setting: `livenessProbe.initialDelaySeconds 60 -> 5`."""
     m = _PROBE_SETTING.search(text.replace(".", " "))
     start = m.start() if m else 0
     return clip(re.split(r"[\"”;,]", text[start:])[0], 80)
