@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,3 +67,47 @@ class Project:
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path)
+
+
+# -- a real browser (Debian's Chromium driven by Playwright), shared by the UI tests --------------------------
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+REQUIRED = os.environ.get("SREDRILL_REQUIRE_BROWSER") == "1"
+
+
+def _missing_browser() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright Python package is not installed (uv sync --all-extras)"
+    if not Path(CHROMIUM).exists():
+        return "Chromium is not installed: apt-get update && apt-get install -y chromium"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    missing = _missing_browser()
+    if missing is not None:
+        if REQUIRED:
+            pytest.fail(f"SREDRILL_REQUIRE_BROWSER=1 but {missing}")
+        message = f"BROWSER TESTS SKIPPED: {missing} (set SREDRILL_REQUIRE_BROWSER=1 to make this a failure)"
+        warnings.warn(message, stacklevel=1)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()

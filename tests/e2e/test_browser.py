@@ -3,17 +3,16 @@
 Start a run from the UI and watch its live progress reach the end; open a failed test and find its failed
 check, trajectory and evidence chart; compare two runs; start an episode and watch its session.
 
-Without Chromium (or Playwright) these tests skip loudly, unless `SREDRILL_REQUIRE_BROWSER=1` (`.ci/run` sets
-it), which makes a missing browser a failure. `SREDRILL_SCREENSHOTS=docs` writes the pages' screenshots into
-`docs/` (how `docs/ui-*.png` are made); otherwise they go to a temporary folder.
+The `browser` fixture is tests/e2e/conftest.py's: without Chromium (or Playwright) these tests skip loudly,
+unless `SREDRILL_REQUIRE_BROWSER=1` (`.ci/run` sets it), which makes a missing browser a failure.
+`SREDRILL_SCREENSHOTS=docs` writes the pages' screenshots into `docs/` (how `docs/ui-*.png` are made); otherwise
+they go to a temporary folder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,17 +23,6 @@ import pytest
 from sredrill.agents import Task
 from sredrill.server import ServerThread, create_app
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--no-first-run",
-]
-REQUIRED = os.environ.get("SREDRILL_REQUIRE_BROWSER") == "1"
 SLOW_AGENT = "py:tests.e2e.test_browser:slow_agent"
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,35 +32,6 @@ async def slow_agent(task: Task) -> str:
     await asyncio.sleep(0.25)
     await task.call_tool("get_alert")
     return "slow agent: I read the alert and did not investigate further."
-
-
-def _missing_browser() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright Python package is not installed (uv sync --all-extras)"
-    if not Path(CHROMIUM).exists():
-        return "Chromium is not installed: apt-get update && apt-get install -y chromium"
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    missing = _missing_browser()
-    if missing is not None:
-        if REQUIRED:
-            pytest.fail(f"SREDRILL_REQUIRE_BROWSER=1 but {missing}")
-        message = f"BROWSER TESTS SKIPPED: {missing} (set SREDRILL_REQUIRE_BROWSER=1 to make this a failure)"
-        warnings.warn(message, stacklevel=1)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")

@@ -4,13 +4,13 @@ deployments, nodes, the pod log, Datadog logs and monitors); the environment pag
 opaque ids, and an episode of one inspects the pods.
 
 The pack is the test fixture in the upstream EKS layout (`tests/fixtures/k8s_env`), given to the server as a
-folder. Chromium as in `test_browser.py` (skips loudly without it, unless `SREDRILL_REQUIRE_BROWSER=1`).
+folder. Chromium from the `browser` fixture of `conftest.py` (skips loudly without it, unless
+`SREDRILL_REQUIRE_BROWSER=1`).
 """
 
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,29 +21,8 @@ from sredrill.env import RcaTask
 from sredrill.scenarios import load_pack
 from sredrill.server import ServerThread, create_app
 
-from .test_browser import CHROMIUM, CHROMIUM_ARGS, REQUIRED, _missing_browser
-
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "k8s_env"
 PACK = load_pack(FIXTURE)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    missing = _missing_browser()
-    if missing is not None:
-        if REQUIRED:
-            pytest.fail(f"SREDRILL_REQUIRE_BROWSER=1 but {missing}")
-        message = f"BROWSER TESTS SKIPPED: {missing} (set SREDRILL_REQUIRE_BROWSER=1 to make this a failure)"
-        warnings.warn(message, stacklevel=1)
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 @pytest.fixture(scope="module")
