@@ -272,6 +272,7 @@ class RcaEpisode:
                 Trajectory(self._trajectory),
                 axis=2,
                 returned_metrics=set(self.toolset.returned_metrics()),
+                served=self.toolset.served_items(),
                 vocabulary=self.task.pack.vocabulary,
             )
             self._grade = reward = grade.gate_fraction

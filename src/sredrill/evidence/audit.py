@@ -14,6 +14,8 @@ from datetime import datetime
 
 from pydantic import JsonValue
 
+from sredrill.evidence.items import ServedItem
+
 __all__ = ["AuditEntry"]
 
 
@@ -36,3 +38,5 @@ class AuditEntry:
     """Records returned: events, log records, or whatever else a domain's tool counts (pods, nodes, log lines)."""
     clock: datetime | None
     """The temporal clock this call saw (nothing after it was returned); None for the other backends."""
+    items: tuple[ServedItem, ...] = ()
+    """The evidence items the result named, with the points it served (what citations are checked against)."""

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, JsonValue
 
+from sredrill.evidence.items import ServedItem
 from sredrill.scenarios import Scenario
 from sredrill.scenarios.domain import Domain
 
@@ -35,6 +36,8 @@ class ToolAnswer:
     answer keys require tools rather than metrics, the tool's own and legacy names."""
     n_points: int = 0
     n_events: int = 0
+    items: tuple[ServedItem, ...] = ()
+    """The evidence items the result names (each with an `id` in the result), with the points it served."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,11 @@ class DomainServer(Protocol):
 
     def answer(self, tool: str, args: Any, context: CallContext) -> ToolAnswer:
         """Answer one call of one of the domain's tools, its arguments validated against the declared model."""
+        ...
+
+    def items(self) -> tuple[ServedItem, ...]:
+        """Every evidence item of the scenario with all its points, as the `full` backend would serve it
+        (what answer-key selectors are checked against; never served to an agent as such)."""
         ...
 
 

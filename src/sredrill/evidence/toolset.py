@@ -33,6 +33,7 @@ from sredrill.errors import did_you_mean
 from sredrill.evidence.arguments import parse_arguments
 from sredrill.evidence.audit import AuditEntry
 from sredrill.evidence.index import iso
+from sredrill.evidence.items import ServedItem, merge_items
 from sredrill.evidence.modes import BackendMode
 from sredrill.evidence.serving import CallContext, DomainServer, ToolAnswer, server_factory
 from sredrill.evidence.specs import tool_specs
@@ -195,6 +196,7 @@ class RcaToolset:
                 n_points=answer.n_points,
                 n_events=answer.n_events,
                 clock=clock,
+                items=answer.items,
             )
         )
         return answer.result
@@ -234,6 +236,10 @@ class RcaToolset:
             return ()
         names = (n for e in self._audit for n in e.returned_metrics)
         return tuple(dict.fromkeys(names))
+
+    def served_items(self) -> Mapping[str, ServedItem]:
+        """Every evidence item this run's calls served, by id, with the union of the points served."""
+        return merge_items(i for e in self._audit for i in e.items)
 
     def sources_queried(self) -> frozenset[str]:
         """The evidence sources the agent's answered calls read (the domain's source names, and `alert`)."""

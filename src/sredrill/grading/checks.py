@@ -21,9 +21,11 @@ from pydantic import JsonValue
 
 from sredrill.diagnosis import Diagnosis
 from sredrill.errors import InputError
+from sredrill.evidence.items import ServedItem
 from sredrill.grading.compat import CompatGrader
 from sredrill.grading.grade import CheckId, CheckOutcome, Grade
 from sredrill.grading.grader import Grader, predicted_modes
+from sredrill.grading.grounding import ground
 from sredrill.grading.keywords import KeywordAliases
 from sredrill.grading.sources import queried_sources, reported_sources
 from sredrill.grading.trajectory_score import score_trajectory
@@ -46,6 +48,7 @@ def grade_diagnosis(
     vocabulary: Vocabulary,
     loops: int | None = None,
     no_diagnosis: str | None = None,
+    served: Mapping[str, ServedItem] | None = None,
 ) -> Grade:
     """Grade one diagnosis of one scenario.
 
@@ -62,6 +65,8 @@ def grade_diagnosis(
         loops: investigation loops as the connector reported them; None to count them from thinking steps.
         no_diagnosis: why `diagnosis` is None, when known (the agent's answer line was rejected:
             `RunResult.rejected_answer`); the diagnosis checks then say so instead of "returned nothing usable".
+        served: every evidence item the run's toolset served, by id (`RcaToolset.served_items()`): what the
+            diagnosis's citations are checked against; None = nothing was served.
 
     Returns:
         The grade; `grade.passed` is True when every gate passed.
@@ -82,6 +87,7 @@ def grade_diagnosis(
         legacy=domain.legacy_actions,
     )
     compat = scenario.grading == GradingMode.COMPAT
+    served = served if served is not None else MappingProxyType({})
     grader = (CompatGrader if compat else Grader)(
         scenario=scenario,
         domain=domain,
@@ -95,6 +101,8 @@ def grade_diagnosis(
         reported=reported_sources(trajectory, domain),
         returned=frozenset(returned_metrics),
         axis2_role=SignalRole.GATE if axis == 2 else SignalRole.OBSERVE,
+        served=served,
+        grounding=ground(diagnosis, answer, served, vocabulary, frozenset(expected_modes)),
     )
     # Each Axis 2 list is None when the answer does not define that check (the check is then absent).
     missing_ruling = grader.missing_ruling_out() if answer.ruling_out_keywords or answer.ruled_out else None

@@ -32,6 +32,7 @@ from sredrill.diagnosis import Category
 from sredrill.grading.grade import CheckOutcome
 from sredrill.grading.grader import Grader, listed
 from sredrill.grading.keywords import UpstreamKeywordMatcher, has_substring
+from sredrill.grading.sources import cited_sources
 from sredrill.results import SignalRole
 
 __all__ = ["CompatGrader", "query_matches", "query_name"]
@@ -73,10 +74,6 @@ class CompatGrader(Grader):
         if got not in accepted:
             return self._gate(False, f"expected {shown}, got {got.value}")
         return self._gate(True, got.value if got == key else f"{got.value} (accepted beside {key.value})")
-
-    def failure_modes(self) -> CheckOutcome:
-        # The key names no fine mode: scenario.yml's is shown, never required.
-        return self._observe(Grader.failure_modes(self))
 
     def forbidden_categories(self) -> CheckOutcome:
         forbidden = self.scenario.answer.forbidden_categories
@@ -129,6 +126,25 @@ class CompatGrader(Grader):
     def evidence_cited(self) -> CheckOutcome:
         # Upstream checks that the evidence was gathered, not cited: citing is observed.
         return self._observe(Grader.evidence_cited(self))
+
+    def cited_sources(self) -> frozenset[str]:
+        # Upstream cites sources by name; an item citation names its source too.
+        names = (e for c in self.diagnosis.claims for e in c.sources) if self.diagnosis else ()
+        return Grader.cited_sources(self) | cited_sources(names, self.domain)
+
+    # The key names no decisive item, location or refutation: the grounded checks are observed.
+    def citations(self) -> CheckOutcome:
+        return self._observe(Grader.citations(self))
+
+    def decisive_evidence(self) -> CheckOutcome:
+        return self._observe(Grader.decisive_evidence(self))
+
+    def location(self) -> CheckOutcome:
+        return self._observe(Grader.location(self))
+
+    def failure_modes(self) -> CheckOutcome:
+        # The key names no fine mode: scenario.yml's is shown, never required.
+        return self._observe(Grader.failure_modes(self))
 
     def missing_ruling_out(self) -> list[str]:
         answer = self.scenario.answer

@@ -19,6 +19,9 @@ class CheckId(StrEnum):
     ROOT_CAUSE_PRESENT = "root_cause_present"
     CATEGORY = "category"
     FAILURE_MODES = "failure_modes"
+    CITATIONS = "citations"
+    DECISIVE_EVIDENCE = "decisive_evidence"
+    LOCATION = "location"
     FORBIDDEN_CATEGORIES = "forbidden_categories"
     REQUIRED_KEYWORDS = "required_keywords"
     FORBIDDEN_KEYWORDS = "forbidden_keywords"
@@ -28,6 +31,7 @@ class CheckId(StrEnum):
     REQUIRED_QUERIES = "required_queries"
     TRAJECTORY_SEQUENCING = "trajectory_sequencing"
     TRAJECTORY_CALIBRATION = "trajectory_calibration"
+    UNCITED_CLAIMS = "uncited_claims"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,14 +6,15 @@ format) and asks it for every outcome, in the table's order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from sredrill.diagnosis import Diagnosis
 from sredrill.errors import did_you_mean
+from sredrill.evidence.items import ServedItem
 from sredrill.grading.grade import CheckId, CheckOutcome
+from sredrill.grading.grounding import Grounding
 from sredrill.grading.keywords import KeywordAliases, KeywordMatcher, normalize_text
-from sredrill.grading.sources import cited_sources
 from sredrill.grading.trajectory_score import TrajectoryScore
 from sredrill.results import SignalRole
 from sredrill.scenarios import Domain, Scenario, Vocabulary, normalize_name
@@ -66,6 +67,12 @@ def listed(names: Iterable[str]) -> str:
     return ", ".join(names) or "none"
 
 
+def _same_place(given: str, accepted: str) -> bool:
+    """A location as given names the accepted one: equal case-insensitively, whole or after its last `/`."""
+    g, a = given.strip().casefold(), accepted.strip().casefold()
+    return g == a or g.rsplit("/", 1)[-1] == a.rsplit("/", 1)[-1]
+
+
 @dataclass(frozen=True, slots=True)
 class Grader:
     """The inputs every check reads; one method per check, each returning its outcome."""
@@ -87,6 +94,9 @@ class Grader:
     returned: frozenset[str]
     """Metric names the toolset returned to the agent, as it spelled them."""
     axis2_role: SignalRole
+    served: Mapping[str, ServedItem]
+    """Every evidence item this run's calls served, with the points served (what citations are checked against)."""
+    grounding: Grounding
 
     def run(
         self, score: TrajectoryScore, missing_ruling: list[str] | None, missing_queries: list[str] | None
@@ -95,6 +105,9 @@ class Grader:
             CheckId.ROOT_CAUSE_PRESENT: self.root_cause_present(),
             CheckId.CATEGORY: self.category(),
             CheckId.FAILURE_MODES: self.failure_modes(),
+            CheckId.CITATIONS: self.citations(),
+            CheckId.DECISIVE_EVIDENCE: self.decisive_evidence(),
+            CheckId.LOCATION: self.location(),
             CheckId.FORBIDDEN_CATEGORIES: self.forbidden_categories(),
             CheckId.REQUIRED_KEYWORDS: self.required_keywords(),
             CheckId.FORBIDDEN_KEYWORDS: self.forbidden_keywords(),
@@ -125,6 +138,12 @@ class Grader:
             passed=score.calibration_ok,
             role=SignalRole.OBSERVE,
             detail=f"{score.loops} investigation loop(s), at most {score.max_loops} expected",
+        )
+        g = self.grounding
+        checks[CheckId.UNCITED_CLAIMS] = CheckOutcome(
+            passed=g.uncited == 0,
+            role=SignalRole.OBSERVE,
+            detail=f"{g.uncited} of {g.claims} claim(s) cite no evidence item" if g.uncited else "every claim cites",
         )
         return {str(check_id): outcome for check_id, outcome in checks.items()}
 
@@ -160,6 +179,9 @@ class Grader:
             return self._gate(False, "; ".join(self.predicted.unknown) + f" (expected {listed(expected)})")
         if not self.predicted.modes:
             return self._gate(False, f"no failure modes given (expected {listed(expected)})")
+        both = sorted(self.predicted.modes & self.dismissed_modes())
+        if both:
+            return self._gate(False, f"diagnosed and ruled out at once: {listed(both)}")
         if self.predicted.modes != self.expected_modes:
             missing = sorted(self.expected_modes - self.predicted.modes)
             extra = sorted(self.predicted.modes - self.expected_modes)
@@ -170,6 +192,60 @@ class Grader:
                 f"expected {listed(expected)}, got {listed(sorted(self.predicted.modes))} ({'; '.join(parts)})",
             )
         return self._gate(True, listed(expected))
+
+    def dismissed_modes(self) -> frozenset[str]:
+        """The failure modes the diagnosis's ruled-out entries name (canonical)."""
+        v = self.vocabulary
+        names = (normalize_name(r.hypothesis) for r in self.diagnosis.ruled_out) if self.diagnosis else ()
+        return frozenset(v.resolve(n) for n in names if v.is_failure_mode(n))
+
+    def citations(self) -> CheckOutcome:
+        """Every citation is of an item served in this run, states a fact that holds, within the limits."""
+        if self.diagnosis is None:
+            return self._gate(False, self.no_diagnosis)
+        g = self.grounding
+        if g.problems:
+            more = f" (and {len(g.problems) - 3} more)" if len(g.problems) > 3 else ""
+            return self._gate(False, "; ".join(g.problems[:3]) + more)
+        if not g.cited_items:
+            return self._gate(True, "no item is cited")
+        return self._gate(True, f"{len(g.cited_items)} item(s) cited, every fact holds")
+
+    def decisive_evidence(self) -> CheckOutcome:
+        """Each expected mode the diagnosis names is backed by a claim citing a decisive item with a true fact."""
+        if self.diagnosis is None:
+            return self._gate(False, self.no_diagnosis)
+        decisive = self.scenario.answer.decisive
+        named = sorted(self.expected_modes & self.predicted.modes)
+        if not named:
+            return self._gate(
+                False, f"no expected failure mode is diagnosed (expected {listed(sorted(self.expected_modes))})"
+            )
+        missing = [m for m in named if m not in self.grounding.supported]
+        if missing:
+            wanted = [
+                f"{m}: cite one of {listed(s.describe() for s in decisive[m])}"
+                if m in decisive
+                else f"{m}: cite an item served in this run with a fact that holds"
+                for m in missing
+            ]
+            return self._gate(False, "no claim backs " + "; ".join(wanted))
+        return self._gate(True, f"backed by decisive evidence: {listed(named)}")
+
+    def location(self) -> CheckOutcome:
+        """The diagnosis names where the fault is: every `location` entry is one the key accepts."""
+        accepted = self.scenario.answer.location
+        if not accepted:
+            return self._gate(True, "the answer key names no location")
+        if self.diagnosis is None:
+            return self._gate(False, self.no_diagnosis)
+        given = self.diagnosis.location
+        if not given:
+            return self._gate(False, "no location given (name the resource at fault in `location`)")
+        wrong = [g for g in given if not any(_same_place(g, a) for a in accepted)]
+        if wrong:
+            return self._gate(False, f"not where the fault is: {listed(wrong)}")
+        return self._gate(True, listed(given))
 
     def forbidden_categories(self) -> CheckOutcome:
         forbidden = self.scenario.answer.forbidden_categories
@@ -188,25 +264,32 @@ class Grader:
             return self._gate(False, f"forbidden prediction: {', '.join(hits)}")
         return self._gate(True, f"none of: {listed(forbidden)}" if forbidden else "nothing is forbidden")
 
+    def _observe(self, outcome: CheckOutcome) -> CheckOutcome:
+        return CheckOutcome(passed=outcome.passed, role=SignalRole.OBSERVE, detail=outcome.detail)
+
+    def _soft(self, passed: bool, detail: str) -> CheckOutcome:
+        return CheckOutcome(passed=passed, role=SignalRole.OBSERVE, detail=detail)
+
+    # Keywords are observed in sredrill mode: words can be stuffed, citations cannot (`compat` gates them).
     def required_keywords(self) -> CheckOutcome:
         keywords = self.scenario.answer.required_keywords
         if self.diagnosis is None:
-            return self._gate(False, self.no_diagnosis)
+            return self._soft(False, self.no_diagnosis)
         d = self.diagnosis
         fields = [d.root_cause, *d.causal_chain, *(c.text for c in d.claims), d.report]
         found, missing = KeywordMatcher.of(fields, self.aliases).find(keywords)
         if missing:
-            return self._gate(
+            return self._soft(
                 False, f"missing keywords: {listed(missing)} (looked in root_cause, causal_chain, claims, report)"
             )
-        return self._gate(True, f"found: {listed(found)}")
+        return self._soft(True, f"found: {listed(found)}")
 
     def forbidden_keywords(self) -> CheckOutcome:
         keywords = self.scenario.answer.forbidden_keywords
         if self.diagnosis is None:
-            return self._gate(False, self.no_diagnosis)
+            return self._soft(False, self.no_diagnosis)
         if not keywords:
-            return self._gate(True, "no keyword is forbidden")
+            return self._soft(True, "no keyword is forbidden")
         d = self.diagnosis
         # ruled_out and report are left out on purpose: naming a hypothesis to dismiss it is not asserting it.
         fields = [
@@ -221,8 +304,8 @@ class Grader:
             if places:
                 hits.append(f"{keyword!r} in {', '.join(places)}")
         if hits:
-            return self._gate(False, f"forbidden keywords found: {'; '.join(hits)}")
-        return self._gate(True, f"none of: {listed(keywords)}")
+            return self._soft(False, f"forbidden keywords found: {'; '.join(hits)}")
+        return self._soft(True, f"none of: {listed(keywords)}")
 
     def evidence_queried(self) -> CheckOutcome:
         required = [s.value for s in self.scenario.answer.required_evidence_sources]
@@ -247,13 +330,21 @@ class Grader:
             return self._gate(True, "no evidence source is required")
         if self.diagnosis is None:
             return self._gate(False, self.no_diagnosis)
-        cited = cited_sources((e for c in self.diagnosis.claims for e in c.evidence), self.domain)
+        cited = self.cited_sources()
         missing = [s for s in required if s not in cited]
         if missing:
             return self._gate(
-                False, f"not cited by any claim: {listed(missing)} (claims cite: {listed(sorted(cited))})"
+                False,
+                f"no claim cites an item of {listed(missing)} (claims cite items of: {listed(sorted(cited))}; "
+                "cite the ids tool results give, e.g. metric-3f9a1c2e4b, with a fact that holds)",
             )
         return self._gate(True, f"cited: {listed(required)}")
+
+    def cited_sources(self) -> frozenset[str]:
+        """The sources of the items claims cite with a fact that holds (source names alone do not count)."""
+        valid = self.grounding.valid
+        claimed = {c.item for claim in self.diagnosis.claims for c in claim.citations} if self.diagnosis else set()
+        return frozenset(self.served[i].source for i in claimed if i in valid)
 
     def ruling_out(self, missing: list[str]) -> CheckOutcome:
         if self.diagnosis is None:
@@ -262,7 +353,8 @@ class Grader:
             return CheckOutcome(
                 passed=False,
                 role=self.axis2_role,
-                detail=f"not ruled out: {listed(missing)} (looked in ruled_out and report)",
+                detail=f"not ruled out: {listed(missing)} (a ruled_out entry names each, citing an item whose fact "
+                "refutes it)",
             )
         answer = self.scenario.answer
         return CheckOutcome(
@@ -277,23 +369,14 @@ class Grader:
         if self.diagnosis is None:
             return [*answer.ruled_out, *(answer.ruling_out_keywords or ())]
         d = self.diagnosis
+        # A hypothesis counts as dismissed only by a ruled_out entry naming it and citing an item whose fact
+        # refutes it; the keywords are looked for in the ruled_out entries (not the report, which can hold anything).
         matcher = KeywordMatcher.of(
-            [*(r.hypothesis for r in d.ruled_out), *(r.reason for r in d.ruled_out), d.report],
-            self.aliases,
+            [*(r.hypothesis for r in d.ruled_out), *(r.reason for r in d.ruled_out)], self.aliases
         )
-        missing = [h for h in answer.ruled_out if not self._dismissed(h, matcher)]
+        missing = [h for h in answer.ruled_out if h not in self.grounding.refuted]
         _, missing_keywords = matcher.find(answer.ruling_out_keywords or ())
         return [*missing, *missing_keywords]
-
-    def _dismissed(self, hypothesis: str, matcher: KeywordMatcher) -> bool:
-        """A hypothesis is dismissed when a ruled_out entry names it, or its words appear in ruled_out/report."""
-        v = self.vocabulary
-        for entry in self.diagnosis.ruled_out if self.diagnosis else ():
-            n = normalize_name(entry.hypothesis)
-            if n == hypothesis or (v.is_failure_mode(n) and v.resolve(n) == hypothesis):
-                return True
-        names = (hypothesis, *(v.modes[hypothesis].aliases if hypothesis in v.modes else ()))
-        return any(matcher.has(name.replace("_", " ")) for name in names)
 
     def required_queries(self, missing: list[str]) -> CheckOutcome:
         if missing:

@@ -6,16 +6,17 @@ loader checks them against the scenario's domain (`scenarios.domain`), with a "d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, PositiveInt, model_validator
 from pydantic_core import core_schema
 
-from sredrill.diagnosis import Category
+from sredrill.diagnosis import Category, FactKind
 
-__all__ = ["SREDRILL_KEYS", "AnswerKey", "SourceName"]
+__all__ = ["SREDRILL_KEYS", "TEXT_FIELDS", "AnswerKey", "ItemSelector", "SourceName"]
 
-SREDRILL_KEYS = ("failure_modes", "ruled_out")
+SREDRILL_KEYS = ("failure_modes", "ruled_out", "location", "decisive", "refuting")
 """The keys sredrill adds to the upstream `answer.yml`: a key that sets none of them is in the upstream format,
 and its scenario is graded in compatibility mode (`Scenario.grading`)."""
 
@@ -37,6 +38,55 @@ class SourceName(str):
 
 
 _Source = Annotated[SourceName, Field(description="an evidence source of the scenario's domain")]
+
+
+TEXT_FIELDS = frozenset({"text", "message", "statement"})
+"""Identity fields a selector matches as a case-insensitive substring (an event's text); the others must equal."""
+
+
+class ItemSelector(BaseModel):
+    """Names evidence items by their identity, as the answer key's `decisive` and `refuting` entries do.
+
+    Every field other than `shows` is an identity field of the item (`kind`, `source`, `metric`, `stat`,
+    `resource`, `text`, `pod`, …): an item matches when it has each one, equal case-insensitively (`text`,
+    `message` and `statement` as a substring). `shows`: the facts a citation of it must state to count (any
+    fact that holds when empty).
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
+
+    shows: list[FactKind] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _identity_fields(self) -> ItemSelector:
+        extra = self.model_extra or {}
+        if not extra:
+            raise ValueError("a selector names at least one identity field (metric, text, pod, …) besides shows")
+        for name, value in extra.items():
+            if not isinstance(value, str | int | float) or isinstance(value, bool):
+                raise ValueError(f"{name}: give a string, got {type(value).__name__}")
+        return self
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """The identity fields it names, values as strings."""
+        return {k: str(v) for k, v in (self.model_extra or {}).items()}
+
+    def matches(self, kind: str, source: str, identity: Mapping[str, str]) -> bool:
+        """True when an item of this kind, source and identity is one this selector names."""
+        full = {**identity, "kind": kind, "source": source}
+        for name, want in self.fields.items():
+            have = full.get(name)
+            if have is None:
+                return False
+            w, h = want.casefold(), have.casefold()
+            if not (w in h if name in TEXT_FIELDS else w == h):
+                return False
+        return True
+
+    def describe(self) -> str:
+        named = ", ".join(f"{k}={v}" for k, v in self.fields.items())
+        return named + (f" ({'/'.join(self.shows)})" if self.shows else "")
 
 
 # Category values that are not also failure-mode names ("healthy" and "unknown" are both).
@@ -75,6 +125,15 @@ class AnswerKey(BaseModel):
     """sredrill: the true fine-grained root causes (several for a compositional fault)."""
     ruled_out: list[str] = Field(default_factory=list)
     """sredrill: hypotheses (failure modes or categories) a correct diagnosis must dismiss."""
+    location: list[str] = Field(default_factory=list)
+    """sredrill: where the fault is, each name a diagnosis may give for it (an instance, a replica, a pod, its
+    deployment); a diagnosis's every `location` entry must be one of them. Empty: nothing to locate (healthy)."""
+    decisive: dict[str, list[ItemSelector]] = Field(default_factory=dict)
+    """sredrill: per failure mode, the items that show it; a diagnosed mode counts only when a claim supporting
+    it cites one of them with a fact that holds (one of its `shows`)."""
+    refuting: dict[str, list[ItemSelector]] = Field(default_factory=dict)
+    """sredrill: per `ruled_out` hypothesis, the items whose facts refute it; without an entry, any cited item
+    with a fact that holds refutes it."""
 
     @property
     def sets_sredrill_keys(self) -> bool:
@@ -83,6 +142,21 @@ class AnswerKey(BaseModel):
         Read it on the key as parsed: the loader's canonical copy always has `failure_modes`.
         """
         return any(k in self.model_fields_set for k in SREDRILL_KEYS)
+
+    def conflicts(self) -> list[str]:
+        """What makes this key contradict itself (once loaded, names canonical); empty when nothing does.
+
+        A scenario whose key contradicts itself cannot be passed: lint reports it as an error and grading
+        marks its results errored.
+        """
+        modes = list(self.failure_modes or ())
+        out = [f"failure mode {m!r} is also in ruled_out" for m in modes if m in self.ruled_out]
+        out += [f"failure mode {m!r} is also in forbidden_categories" for m in modes if m in self.forbidden_categories]
+        if self.root_cause_category.value in self.forbidden_categories and self.root_cause_category.value not in modes:
+            out.append(f"category {self.root_cause_category.value!r} is also in forbidden_categories")
+        out += [f"decisive names {m!r}, which is not in failure_modes" for m in self.decisive if m not in modes]
+        out += [f"refuting names {h!r}, which is not in ruled_out" for h in self.refuting if h not in self.ruled_out]
+        return out
 
     @property
     def is_axis2(self) -> bool:

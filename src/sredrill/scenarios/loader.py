@@ -31,7 +31,7 @@ from sredrill.diagnosis import Category
 from sredrill.errors import PackError, did_you_mean
 from sredrill.results import GradingMode
 from sredrill.scenarios.alert import Alert
-from sredrill.scenarios.answer import AnswerKey
+from sredrill.scenarios.answer import AnswerKey, ItemSelector
 from sredrill.scenarios.domain import DOMAINS, Domain, domain_names, get_domain, recognise_domain
 from sredrill.scenarios.metadata import ScenarioMetadata
 from sredrill.scenarios.pack import Pack, Scenario, SourceData, TimeWindow
@@ -365,8 +365,18 @@ class _ScenarioReader:
                     answer.forbidden_categories, path, "forbidden_categories"
                 ),
                 "ruled_out": self._modes_or_categories(answer.ruled_out, path, "ruled_out"),
+                "decisive": self._keyed(answer.decisive, path, "decisive"),
+                "refuting": self._keyed(answer.refuting, path, "refuting"),
             }
         )
+
+    def _keyed(self, table: dict[str, list[ItemSelector]], path: str, field: str) -> dict[str, list[ItemSelector]]:
+        """`decisive` / `refuting` with their keys made canonical (aliases resolved), entries of one name joined."""
+        out: dict[str, list[ItemSelector]] = {}
+        for name, selectors in table.items():
+            (canonical,) = self._modes_or_categories([name], path, f"{field}.{name}")[:1] or (name,)
+            out.setdefault(canonical, []).extend(selectors)
+        return out
 
     def _known(self, names: Sequence[str], allowed: Sequence[str], path: str, field: str) -> None:
         """Refuse a name of the answer key that its domain does not declare (a tool, an action, a source)."""

@@ -148,6 +148,7 @@ class ScenarioCase:
             result.trajectory,
             axis=self.axis,
             returned_metrics=toolset.returned_metrics(),
+            served=toolset.served_items(),
             vocabulary=self.pack.vocabulary,
             loops=result.loops,
             no_diagnosis=result.rejected_answer,

@@ -359,7 +359,10 @@ def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Cl
         lines.append("Causal chain: " + " | ".join(chain))
     if claims:
         lines.append("Evidence:")
-        lines += [f"- {c.text} [{', '.join(c.evidence) or 'not validated'}]" for c in claims]
+        lines += [
+            f"- {c.text} [{', '.join(e if isinstance(e, str) else e.describe() for e in c.evidence) or 'not validated'}]"
+            for c in claims
+        ]
     if ruled:
         lines.append("Ruled out:")
         lines += [f"- {r.hypothesis}: {r.reason}" for r in ruled]
