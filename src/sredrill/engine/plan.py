@@ -142,6 +142,8 @@ class RunPlan(_Plan):
     """Every judge gives a neutral, skipped verdict (`--no-judge`)."""
     last_failed: LastFailedSelection | None = None
     """The `--last-failed` selection the run started with; None: every selected test."""
+    regraded_from: str | None = None
+    """The run this one regraded (`sredrill runs regrade`): its results are that run's trajectories graded again."""
     episode_key: SecretStr | None = Field(None, min_length=MIN_KEY_LENGTH)
     """The secret that keys the task families' episodes (a pack run's, fresh unless given). Never reported,
     shown or given to an agent: its repr and `model_dump` mask it, `stored()` reveals it for the store only."""
