@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sredrill.diagnosis import ITEM_ID
 from sredrill.domains.k8s import DOMAIN
 from sredrill.domains.k8s.payloads import rollout_status
 from sredrill.domains.k8s.records import Deployment
@@ -28,6 +29,13 @@ STARTS_AT = datetime(2026, 3, 10, 14, 5, tzinfo=UTC)
 
 def names(items: list[Any], key: str = "name") -> list[str]:
     return [item[key] for item in items]
+
+
+def without_id(record: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The record without its evidence item's id, which is checked here (test_items.py tests its value)."""
+    rest = dict(record)
+    assert ITEM_ID.match(rest.pop("id")) and record["id"].startswith(f"{kind}-")
+    return rest
 
 
 async def bad_call(pack: Pack, folder: str, tool: str, mode: str = "selective", **args: Any) -> str:
@@ -180,7 +188,7 @@ async def test_list_pods_errors_name_the_known_values(pack: Pack) -> None:
 async def test_get_events_oldest_first_with_every_field(pack: Pack) -> None:
     events = (await call(pack.scenario(OOM), "get_events", "full"))["events"]
     assert names(events, "reason") == ["ScalingReplicaSet", "BackOff", "Unhealthy"]
-    assert events[1] == {
+    assert without_id(events[1], "event") == {
         "type": "Warning",
         "reason": "BackOff",
         "message": f"Back-off restarting failed container ledger in pod {FAILING_POD}_payments",
@@ -255,12 +263,26 @@ async def test_get_pod_logs_on_full_serves_the_recorded_log_whatever_pod_was_ask
     assert result["pod"] == FAILING_POD and result["container"] == "ledger" and result["total_lines"] == 7
     # A scenario without a pod log answers with no lines, under the pod asked for.
     empty = await call(pack.scenario(OLD), "get_pod_logs", "full", pod="anything")
-    assert empty == {"pod": "anything", "container": None, "lines": [], "total_lines": 0, "truncated": False}
+    assert empty == {
+        "pod": "anything",
+        "container": None,
+        "lines": [],
+        "ids": [],
+        "total_lines": 0,
+        "truncated": False,
+    }
 
 
 async def test_get_pod_logs_of_a_known_pod_without_a_collected_log_is_empty(pack: Pack) -> None:
     sibling = await call(pack.scenario(OOM), "get_pod_logs", pod=SIBLING)
-    assert sibling == {"pod": SIBLING, "container": "ledger", "lines": [], "total_lines": 0, "truncated": False}
+    assert sibling == {
+        "pod": SIBLING,
+        "container": "ledger",
+        "lines": [],
+        "ids": [],
+        "total_lines": 0,
+        "truncated": False,
+    }
     proxy = await call(pack.scenario(OOM), "get_pod_logs", pod=FAILING_POD, container="istio-proxy")
     assert proxy["lines"] == [] and proxy["container"] == "istio-proxy"
     # A pod the events name (it is not in the pods file any more) is known too.
@@ -351,7 +373,7 @@ async def test_get_node_health_counts_nodes_not_ready(pack: Pack) -> None:
     result = await call(pack.scenario(NODE), "get_node_health", "full")
     assert result["total"] == 3 and result["not_ready"] == 1
     lost = result["nodes"][1]
-    assert lost == {
+    assert without_id(lost, "node") == {
         "name": "ip-10-20-2-12.ec2.internal",
         "ready": "Unknown",
         "memory_pressure": "Unknown",
@@ -379,7 +401,7 @@ async def test_search_logs_newest_first_with_every_field(pack: Pack) -> None:
     assert result["matched"] == 5 and result["truncated"] is False
     logs = result["logs"]
     assert names(logs, "timestamp") == sorted(names(logs, "timestamp"), reverse=True)
-    assert logs[2] == {
+    assert without_id(logs[2], "log") == {
         "timestamp": "2026-03-10T14:04:10Z",
         "status": "error",
         "service": "kubelet",
@@ -454,8 +476,8 @@ async def test_search_logs_on_temporal_holds_back_later_records(pack: Pack) -> N
 async def test_query_monitors_filters_on_selective_and_not_on_full(pack: Pack) -> None:
     full = await call(pack.scenario(OOM), "query_monitors", "full", state=["OK"])
     assert full["total"] == 3
-    assert full["monitors"][0] == {
-        "id": 9101,
+    assert without_id(full["monitors"][0], "monitor") == {
+        "monitor_id": 9101,
         "name": "ledger-api error rate",
         "type": "query alert",
         "query": "sum(last_5m):sum:trace.http.request.errors{service:ledger-api,env:prod}.as_count() / "

@@ -1,30 +1,59 @@
 """What each Kubernetes record looks like to an agent: the JSON of one pod, event, deployment, node, Datadog log
-record or monitor, as the tools answer it, and the lines of a pod log.
+record or monitor, as the tools answer it, the lines of a pod log, and the evidence item each one is.
 
 Derived fields are computed here, once per record: a container's `last_termination`, a deployment's
 `rollout_status`, a log line's leading timestamp.
+
+Evidence items (DESIGN §11.2): every record a tool returns carries the `id` of its item (`evidence.items`),
+derived from its identity alone, so it is the same on every backend, in every call and whatever the filters:
+
+- `pod` (eks_pods): namespace, pod; its point: the total restarts of its containers.
+- `event` (eks_events): namespace, object (`Kind/name`), reason, text (the message), time (first seen); its
+  point: its count; dated at its last time.
+- `deploy` (eks_deployments): namespace, deployment; its point: the ready replicas.
+- `node` (eks_node_health): node; its point: 1 when Ready is "True", else 0 (Unknown is not ready, as the
+  tool's `not_ready` counts it).
+- `log` (eks_pod_logs): pod, container, text (the line); no point; dated by its leading timestamp, if any.
+- `log` (datadog_logs): service, host, time, text (the message); no point; dated at its timestamp.
+- `monitor` (datadog_monitors): monitor (its name); its point: 1 in Alert, 0.5 in Warn, 0 in OK, none in
+  No Data (so `absent` holds).
+
+A record whose identity repeats an earlier one of the same source (a log line printed twice) adds `n`, its
+occurrence (2, 3, …), counted over the whole file, so it never depends on what a call filtered.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
 from sredrill.evidence.index import iso
+from sredrill.evidence.items import Point, ServedItem
 
-from .records import Container, ContainerState, DatadogLog, DatadogMonitor, Deployment, K8sEvent, Node, Pod
+from .metadata import EvidenceSource
+from .records import Container, ContainerState, DatadogLog, DatadogMonitor, Deployment, K8sEvent, Node, Pod, PodLogs
 
 __all__ = [
+    "MONITOR_LEVELS",
     "LogLine",
     "container_payload",
+    "datadog_log_items",
     "datadog_log_payload",
+    "deployment_item",
     "deployment_payload",
+    "event_items",
     "event_payload",
     "last_termination",
+    "monitor_items",
     "monitor_payload",
+    "node_item",
     "node_payload",
+    "pod_item",
+    "pod_log_items",
     "pod_payload",
     "rollout_status",
 ]
@@ -175,7 +204,8 @@ def datadog_log_payload(r: DatadogLog) -> dict[str, JsonValue]:
 
 def monitor_payload(m: DatadogMonitor) -> dict[str, JsonValue]:
     return {
-        "id": m.id,
+        # Datadog's own number; `id` is the item's (every record of a result has one).
+        "monitor_id": m.id,
         "name": m.name,
         "type": m.type,
         "query": m.query,
@@ -210,3 +240,97 @@ class LogLine:
     def split(cls, logs: str) -> tuple[LogLine, ...]:
         """The lines of a log text (the final newline ends the last line; it does not open an empty one)."""
         return tuple(cls.parse(line) for line in logs.splitlines())
+
+
+# -- evidence items ---------------------------------------------------------------------------------------
+
+MONITOR_LEVELS: Mapping[str, float] = {"alert": 1.0, "warn": 0.5, "ok": 0.0}
+"""A monitor's point by its state (case-folded); a state not listed (No Data) has no point: unknown is not 0."""
+
+_S = EvidenceSource
+
+
+def _numbered(identities: Iterable[dict[str, str]]) -> list[dict[str, str]]:
+    """The identities with `n` (2, 3, …) on each repeat of an earlier one, so that equal records stay apart."""
+    seen: Counter[tuple[tuple[str, str], ...]] = Counter()
+    out = []
+    for identity in identities:
+        key = tuple(sorted(identity.items()))
+        seen[key] += 1
+        out.append(identity if seen[key] == 1 else {**identity, "n": str(seen[key])})
+    return out
+
+
+def _one(value: float | None) -> tuple[Point, ...]:
+    return ((None, value),) if value is not None else ()
+
+
+def pod_item(pod: Pod) -> ServedItem:
+    restarts = sum(c.restart_count for c in pod.containers)
+    return ServedItem.of("pod", _S.PODS.value, {"namespace": pod.namespace, "pod": pod.name}, points=_one(restarts))
+
+
+def event_items(events: Iterable[K8sEvent]) -> list[ServedItem]:
+    """The items of the events, in order. An event's time is when it was first seen: Kubernetes updates the last
+    time (and the count) of an event each time it recurs, so only the first is the identity."""
+    listed = list(events)
+    identities = _numbered(
+        {
+            "namespace": e.namespace,
+            "object": e.involved_object,
+            "reason": e.reason,
+            "text": e.message,
+            "time": iso(e.first_time),
+        }
+        for e in listed
+    )
+    return [
+        ServedItem.of("event", _S.EVENTS.value, ident, points=_one(e.count), at=e.last_time)
+        for e, ident in zip(listed, identities, strict=True)
+    ]
+
+
+def deployment_item(d: Deployment) -> ServedItem:
+    identity = {"namespace": d.namespace, "deployment": d.name}
+    return ServedItem.of("deploy", _S.DEPLOYMENTS.value, identity, points=_one(d.ready))
+
+
+def node_item(node: Node) -> ServedItem:
+    return ServedItem.of(
+        "node", _S.NODE_HEALTH.value, {"node": node.name}, points=_one(1.0 if node.ready == "True" else 0.0)
+    )
+
+
+def pod_log_items(log: PodLogs, container: str | None, lines: Iterable[LogLine]) -> list[ServedItem]:
+    """The items of a pod log's lines, in order (`container`: the one the log is of, as the tool names it)."""
+    listed = list(lines)
+    base = {"pod": log.pod_name, "container": container or ""}
+    identities = _numbered({**base, "text": line.text} for line in listed)
+    return [
+        ServedItem.of("log", _S.POD_LOGS.value, ident, at=line.moment)
+        for line, ident in zip(listed, identities, strict=True)
+    ]
+
+
+def datadog_log_items(records: Iterable[DatadogLog]) -> list[ServedItem]:
+    """The items of Datadog log records, in order."""
+    listed = list(records)
+    identities = _numbered(
+        {"service": r.service or "", "host": r.host or "", "text": r.message, "time": iso(r.timestamp)} for r in listed
+    )
+    return [
+        ServedItem.of("log", _S.DATADOG_LOGS.value, ident, at=r.timestamp)
+        for r, ident in zip(listed, identities, strict=True)
+    ]
+
+
+def monitor_items(monitors: Iterable[DatadogMonitor]) -> list[ServedItem]:
+    """The items of the monitors, in order (named by their monitor's name)."""
+    listed = list(monitors)
+    identities = _numbered({"monitor": m.name} for m in listed)
+    return [
+        ServedItem.of(
+            "monitor", _S.DATADOG_MONITORS.value, ident, points=_one(MONITOR_LEVELS.get(m.overall_state.casefold()))
+        )
+        for m, ident in zip(listed, identities, strict=True)
+    ]

@@ -9,6 +9,10 @@ as the upstream suite's mocks do; on `selective` and `temporal` the filters appl
 (a pod, container, node, deployment or namespace) is a `bad_arguments` error naming the known ones. On
 `temporal` nothing dated after the clock is served: events by `first_time`, Datadog logs by timestamp, pod log
 lines by their leading timestamp (undated lines stay). Limits (log lines, log records) apply on every backend.
+
+Every record of a result carries its evidence item's `id` (`payloads`: the identity of each kind), and a pod
+log's result `ids`, parallel to its `lines`; the answer's `items` are exactly the records served, after the
+filters, the clock and the limits (what the grader checks citations against). `items()` is every item.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pydantic import JsonValue
 
 from sredrill.errors import did_you_mean
 from sredrill.evidence.index import TimeFilter, iso
+from sredrill.evidence.items import ServedItem
 from sredrill.evidence.serving import DEFAULT_PERIOD_S, CallContext, ToolAnswer
 from sredrill.scenarios import Scenario
 from sredrill.trajectory import ToolError
@@ -31,11 +36,18 @@ from sredrill.trajectory import ToolError
 from .logquery import LogFields, parse_query
 from .payloads import (
     LogLine,
+    datadog_log_items,
     datadog_log_payload,
+    deployment_item,
     deployment_payload,
+    event_items,
     event_payload,
+    monitor_items,
     monitor_payload,
+    node_item,
     node_payload,
+    pod_item,
+    pod_log_items,
     pod_payload,
 )
 from .records import DatadogLog, DatadogMonitor, Deployment, K8sEvent, Node, Pod, PodLogs
@@ -62,8 +74,9 @@ _LISTED = 20
 """The most known names an error message lists."""
 
 
-def _dump(payload: Mapping[str, JsonValue]) -> str:
-    return json.dumps(payload)
+def _dump(item: ServedItem, payload: Mapping[str, JsonValue]) -> str:
+    """A record's JSON, its item's id first."""
+    return json.dumps({"id": item.id, **payload})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +87,7 @@ class _Pod:
     node: str
     phase: str
     containers: tuple[str, ...]
+    item: ServedItem
     payload: str
 
 
@@ -87,6 +101,7 @@ class _Event:
     kind: str
     name: str
     """Case-folded, as `reason` and `kind`."""
+    item: ServedItem
     payload: str
 
 
@@ -94,6 +109,7 @@ class _Event:
 class _Deployment:
     name: str
     namespace: str
+    item: ServedItem
     payload: str
 
 
@@ -102,6 +118,7 @@ class _Node:
     name: str
     not_ready: bool
     """Ready is not "True" (so Unknown counts, as upstream counts it)."""
+    item: ServedItem
     payload: str
 
 
@@ -110,6 +127,7 @@ class _Log:
     timestamp: datetime
     status: str | None
     fields: LogFields
+    item: ServedItem
     payload: str
 
 
@@ -118,6 +136,7 @@ class _Monitor:
     state: str
     text: str
     """Name, query and tags, case-folded: what the text filter searches."""
+    item: ServedItem
     payload: str
 
 
@@ -138,6 +157,7 @@ class K8sEvidence:
         "_namespace",
         "_nodes",
         "_pod_log",
+        "_pod_log_items",
         "_pod_log_lines",
         "_pods",
         "_started_at",
@@ -163,7 +183,8 @@ class K8sEvidence:
                 p.node_name,
                 p.phase,
                 tuple(c.name for c in p.containers),
-                _dump(pod_payload(p)),
+                item := pod_item(p),
+                _dump(item, pod_payload(p)),
             )
             for p in pods
         )
@@ -176,29 +197,44 @@ class K8sEvidence:
                 e.reason.casefold(),
                 e.kind.casefold(),
                 e.object_name.casefold(),
-                _dump(event_payload(e)),
+                item,
+                _dump(item, event_payload(e)),
             )
-            for e in events
+            for e, item in zip(events, event_items(events), strict=True)
         )
-        self._deployments = tuple(_Deployment(d.name, d.namespace, _dump(deployment_payload(d))) for d in deployments)
-        self._nodes = tuple(_Node(n.name, n.ready != "True", _dump(node_payload(n))) for n in nodes)
+        self._deployments = tuple(
+            _Deployment(d.name, d.namespace, item := deployment_item(d), _dump(item, deployment_payload(d)))
+            for d in deployments
+        )
+        self._nodes = tuple(
+            _Node(n.name, n.ready != "True", item := node_item(n), _dump(item, node_payload(n))) for n in nodes
+        )
         self._pod_log = pod_log
         self._pod_log_lines = LogLine.split(pod_log.logs) if pod_log is not None else ()
-        # Newest first, as Datadog answers (the loader sorted them oldest first; stable among equal times).
+        self._pod_log_items: tuple[ServedItem, ...] = ()
+        if pod_log is not None:
+            self._pod_log_items = tuple(pod_log_items(pod_log, self._logged_container(), self._pod_log_lines))
+        # Occurrences are counted oldest first (the loader's order); records are served newest first, as Datadog
+        # answers (stable among equal times).
+        dated = list(zip(logs, datadog_log_items(logs), strict=True))
         self._logs = tuple(
             _Log(
                 r.timestamp,
                 r.status,
                 LogFields.build(r.message, {"service": r.service, "host": r.host, "status": r.status}, tuple(r.tags)),
-                _dump(datadog_log_payload(r)),
+                item,
+                _dump(item, datadog_log_payload(r)),
             )
-            for r in sorted(logs, key=lambda r: r.timestamp, reverse=True)
+            for r, item in sorted(dated, key=lambda pair: pair[0].timestamp, reverse=True)
         )
         self._monitors = tuple(
             _Monitor(
-                m.overall_state.casefold(), " ".join((m.name, m.query, *m.tags)).casefold(), _dump(monitor_payload(m))
+                m.overall_state.casefold(),
+                " ".join((m.name, m.query, *m.tags)).casefold(),
+                item,
+                _dump(item, monitor_payload(m)),
             )
-            for m in monitors
+            for m, item in zip(monitors, monitor_items(monitors), strict=True)
         )
         self._audit_names = _legacy_names()
         self.known_pods = _known_pods(pods, events, pod_log, logs)
@@ -242,9 +278,23 @@ class K8sEvidence:
         """Answer one call; `args` is the tool's declared argument model, validated."""
         return self._handlers[tool](args, context)
 
-    def _answer(self, tool: str, result: dict[str, JsonValue], n: int) -> ToolAnswer:
+    def items(self) -> tuple[ServedItem, ...]:
+        """Every evidence item of the scenario, as `full` serves it (pods, events, deployments, nodes, pod log
+        lines, Datadog records, monitors)."""
+        records: tuple[tuple[Any, ...], ...] = (
+            self._pods,
+            self._events,
+            self._deployments,
+            self._nodes,
+            self._logs,
+            self._monitors,
+        )
+        return (*(r.item for kept in records for r in kept), *self._pod_log_items)
+
+    def _answer(self, tool: str, result: dict[str, JsonValue], served: Iterable[ServedItem]) -> ToolAnswer:
         # Grading's `required_queries` names tools (ours or the upstream suite's): the audit records both.
-        return ToolAnswer(result, returned_metrics=self._audit_names[tool], n_events=n)
+        items = tuple(served)
+        return ToolAnswer(result, returned_metrics=self._audit_names[tool], n_events=len(items), items=items)
 
     # -- the tools ------------------------------------------------------------------------------------
 
@@ -269,7 +319,7 @@ class K8sEvidence:
         result: dict[str, JsonValue] = {"pods": pods, "total": len(pods)}
         if note:
             result["note"] = note
-        return self._answer("list_pods", result, len(pods))
+        return self._answer("list_pods", result, (p.item for p in kept))
 
     def _get_events(self, args: EventsArgs, ctx: CallContext) -> ToolAnswer:
         kept = [e for e in self._events if ctx.clock is None or e.first_time <= ctx.clock]
@@ -288,11 +338,11 @@ class K8sEvidence:
                 and (args.end is None or e.first_time < args.end)
             ]
         events: list[JsonValue] = [json.loads(e.payload) for e in kept]
-        return self._answer("get_events", {"events": events, "total": len(events)}, len(events))
+        return self._answer("get_events", {"events": events, "total": len(events)}, (e.item for e in kept))
 
     def _get_pod_logs(self, args: PodLogsArgs, ctx: CallContext) -> ToolAnswer:
         log = self._pod_log
-        lines = self._pod_log_lines
+        lines = tuple(zip(self._pod_log_lines, self._pod_log_items, strict=True))
         if not ctx.filters_by_name:
             # Axis 1 serves the recorded log whatever pod was asked, as the upstream mock does, under its own name.
             pod = log.pod_name if log is not None else args.pod
@@ -311,19 +361,20 @@ class K8sEvidence:
                 lines = ()  # a pod (or container) the sources know, whose log was not collected
         if ctx.clock is not None:
             clock = ctx.clock
-            lines = tuple(line for line in lines if line.moment is None or line.moment <= clock)
+            lines = tuple((line, item) for line, item in lines if line.moment is None or line.moment <= clock)
         limit = args.limit or LINE_LIMIT_DEFAULT
         shown = lines[-limit:]
         result: dict[str, JsonValue] = {
             "pod": pod,
             "container": container,
-            "lines": [line.text for line in shown],
+            "lines": [line.text for line, _ in shown],
+            "ids": [item.id for _, item in shown],
             "total_lines": len(lines),
             "truncated": len(lines) > limit,
         }
         if args.previous:
             result["note"] = "only one log was collected for this container; it may span its restarts"
-        return self._answer("get_pod_logs", result, len(shown))
+        return self._answer("get_pod_logs", result, (item for _, item in shown))
 
     def _list_deployments(self, args: DeploymentsArgs, ctx: CallContext) -> ToolAnswer:
         kept = list(self._deployments)
@@ -335,7 +386,8 @@ class K8sEvidence:
                 d for d in kept if (namespace is None or d.namespace == namespace) and (name is None or d.name == name)
             ]
         deployments: list[JsonValue] = [json.loads(d.payload) for d in kept]
-        return self._answer("list_deployments", {"deployments": deployments, "total": len(deployments)}, len(kept))
+        result: dict[str, JsonValue] = {"deployments": deployments, "total": len(deployments)}
+        return self._answer("list_deployments", result, (d.item for d in kept))
 
     def _get_node_health(self, args: NodesArgs, ctx: CallContext) -> ToolAnswer:
         kept = list(self._nodes)
@@ -348,7 +400,7 @@ class K8sEvidence:
             "total": len(nodes),
             "not_ready": sum(n.not_ready for n in kept),
         }
-        return self._answer("get_node_health", result, len(kept))
+        return self._answer("get_node_health", result, (n.item for n in kept))
 
     def _search_logs(self, args: SearchLogsArgs, ctx: CallContext) -> ToolAnswer:
         window = TimeFilter(until=ctx.clock)
@@ -374,7 +426,7 @@ class K8sEvidence:
                 f"{len(found) - limit} older matching records before {iso(found[limit - 1].timestamp)}: "
                 f"{more}narrow the query, the statuses or the time range"
             )
-        return self._answer("search_logs", result, len(logs))
+        return self._answer("search_logs", result, (r.item for r in found[:limit]))
 
     def _query_monitors(self, args: MonitorsArgs, ctx: CallContext) -> ToolAnswer:
         kept = list(self._monitors)
@@ -383,7 +435,7 @@ class K8sEvidence:
             text = args.query.strip().casefold() if args.query is not None else None
             kept = [m for m in kept if (states is None or m.state in states) and (text is None or text in m.text)]
         monitors: list[JsonValue] = [json.loads(m.payload) for m in kept]
-        return self._answer("query_monitors", {"monitors": monitors, "total": len(monitors)}, len(kept))
+        return self._answer("query_monitors", {"monitors": monitors, "total": len(monitors)}, (m.item for m in kept))
 
     # -- filters --------------------------------------------------------------------------------------
 
