@@ -4,6 +4,17 @@
 dumping models); a call then only slices tuples by time with `bisect` and copies the slice into fresh lists.
 The toolset (`evidence.toolset`) validates the arguments, keeps the clock and the audit log, and calls
 `answer`.
+
+Every evidence item in a result carries an `"id"` (`evidence.items.item_id`), computed once here from the item's
+identity alone, and the answer lists the items with exactly the points the call served (`ToolAnswer.items`):
+
+- a CloudWatch series: `metric` {metric, stat, resource: its DBInstanceIdentifier (else DBClusterIdentifier,
+  else "")}, a time series (listing it serves no point);
+- an RDS event: `event` {time, text: its message, resource: its source_identifier}, dated;
+- Performance Insights: `load` {resource, metric: "db_load"} (a time series); `sql` {resource, statement},
+  `wait` {resource, wait}, `user` {resource, user}, `host` {resource, host}, each with one undated point, its
+  load (a top host's address is served as `host`: its `id` is the item's);
+- a PostgreSQL log record: `log` {time, text: its message}, dated.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from sredrill.evidence.index import Points, TimeFilter, iso
+from sredrill.evidence.items import ServedItem
 from sredrill.evidence.serving import DEFAULT_PERIOD_S, CallContext, ToolAnswer
 from sredrill.scenarios import Scenario
 
@@ -56,21 +68,29 @@ class SeriesEntry:
     unit: str
     dimensions: Mapping[str, str]
     points: Points
+    item: ServedItem
+    """The series as an evidence item, with every point (what a call that admits them all serves)."""
 
     @classmethod
     def build(cls, series: MetricSeries) -> SeriesEntry:
+        dimensions = {d.name: d.value for d in series.dimensions}
+        points = Points.build(series.timestamps, series.values)
+        resource = dimensions.get("DBInstanceIdentifier") or dimensions.get("DBClusterIdentifier") or ""
+        identity = {"metric": series.metric_name, "stat": series.stat, "resource": resource}
         return cls(
             metric_name=series.metric_name,
             name_key=series.metric_name.casefold(),
             stat=series.stat,
             unit=series.unit,
-            dimensions=MappingProxyType({d.name: d.value for d in series.dimensions}),
-            points=Points.build(series.timestamps, series.values),
+            dimensions=MappingProxyType(dimensions),
+            points=points,
+            item=_series_item("metric", EvidenceSource.CLOUDWATCH_METRICS, identity, points),
         )
 
     def header(self) -> dict[str, JsonValue]:
         """The series without its points (a `list_metrics` entry)."""
         return {
+            "id": self.item.id,
             "metric_name": self.metric_name,
             "stat": self.stat,
             "unit": self.unit,
@@ -91,17 +111,32 @@ class EventEntry:
     """Case-folded event categories, for the category filter."""
     payload_json: str
     """The event as agents see it, serialised once; parsed per call into fresh objects."""
+    item: ServedItem
 
     @classmethod
     def build(cls, event: RdsEvent) -> EventEntry:
+        identity = {"time": iso(event.date), "text": event.message, "resource": event.source_identifier}
+        item = ServedItem.of("event", EvidenceSource.RDS_EVENTS, identity, at=event.date)
         payload = {
+            "id": item.id,
             "date": iso(event.date),
             "message": event.message,
             "source_identifier": event.source_identifier,
             "source_type": event.source_type,
             "event_categories": list(event.event_categories),
         }
-        return cls(event.date, frozenset(c.casefold() for c in event.event_categories), json.dumps(payload))
+        return cls(event.date, frozenset(c.casefold() for c in event.event_categories), json.dumps(payload), item)
+
+
+# top_* list -> (item kind, identity field, the entry's key naming it).
+_TOPS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
+    {
+        "top_sql": ("sql", "statement", "statement"),
+        "top_wait_events": ("wait", "wait", "name"),
+        "top_users": ("user", "user", "name"),
+        "top_hosts": ("host", "host", "id"),
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,20 +148,54 @@ class InsightsEntry:
     end_time: datetime
     db_load: Points
     db_load_unit: str
+    db_load_item: ServedItem
+    """`db_load` as an evidence item, with every point."""
     tops_json: str
-    """`top_sql`, `top_wait_events`, `top_users`, `top_hosts` serialised once."""
+    """`top_sql`, `top_wait_events`, `top_users`, `top_hosts` serialised once, each entry with its item's id."""
+    tops: Mapping[str, tuple[ServedItem, ...]]
+    """The items of each `top_*` list, in list order (one undated point each: its load)."""
 
     @classmethod
     def build(cls, insights: PerformanceInsights) -> InsightsEntry:
-        tops = insights.model_dump(mode="json", include={"top_sql", "top_wait_events", "top_users", "top_hosts"})
+        resource = insights.db_instance_identifier
+        db_load = Points.build(insights.db_load.timestamps, insights.db_load.values)
+        load_item = _series_item(
+            "load", EvidenceSource.PERFORMANCE_INSIGHTS, {"resource": resource, "metric": "db_load"}, db_load
+        )
+        dumped = insights.model_dump(mode="json", include={"top_sql", "top_wait_events", "top_users", "top_hosts"})
+        tops: dict[str, list[JsonValue]] = {}
+        items: dict[str, tuple[ServedItem, ...]] = {}
+        for dimension, (kind, field, name_key) in _TOPS.items():
+            entries: list[JsonValue] = []
+            found: list[ServedItem] = []
+            for raw in dumped[dimension]:
+                item = ServedItem.of(
+                    kind,
+                    EvidenceSource.PERFORMANCE_INSIGHTS,
+                    {"resource": resource, field: raw[name_key]},
+                    points=[(None, raw["db_load_avg"])],
+                )
+                rest = {k: v for k, v in raw.items() if k != "id"}
+                # A top host's address is PI's `id`; the entry's `id` is the item's, so the address is `host`.
+                named = {"host": raw["id"]} if name_key == "id" else {}
+                entries.append({"id": item.id, **named, **rest})
+                found.append(item)
+            tops[dimension] = entries
+            items[dimension] = tuple(found)
         return cls(
-            instance=insights.db_instance_identifier,
+            instance=resource,
             start_time=insights.start_time,
             end_time=insights.end_time,
-            db_load=Points.build(insights.db_load.timestamps, insights.db_load.values),
+            db_load=db_load,
             db_load_unit=insights.db_load.unit,
+            db_load_item=load_item,
             tops_json=json.dumps(tops),
+            tops=MappingProxyType(items),
         )
+
+    def items(self) -> tuple[ServedItem, ...]:
+        """Every item of Performance Insights, with all its points."""
+        return (self.db_load_item, *(i for d in _TOPS for i in self.tops[d]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,12 +207,16 @@ class LogEntry:
     message: str
     payload_json: str
     """The record as agents see it, serialised once; parsed per call into fresh objects."""
+    item: ServedItem
 
     @classmethod
     def build(cls, log: PostgresLog) -> tuple[LogEntry, ...]:
         out = []
         for r in log.records:
+            identity = {"time": iso(r.timestamp), "text": r.message}
+            item = ServedItem.of("log", EvidenceSource.POSTGRESQL_LOG, identity, at=r.timestamp)
             payload = {
+                "id": item.id,
                 "timestamp": iso(r.timestamp),
                 "level": r.level,
                 "pid": r.pid,
@@ -152,7 +225,7 @@ class LogEntry:
                 "client": r.client,
                 "message": r.message,
             }
-            out.append(cls(r.timestamp, r.level, r.message, json.dumps(payload)))
+            out.append(cls(r.timestamp, r.level, r.message, json.dumps(payload), item))
         return tuple(out)
 
 
@@ -220,6 +293,19 @@ def _records(scenario: Scenario, source: str, default: Any) -> Any:
     return default if value is None else value
 
 
+def _series_item(kind: str, source: str, identity: Mapping[str, str], points: Points) -> ServedItem:
+    return ServedItem.of(kind, source, identity, points=zip(points.times, points.values, strict=True), series=True)
+
+
+def _served(item: ServedItem, points: Points, window: TimeFilter) -> ServedItem:
+    """A series item with the points a window admits (the item itself when it admits them all)."""
+    lo, hi = window.bounds(points.times)
+    if lo == 0 and hi == len(points.times):
+        return item
+    pts = zip(points.times[lo:hi], points.values[lo:hi], strict=True)
+    return ServedItem.of(item.kind, item.source, item.identity, points=pts, series=True)
+
+
 class RdsEvidence:
     """The RDS domain's `DomainServer`: a scenario's `EvidenceIndex`, and the answer of each tool."""
 
@@ -249,6 +335,16 @@ class RdsEvidence:
         """Answer one call; `args` is the tool's declared argument model, validated."""
         return self._handlers[tool](args, context)
 
+    def items(self) -> tuple[ServedItem, ...]:
+        """Every evidence item of the scenario with all its points (what answer-key selectors are checked against)."""
+        idx = self.index
+        return (
+            *(s.item for s in idx.series),
+            *(e.item for e in idx.events),
+            *(idx.insights.items() if idx.insights is not None else ()),
+            *(e.item for e in idx.log),
+        )
+
     def _list_metrics(self, _: object, ctx: CallContext) -> ToolAnswer:
         idx = self.index
         window: JsonValue = None
@@ -270,6 +366,7 @@ class RdsEvidence:
         window = TimeFilter(args.start, args.end, ctx.clock)
         key = args.metric_name.strip().casefold()
         out: list[JsonValue] = []
+        items: list[ServedItem] = []
         names: dict[str, None] = {}
         n_points = 0
         for entry in self.index.series:
@@ -277,45 +374,52 @@ class RdsEvidence:
                 continue
             timestamps, values = entry.points.select(window)
             out.append({**entry.header(), "timestamps": timestamps, "values": values})
+            items.append(_served(entry.item, entry.points, window))
             names[entry.metric_name] = None
             n_points += len(values)
-        return ToolAnswer({"series": out}, returned_metrics=tuple(names), n_points=n_points)
+        return ToolAnswer({"series": out}, returned_metrics=tuple(names), n_points=n_points, items=tuple(items))
 
     def _get_events(self, args: EventsArgs, ctx: CallContext) -> ToolAnswer:
         window = TimeFilter(args.start, args.end, ctx.clock)
         wanted = args.category.strip().casefold() if args.category is not None else None
-        events: list[JsonValue] = [
-            json.loads(e.payload_json)
-            for e in self.index.events
-            if window.admits(e.date) and (wanted is None or wanted in e.categories)
-        ]
-        return ToolAnswer({"events": events}, n_events=len(events))
+        found = [e for e in self.index.events if window.admits(e.date) and (wanted is None or wanted in e.categories)]
+        events: list[JsonValue] = [json.loads(e.payload_json) for e in found]
+        return ToolAnswer({"events": events}, n_events=len(events), items=tuple(e.item for e in found))
 
     def _get_performance_insights(self, args: PerformanceInsightsArgs, ctx: CallContext) -> ToolAnswer:
         pi = self.index.insights
         clock = ctx.clock
         doc: dict[str, JsonValue]
         n_points = 0
+        items: dict[str, tuple[ServedItem, ...]] = {}
         if pi is None:
             # No Performance Insights for this database: the same shape, with nothing in it.
             doc = {"db_instance_identifier": None, "start_time": None, "end_time": None, "db_load": None}
             doc.update({d: [] for d in PI_DIMENSIONS if d != "db_load"})
         else:
-            timestamps, values = pi.db_load.select(TimeFilter(until=clock))
+            until = TimeFilter(until=clock)
+            timestamps, values = pi.db_load.select(until)
             n_points = len(values)
+            items = {"db_load": (_served(pi.db_load_item, pi.db_load, until),), **pi.tops}
             end = pi.end_time if clock is None or clock >= pi.end_time else max(pi.start_time, clock)
             doc = {
                 "db_instance_identifier": pi.instance,
                 "start_time": iso(pi.start_time),
                 "end_time": iso(end),
-                "db_load": {"timestamps": timestamps, "values": values, "unit": pi.db_load_unit},
+                "db_load": {
+                    "id": pi.db_load_item.id,
+                    "timestamps": timestamps,
+                    "values": values,
+                    "unit": pi.db_load_unit,
+                },
                 # The top_* lists are aggregates over the whole window; there is nothing to clip them by.
                 **json.loads(pi.tops_json),
             }
         if args.dimension is not None:
             doc = {args.dimension: doc[args.dimension]}
             n_points = n_points if args.dimension == "db_load" else 0
-        return ToolAnswer(doc, n_points=n_points)
+            items = {args.dimension: items.get(args.dimension, ())}
+        return ToolAnswer(doc, n_points=n_points, items=tuple(i for served in items.values() for i in served))
 
     def _search_logs(self, args: SearchLogsArgs, ctx: CallContext) -> ToolAnswer:
         # The pattern is the log's content query, as a metric name is the metrics': the `full` backend (Axis 1)
@@ -348,4 +452,4 @@ class RdsEvidence:
         elif not found and (args.start or args.end) and self.index.log:
             first, last = self.index.log[0].timestamp, self.index.log[-1].timestamp
             doc["note"] = f"no record in that time range; the log runs from {iso(first)} to {iso(last)}"
-        return ToolAnswer(doc, n_events=len(records))
+        return ToolAnswer(doc, n_events=len(records), items=tuple(e.item for e in found[:limit]))
