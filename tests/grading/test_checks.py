@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from sredrill.diagnosis import Category, Diagnosis
 from sredrill.errors import InputError
+from sredrill.evidence.items import ServedItem
 from sredrill.grading import CheckId, Grade, grade_diagnosis
 from sredrill.grading.checks import NO_DIAGNOSIS
 from sredrill.results import SignalKind, SignalRole, TestResult, TestStatus
 from sredrill.scenarios import Pack
 from sredrill.trajectory import Trajectory
-from tests.grading.agent_output import diagnosis, trajectory
+from tests.grading.agent_output import cite, diagnosis, trajectory
+from tests.grading.served import BACKUP, CONNECTIONS, CPU, DEFAULT, SQL, STORAGE
 from tests.support.scenario_builder import PackWriter, only
 
 # A key with sredrill's keys (`failure_modes`): graded in sredrill mode (tests/grading/test_compat.py has the other).
@@ -38,10 +41,11 @@ def good(**changes: Any) -> Diagnosis:
         "failure_modes": ("replication_lag",),
         "causal_chain": ("batch job writes", "WAL volume grows", "replica replay falls behind"),
         "claims": (
-            ("WAL generation spiked with the batch job", ("aws_performance_insights",)),
-            ("No maintenance or failover event in the window", ("aws_rds_events",)),
+            ("WAL generation spiked with the batch job", (cite(SQL, "above", 0.5),)),
+            ("No maintenance or failover event in the window", (cite(BACKUP),)),
         ),
-        "ruled_out": (("cpu_saturation", "CPU is raised by an unrelated analytics query"),),
+        # Not a mode any fixture here expects: diagnosing a mode and ruling it out fails `failure_modes`.
+        "ruled_out": (("connection_exhaustion", "connections stay level", (cite(CONNECTIONS, "flat"),)),),
         "report": "The replica lags because of WAL volume.",
     }
     fields.update(changes)
@@ -61,7 +65,9 @@ def grade(
     axis: int = 1,
     returned: set[str] | None = None,
     loops: int | None = None,
+    served: Mapping[str, ServedItem] = DEFAULT,
 ) -> Grade:
+    """Grade `d` as a run that called `t` (default: every tool) and was served `served` (default: everything)."""
     return grade_diagnosis(
         only(pack),
         d,
@@ -70,6 +76,7 @@ def grade(
         returned_metrics=returned or set(),
         vocabulary=pack.vocabulary,
         loops=loops,
+        served=served,
     )
 
 
@@ -81,6 +88,9 @@ def test_a_correct_diagnosis_passes_every_check(pack: Pack) -> None:
         "root_cause_present",
         "category",
         "failure_modes",
+        "citations",
+        "decisive_evidence",
+        "location",
         "forbidden_categories",
         "required_keywords",
         "forbidden_keywords",
@@ -88,9 +98,15 @@ def test_a_correct_diagnosis_passes_every_check(pack: Pack) -> None:
         "evidence_cited",
         "trajectory_sequencing",
         "trajectory_calibration",
+        "uncited_claims",
     ]
     assert g.checks["required_keywords"].detail == "found: replication lag, WAL, replica"
-    assert g.checks["trajectory_sequencing"].role is SignalRole.OBSERVE
+    assert g.checks["citations"].detail == "3 item(s) cited, every fact holds"
+    assert g.checks["decisive_evidence"].detail == "backed by decisive evidence: replication_lag"
+    assert g.checks["location"].detail == "the answer key names no location"
+    assert g.checks["uncited_claims"].detail == "every claim cites"
+    for observed in ("required_keywords", "forbidden_keywords", "trajectory_sequencing", "uncited_claims"):
+        assert g.checks[observed].role is SignalRole.OBSERVE, observed
 
 
 def test_signals_mirror_the_checks(pack: Pack) -> None:
@@ -162,10 +178,10 @@ def test_failure_modes_fails_on_a_different_set(pack: Pack) -> None:
 
 
 def test_failure_modes_fails_on_an_unknown_name_with_a_suggestion(pack: Pack) -> None:
-    g = grade(pack, good(failure_modes=("replica_lag",)))
+    g = grade(pack, good(failure_modes=("replicaton_lag",)))
     assert not g.checks["failure_modes"].passed
     assert g.checks["failure_modes"].detail == (
-        "unknown failure mode 'replica_lag' (did you mean 'replication_lag'?) (expected replication_lag)"
+        "unknown failure mode 'replicaton_lag' (did you mean 'replication_lag'?) (expected replication_lag)"
     )
 
 
@@ -381,17 +397,40 @@ def test_evidence_checks_pass_when_no_source_is_required(write_pack: PackWriter)
 # evidence_cited
 
 
-def test_evidence_cited_fails_when_no_claim_cites_a_required_source(pack: Pack) -> None:
-    d = good(claims=(("WAL spiked", ("events",)), ("guess", ())))
+def test_evidence_cited_fails_when_no_claim_cites_an_item_of_a_required_source(pack: Pack) -> None:
+    d = good(claims=(("A backup ran", (cite(BACKUP),)), ("guess", ())))
     g = grade(pack, d)
     assert g.checks["evidence_cited"].detail == (
-        "not cited by any claim: aws_performance_insights (claims cite: aws_rds_events)"
+        "no claim cites an item of aws_performance_insights (claims cite items of: aws_rds_events; cite the ids "
+        "tool results give, e.g. metric-3f9a1c2e4b, with a fact that holds)"
     )
 
 
-def test_evidence_cited_accepts_short_forms(pack: Pack) -> None:
-    d = good(claims=(("WAL spiked", ("Performance Insights",)), ("quiet", ("rds events",))))
-    assert grade(pack, d).checks["evidence_cited"].passed
+def test_source_names_do_not_satisfy_evidence_cited_in_sredrill_mode(pack: Pack) -> None:
+    # Upstream's way of citing (a source's name) proves nothing was read: only items count here
+    # (test_compat.py: in compatibility mode the names still count).
+    d = good(claims=(("WAL spiked", ("aws_performance_insights",)), ("quiet", ("aws_rds_events",))))
+    g = grade(pack, d)
+    assert not g.checks["evidence_cited"].passed
+    assert g.checks["evidence_cited"].detail.startswith(
+        "no claim cites an item of aws_rds_events, aws_performance_insights (claims cite items of: none;"
+    )
+
+
+def test_an_item_cited_with_a_false_fact_does_not_count_as_cited(pack: Pack) -> None:
+    d = good(claims=(("WAL spiked", (cite(SQL, "above", 5),)), ("quiet", (cite(BACKUP),))))
+    g = grade(pack, d)
+    assert not g.checks["evidence_cited"].passed
+    assert "no claim cites an item of aws_performance_insights" in g.checks["evidence_cited"].detail
+    assert not g.checks["citations"].passed
+
+
+def test_an_item_only_a_ruled_out_entry_cites_does_not_count_as_cited(pack: Pack) -> None:
+    d = good(
+        claims=(("quiet", (cite(BACKUP),)),),
+        ruled_out=(("connection_exhaustion", "the query is light", (cite(SQL, "below", 1),)),),
+    )
+    assert "aws_performance_insights" in grade(pack, d).checks["evidence_cited"].detail
 
 
 # ruling_out and required_queries (Axis 2)
@@ -414,8 +453,8 @@ def dismissing(*ruled: tuple[str, str], report: str = "") -> Diagnosis:
 
 
 FULL_RULING = (
-    ("CPU saturation", "analytics query"),
-    ("storage_full", "plenty of free storage"),
+    ("CPU saturation", "analytics query", (cite(CPU, "below", 50),)),
+    ("storage_full", "plenty of free storage", (cite(STORAGE, "above", 1e10),)),
     ("failover", "no failover event; WAL is the driver"),
 )
 
@@ -439,32 +478,58 @@ def test_axis2_checks_are_absent_when_the_answer_does_not_define_them(pack: Pack
     assert g.reasoning is None
 
 
-def test_ruling_out_passes_by_identifier_words_or_alias(axis2: Pack) -> None:
+def test_ruling_out_passes_by_name_or_alias_with_a_citation(axis2: Pack) -> None:
     g = grade(axis2, dismissing(*FULL_RULING), axis=2, returned={"FreeStorageSpace", "CPUUtilization"})
     assert g.checks["ruling_out"].passed, g.checks["ruling_out"].detail
-    assert g.passed
-    # the alias's words ("storage exhaustion") and the report count as well
-    d = dismissing(("cpu_saturation", ""), report="Not storage exhaustion. No failover happened; WAL explains it.")
+    assert g.passed, g.failure_reason
+    # the key's storage_exhaustion is an alias of storage_full: either name dismisses it
+    alias = (
+        ("cpu_saturation", "low", (cite(CPU, "below", 50),)),
+        ("Storage exhaustion", "free space", (cite(STORAGE),)),
+    )
+    d = dismissing(*alias, ("failover", "none; WAL"))
     assert grade(axis2, d, axis=2).checks["ruling_out"].passed
 
 
 def test_ruling_out_fails_with_what_was_not_dismissed(axis2: Pack) -> None:
-    g = grade(axis2, dismissing(("storage_full", "plenty of space"), report="WAL drove it."), axis=2)
-    assert g.checks["ruling_out"].detail == "not ruled out: cpu_saturation, failover (looked in ruled_out and report)"
-
-
-def test_ruling_out_does_not_look_at_the_root_cause_or_claims(axis2: Pack) -> None:
-    d = good(root_cause="Not CPU saturation, not storage exhaustion, not failover: WAL.", ruled_out=(), report="")
-    assert grade(axis2, d, axis=2).checks["ruling_out"].detail == (
-        "not ruled out: cpu_saturation, storage_full, failover, WAL (looked in ruled_out and report)"
+    d = dismissing(("storage_full", "plenty of space", (cite(STORAGE, "above", 1e10),)), report="WAL; no failover.")
+    g = grade(axis2, d, axis=2)
+    assert g.checks["ruling_out"].detail == (
+        "not ruled out: cpu_saturation (each needs a ruled_out entry naming it and citing an item whose fact "
+        "refutes it); ruling-out keywords not found: failover, WAL (looked in ruled_out)"
     )
 
 
-def test_a_category_to_rule_out_is_matched_by_its_words(write_pack: PackWriter) -> None:
+def test_a_ruled_out_entry_that_only_names_the_hypothesis_does_not_rule_it_out(axis2: Pack) -> None:
+    d = dismissing(("CPU saturation", "CPU is fine"), *FULL_RULING[1:])
+    g = grade(axis2, d, axis=2)
+    assert g.checks["ruling_out"].detail == (
+        "not ruled out: cpu_saturation (each needs a ruled_out entry naming it and citing an item whose fact "
+        "refutes it); ruled_out[0] names cpu_saturation but cites no item that refutes it: cite an item served "
+        "in this run with a fact that holds"
+    )
+    # citing an item with a fact that does not hold refutes nothing either (and fails `citations`)
+    d = dismissing(("CPU saturation", "CPU is fine", (cite(CPU, "above", 50),)), *FULL_RULING[1:])
+    g = grade(axis2, d, axis=2)
+    assert g.checks["ruling_out"].detail.startswith("not ruled out: cpu_saturation ")
+    assert g.checks["citations"].detail.startswith("ruled_out[0]: ")
+
+
+def test_ruling_out_does_not_look_at_the_root_cause_claims_or_report(axis2: Pack) -> None:
+    words = "Not CPU saturation, not storage exhaustion, not failover: WAL."
+    d = good(root_cause=words, claims=((words, (cite(CPU, "flat"),)),), ruled_out=(), report=words)
+    assert grade(axis2, d, axis=2).checks["ruling_out"].detail == (
+        "not ruled out: cpu_saturation, storage_full (each needs a ruled_out entry naming it and citing an item "
+        "whose fact refutes it); ruling-out keywords not found: failover, WAL (looked in ruled_out)"
+    )
+
+
+def test_a_category_to_rule_out_is_matched_by_its_name(write_pack: PackWriter) -> None:
     p = write_pack(**{**ANSWER, "ruled_out": ["infrastructure"]})
     assert only(p).answer.ruled_out == ["infrastructure"]
-    assert grade(p, dismissing(("Infrastructure", "no event")), axis=2).checks["ruling_out"].passed
-    assert not grade(p, dismissing(("disk", "fine")), axis=2).checks["ruling_out"].passed
+    backup = (cite(BACKUP),)
+    assert grade(p, dismissing(("Infrastructure", "no event", backup)), axis=2).checks["ruling_out"].passed
+    assert not grade(p, dismissing(("disk", "fine", backup)), axis=2).checks["ruling_out"].passed
 
 
 def test_required_queries_fails_with_what_no_query_returned(axis2: Pack) -> None:
@@ -558,6 +623,9 @@ def test_a_missing_diagnosis_fails_every_diagnosis_gate_without_crashing(axis2: 
         "root_cause_present",
         "category",
         "failure_modes",
+        "citations",
+        "decisive_evidence",
+        "location",
         "forbidden_categories",
         "required_keywords",
         "forbidden_keywords",
@@ -611,9 +679,10 @@ def test_failure_reason_is_the_first_failed_gate_in_table_order(pack: Pack) -> N
     d = good(category=Category.HEALTHY, root_cause="Nothing about the keywords.", claims=())
     g = grade(pack, d)
     failed = [k for k, c in g.checks.items() if not c.passed]
-    assert failed[:2] == ["category", "required_keywords"]
+    assert failed == ["category", "decisive_evidence", "required_keywords", "evidence_cited"]
     assert g.failure_reason == "category: expected resource_exhaustion, got healthy"
-    assert g.gate_fraction == pytest.approx(5 / 8)
+    # gates: root cause, category, modes, citations, decisive, location, forbidden categories, queried, cited
+    assert g.gate_fraction == pytest.approx(6 / 9)
 
 
 def test_the_grade_fills_a_test_result(axis2: Pack) -> None:
@@ -636,15 +705,25 @@ def test_the_grade_fills_a_test_result(axis2: Pack) -> None:
     assert dumped["checks"]["ruling_out"] == {
         "passed": False,
         "role": "gate",
-        "detail": "not ruled out: storage_full, failover (looked in ruled_out and report)",
+        "detail": "not ruled out: cpu_saturation, storage_full (each needs a ruled_out entry naming it and "
+        "citing an item whose fact refutes it); ruling-out keywords not found: failover, WAL (looked in ruled_out)",
     }
     assert dumped["reasoning"]["queries_ok"] is False
     assert dumped["signals"][0]["kind"] == "check"
 
 
 def test_check_ids_are_the_table_order() -> None:
-    assert [c.value for c in CheckId][:4] == ["root_cause_present", "category", "failure_modes", "forbidden_categories"]
-    assert len(CheckId) == 12
+    assert [c.value for c in CheckId][:7] == [
+        "root_cause_present",
+        "category",
+        "failure_modes",
+        "citations",
+        "decisive_evidence",
+        "location",
+        "forbidden_categories",
+    ]
+    assert [c.value for c in CheckId][-1] == "uncited_claims"
+    assert len(CheckId) == 16
 
 
 def test_an_axis_other_than_1_or_2_is_an_input_error(pack: Pack) -> None:

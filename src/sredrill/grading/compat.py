@@ -146,6 +146,16 @@ class CompatGrader(Grader):
         # The key names no fine mode: scenario.yml's is shown, never required.
         return self._observe(Grader.failure_modes(self))
 
+    def ruling_out(self, missing: list[str]) -> CheckOutcome:
+        # Upstream looks for the keywords in the ruled-out entries and the report; no citation is asked for.
+        if self.diagnosis is None or not missing:
+            return Grader.ruling_out(self, missing)
+        return CheckOutcome(
+            passed=False,
+            role=self.axis2_role,
+            detail=f"not ruled out: {listed(missing)} (looked in ruled_out and report)",
+        )
+
     def missing_ruling_out(self) -> list[str]:
         answer = self.scenario.answer
         if self.diagnosis is None:

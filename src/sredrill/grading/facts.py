@@ -7,7 +7,7 @@ inside the citation's window (`start` ≤ t ≤ `end`; all of them without one):
   half the range of the points and by at least 10% of the series' level (`max(|median|, |first third|)`).
 - `flat`: the change between those thirds is under 10% of the level and the range is at most half the level.
 - `above V` / `below V`: every point is above (below) V.
-- `absent`: the item was served without any point there (a series with no data).
+- `absent`: a series was served without any point there (a series with no data); never a record.
 - `present`: the item was served (a dated record: inside the window, when one is given).
 
 Trends need at least three points. Everything here is deterministic and reads nothing but the served item.
@@ -38,6 +38,9 @@ def check_fact(citation: Citation, item: ServedItem) -> str | None:
     if kind == FactKind.PRESENT:
         return None
     values = [v for t, v in item.points if t is None or _inside(t, citation)]
+    if kind == FactKind.ABSENT and not item.series:
+        # A record or an aggregate was served, so it is there: `absent` says a series had no data.
+        return f"{item.id} is not a time series; absent is a fact about a series with no data (cite it as present)"
     if kind == FactKind.ABSENT:
         return None if not values else f"{item.id} was served with {len(values)} point(s) there"
     if not values:

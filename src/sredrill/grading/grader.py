@@ -13,7 +13,7 @@ from sredrill.diagnosis import Diagnosis
 from sredrill.errors import did_you_mean
 from sredrill.evidence.items import ServedItem
 from sredrill.grading.grade import CheckId, CheckOutcome
-from sredrill.grading.grounding import Grounding
+from sredrill.grading.grounding import Grounding, hypothesis_name
 from sredrill.grading.keywords import KeywordAliases, KeywordMatcher, normalize_text
 from sredrill.grading.trajectory_score import TrajectoryScore
 from sredrill.results import SignalRole
@@ -235,10 +235,10 @@ class Grader:
     def location(self) -> CheckOutcome:
         """The diagnosis names where the fault is: every `location` entry is one the key accepts."""
         accepted = self.scenario.answer.location
-        if not accepted:
-            return self._gate(True, "the answer key names no location")
         if self.diagnosis is None:
             return self._gate(False, self.no_diagnosis)
+        if not accepted:
+            return self._gate(True, "the answer key names no location")
         given = self.diagnosis.location
         if not given:
             return self._gate(False, "no location given (name the resource at fault in `location`)")
@@ -349,19 +349,42 @@ class Grader:
     def ruling_out(self, missing: list[str]) -> CheckOutcome:
         if self.diagnosis is None:
             return CheckOutcome(passed=False, role=self.axis2_role, detail=self.no_diagnosis)
-        if missing:
-            return CheckOutcome(
-                passed=False,
-                role=self.axis2_role,
-                detail=f"not ruled out: {listed(missing)} (a ruled_out entry names each, citing an item whose fact "
-                "refutes it)",
-            )
         answer = self.scenario.answer
+        if missing:
+            hypotheses = [m for m in missing if m in answer.ruled_out]
+            words = [m for m in missing if m not in answer.ruled_out]
+            parts = []
+            if hypotheses:
+                parts.append(
+                    f"not ruled out: {listed(hypotheses)} (each needs a ruled_out entry naming it and citing an item "
+                    "whose fact refutes it)" + "".join(f"; {n}" for n in self._unrefuted(hypotheses))
+                )
+            if words:
+                parts.append(f"ruling-out keywords not found: {listed(words)} (looked in ruled_out)")
+            return CheckOutcome(passed=False, role=self.axis2_role, detail="; ".join(parts))
         return CheckOutcome(
             passed=True,
             role=self.axis2_role,
             detail=f"ruled out: {listed([*answer.ruled_out, *(answer.ruling_out_keywords or ())])}",
         )
+
+    def _unrefuted(self, hypotheses: list[str]) -> list[str]:
+        """For each hypothesis a ruled-out entry names without refuting it: which entry, and what would."""
+        refuting = self.scenario.answer.refuting
+        entries = self.diagnosis.ruled_out if self.diagnosis else []
+        notes = []
+        for h in hypotheses:
+            named = [j for j, r in enumerate(entries) if hypothesis_name(r.hypothesis, self.vocabulary) == h]
+            if not named:
+                continue
+            wanted = (
+                f"cite one of {listed(s.describe() for s in refuting[h])}"
+                if h in refuting
+                else "cite an item served in this run with a fact that holds"
+            )
+            where = ", ".join(f"ruled_out[{j}]" for j in named)
+            notes.append(f"{where} names {h} but cites no item that refutes it: {wanted}")
+        return notes
 
     def missing_ruling_out(self) -> list[str]:
         """Ruling-out keywords and `ruled_out` hypotheses the diagnosis does not dismiss, hypotheses first."""

@@ -18,7 +18,7 @@ from sredrill.grading.facts import check_fact
 from sredrill.scenarios import AnswerKey, Vocabulary, normalize_name
 from sredrill.scenarios.answer import ItemSelector
 
-__all__ = ["Grounding", "ground", "selector_matches"]
+__all__ = ["Grounding", "ground", "hypothesis_name", "selector_matches"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +110,7 @@ def ground(
     refuted: set[str] = set()
     for j, entry in enumerate(diagnosis.ruled_out):
         good = read(f"ruled_out[{j}]", entry.evidence, -1)
-        hypothesis = _hypothesis(entry.hypothesis, vocabulary)
+        hypothesis = hypothesis_name(entry.hypothesis, vocabulary)
         if hypothesis in answer.ruled_out and any(
             _decisive(c, served[c.item], answer.refuting.get(hypothesis)) for c in good
         ):
@@ -162,6 +162,8 @@ def _modes(names: Iterable[str], vocabulary: Vocabulary) -> frozenset[str]:
     return frozenset(vocabulary.resolve(n) for n in known if vocabulary.is_failure_mode(n))
 
 
-def _hypothesis(name: str, vocabulary: Vocabulary) -> str:
+def hypothesis_name(name: str, vocabulary: Vocabulary) -> str:
+    """A ruled-out entry's hypothesis as the answer key names it: a failure mode's canonical name, else the name
+    normalised (a category, `infrastructure`)."""
     n = normalize_name(name)
     return vocabulary.resolve(n) if vocabulary.is_failure_mode(n) else n
