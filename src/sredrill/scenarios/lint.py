@@ -1,12 +1,15 @@
 """Lint: checks a loaded pack for contradictions, leaks and unrealistic telemetry (DESIGN §2).
 
 Errors block a run: a scenario that does not load (unknown failure mode, unequal timestamps/values, bad
-syntax, …), expected ∩ forbidden (or ruled out) ≠ ∅, a leak of the answer into what the agent sees after
-blinding (in the alert, a failure-mode or category name in any word form too). Warnings never block: answer
-keys that disagree with themselves, evidence that states "root cause:", and whatever the scenario's domain
-checks (`Domain.lint`: for RDS, units that are not CloudWatch's, dimensions that do not match the instance,
-events or points outside the window, duplicate series). Then the pack-wide checks (`PACK_RULES`): a field of the
-blinded alerts whose presence or emptiness tells the healthy scenarios from the faulty ones.
+syntax, …), expected ∩ forbidden (or ruled out) ≠ ∅, `decisive` or `refuting` naming what the key does not
+expect or rule out (with the former: every `AnswerKey.conflicts()` entry), a leak of the answer into what the
+agent sees after blinding (in the alert, a failure-mode or category name in any word form too). Warnings never
+block: answer keys that disagree with themselves, a sredrill-format key of a faulty scenario without `location`
+or with an expected mode without `decisive` items, evidence that states "root cause:", and whatever the
+scenario's domain checks (`Domain.lint`: for RDS, units that are not CloudWatch's, dimensions that do not match
+the instance, events or points outside the window, duplicate series; and, in every domain, the answer key's
+selectors that match no evidence item, `evidence.keys`). Then the pack-wide checks (`PACK_RULES`): a field of
+the blinded alerts whose presence or emptiness tells the healthy scenarios from the faulty ones.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pydantic import JsonValue
 
 from sredrill.errors import PackError
+from sredrill.results import GradingMode
 from sredrill.scenarios.blind import blind_alert, find_leaks, leak_needles, predictive_fields
 from sredrill.scenarios.domain import get_domain
 from sredrill.scenarios.findings import Finding, Severity
@@ -25,7 +29,7 @@ from sredrill.scenarios.findings import warning as _warning
 from sredrill.scenarios.pack import Pack, Scenario
 from sredrill.scenarios.vocabulary import Vocabulary
 
-__all__ = ["PACK_RULES", "Finding", "Severity", "lint_pack", "lint_scenario"]
+__all__ = ["PACK_RULES", "Finding", "Severity", "answer_key_findings", "lint_pack", "lint_scenario"]
 
 # "Root cause:" (also `root_cause :`, "Root-Cause:"), where evidence states its own diagnosis. Linear: the joiner
 # and space runs are possessive, and a match can only start at an `r`.
@@ -45,7 +49,7 @@ def lint_pack(pack: Pack) -> list[Finding]:
 def lint_scenario(scenario: Scenario, vocabulary: Vocabulary) -> list[Finding]:
     """The findings of one loaded scenario: the core's rules, then its domain's."""
     domain = get_domain(scenario.domain)
-    findings = [f for check in (_contradictions, _visible) for f in check(scenario, vocabulary)]
+    findings = [f for check in (_contradictions, answer_key_findings, _visible) for f in check(scenario, vocabulary)]
     findings += [f for rule in domain.lint for f in rule(scenario, vocabulary)]
     findings += _consistency(scenario, vocabulary)
     return findings
@@ -72,6 +76,57 @@ def _contradictions(s: Scenario, _: Vocabulary) -> Iterator[Finding]:
                 field,
                 f"{', '.join(clash)} is both expected and in {field}",
                 f"remove it from {field} (a symptom to dismiss belongs there; the true cause does not)",
+            )
+
+
+def answer_key_findings(s: Scenario, _: Vocabulary | None = None) -> Iterator[Finding]:
+    """What lint says about an answer key's grounding fields, from the key alone (no evidence read).
+
+    Errors: `decisive` names a mode that is not expected, `refuting` a hypothesis that is not ruled out (the
+    entries of `AnswerKey.conflicts()` that `_contradictions` does not report). Warnings, for a sredrill-format
+    key only (a compat key is graded on upstream's fields): a faulty scenario without `location`, an expected
+    mode other than `healthy` without `decisive` items. Whether the selectors match evidence is the domain's
+    rule (`evidence.keys.selector_findings`), which needs the scenario's server.
+    """
+    a, path = s.answer, s.files["answer.yml"]
+    modes = set(a.expected_failure_modes)
+    for mode in a.decisive:
+        if mode not in modes:
+            yield _error(
+                "contradiction",
+                path,
+                f"decisive.{mode}",
+                f"decisive names {mode!r}, which is not in failure_modes ({', '.join(sorted(modes))})",
+                "key decisive items by an expected failure mode, or drop the entry",
+            )
+    for hypothesis in a.refuting:
+        if hypothesis not in a.ruled_out:
+            yield _error(
+                "contradiction",
+                path,
+                f"refuting.{hypothesis}",
+                f"refuting names {hypothesis!r}, which is not in ruled_out ({', '.join(a.ruled_out) or 'empty'})",
+                "add the hypothesis to ruled_out, or drop the entry",
+            )
+    if s.grading is not GradingMode.SREDRILL:
+        return
+    faulty = sorted(m for m in modes if m != "healthy")
+    if faulty and not a.location:
+        yield _warning(
+            "key_location",
+            path,
+            "location",
+            f"the key names no location for {', '.join(faulty)}, so a diagnosis is not asked where the fault is",
+            "add location: [every name a diagnosis may give the faulty resource, e.g. the instance or replica id]",
+        )
+    for mode in faulty:
+        if not a.decisive.get(mode):
+            yield _warning(
+                "key_decisive",
+                path,
+                f"decisive.{mode}",
+                f"{mode} has no decisive items, so any cited fact that holds backs it",
+                f"add decisive: {{{mode}: [{{metric: ..., shows: [rising]}}]}} naming the 1-3 items that show it",
             )
 
 

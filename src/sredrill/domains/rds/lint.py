@@ -1,13 +1,16 @@
-"""The RDS domain's lint rules (warnings; they never block a run) and the evidence strings lint's leak rule reads.
+"""The RDS domain's lint rules and the evidence strings lint's leak rule reads.
 
-Units that are not CloudWatch's, dimensions that do not match the instance, events, log records or points
-outside the window, duplicate series, and `required_queries` that no series of the scenario can answer.
+Warnings (they never block a run): units that are not CloudWatch's, dimensions that do not match the instance,
+events, log records or points outside the window, duplicate series, and `required_queries` that no series of the
+scenario can answer. Then every domain's answer-key rule (`evidence.keys.selector_findings`): a `decisive` or
+`refuting` selector that matches no evidence item is an error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sredrill.evidence.keys import selector_findings
 from sredrill.scenarios import Finding, Scenario, TimeWindow, Vocabulary
 from sredrill.scenarios.findings import warning
 
@@ -191,5 +194,5 @@ def log_records(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
         )
 
 
-RULES = (units, dimensions, windows, duplicates, queries, log_records)
+RULES = (units, dimensions, windows, duplicates, queries, log_records, selector_findings)
 """In the order lint reports them."""
