@@ -20,7 +20,7 @@ from types import MappingProxyType
 from pydantic import JsonValue
 
 from sredrill.diagnosis import Diagnosis
-from sredrill.errors import InputError
+from sredrill.errors import InputError, PackError
 from sredrill.evidence.items import ServedItem
 from sredrill.grading.compat import CompatGrader
 from sredrill.grading.grade import CheckId, CheckOutcome, Grade
@@ -33,9 +33,14 @@ from sredrill.results import Actual, Expected, GradingMode, Signal, SignalKind, 
 from sredrill.scenarios import Scenario, Vocabulary, get_domain
 from sredrill.trajectory import Trajectory
 
-__all__ = ["NO_DIAGNOSIS", "grade_diagnosis"]
+__all__ = ["NO_DIAGNOSIS", "AnswerKeyConflict", "grade_diagnosis"]
 
 NO_DIAGNOSIS = "no diagnosis: the agent returned nothing usable (neither a Diagnosis nor ROOT_CAUSE: text)"
+
+
+class AnswerKeyConflict(PackError):
+    """Raised when a scenario's answer key contradicts itself (`AnswerKey.conflicts()`): no diagnosis can pass it,
+    so grading refuses it and the engine records the scenario's results as errored, not failed."""
 
 
 def grade_diagnosis(
@@ -73,10 +78,21 @@ def grade_diagnosis(
 
     Raises:
         InputError: `axis` is not 1 or 2.
+        AnswerKeyConflict: the scenario's answer key (sredrill format) contradicts itself.
     """
     if axis not in (1, 2):
         raise InputError(f"axis must be 1 or 2, got {axis!r}", field="axis", allowed=["1", "2"])
     answer = scenario.answer
+    # An upstream key may name its own mode among forbidden categories (upstream compares coarse categories
+    # there, so it never fires): compat mode reads it so. A key in sredrill's format means what it says.
+    conflicts = answer.conflicts() if scenario.grading == GradingMode.SREDRILL else []
+    if conflicts:
+        raise AnswerKeyConflict(
+            f"the answer key contradicts itself, so no diagnosis can pass it: {'; '.join(conflicts)}",
+            path=f"{scenario.qualified_id}/answer.yml",
+            hint="fix answer.yml (a failure mode is never also ruled out or forbidden; decisive names only "
+            "failure_modes, refuting only ruled_out), then check with: sredrill scenarios lint --pack PATH",
+        )
     expected_modes = scenario.failure_modes or vocabulary.resolve_all([scenario.metadata.failure_mode])
     domain = get_domain(scenario.domain)
     score = score_trajectory(
