@@ -117,7 +117,7 @@ def test_a_summary_round_trips_through_json() -> None:
         summary=summarize(results), results=results,
     )  # fmt: skip
     assert RunReport.model_validate_json(report.model_dump_json()) == report
-    assert report.schema_version == "2"
+    assert report.schema_version == "3"
 
 
 def test_pass_at_k_unbiased_estimator() -> None:
@@ -171,3 +171,71 @@ CAUSAL_CHAIN:
     assert [c.evidence for c in d.claims] == [["aws_cloudwatch_metrics"], ["aws_rds_events"], []]
     assert d.causal_chain == ["bulk load", "storage exhausted", "writes fail"]
     assert parse_diagnosis_text("just text") is None
+
+
+def test_the_headline_is_the_first_attempt_after_retries() -> None:
+    # A guesser retried until it passes: 3 of 4 pass on a later attempt, 1 on its first, 1 never.
+    results = [
+        _r("p/0#1", "passed", axis=1, difficulty=1),
+        _r("p/1#1", "passed", axis=1, difficulty=1, attempts=["failed", "failed", "passed"]),
+        _r("p/2#1", "passed", axis=1, difficulty=2, attempts=["failed", "passed"]),
+        _r("p/3#1", "passed", axis=1, difficulty=2, attempts=["errored", "passed"]),
+        _r("p/4#1", "failed", axis=1, difficulty=2, attempts=["failed", "failed", "failed"]),
+    ]
+    s = summarize(results)
+    assert (s.passed, s.failed) == (4, 1)  # final statuses: what the exit code and the failures list read
+    assert s.pass_rate == 1 / 4  # pass@1: p/0 of the four whose first attempt was graded (p/3's errored)
+    assert (s.passed_on_retry, s.pass_rate_with_retries) == (3, 4 / 5)
+    assert s.pass_at_k == {"1": 0.25, "3": 0.8} and s.pass_hat_k is None
+    assert s.pass_k_counts is not None and "up to 3 attempts" in s.pass_k_counts
+    axis1 = s.rca.axis1 if s.rca else None
+    assert axis1 is not None and axis1.pass_rate == 0.25 and axis1.by_difficulty["2"].pass_rate == 0.0
+    assert axis1.by_difficulty["2"].pass_rate_with_retries == 2 / 3
+    # Told the run's --retries, pass@k is labelled with the attempts allowed.
+    assert summarize(results, retries=4).pass_at_k == {"1": 0.25, "5": 0.8}
+
+
+def test_a_run_without_retries_has_no_retried_rate() -> None:
+    s = summarize([_r("a", "passed"), _r("b", "failed")])
+    assert (s.pass_rate, s.pass_rate_with_retries, s.passed_on_retry, s.pass_at_k, s.pass_k_counts) == (
+        0.5, None, 0, None, None,
+    )  # fmt: skip
+
+
+def test_with_repeats_the_headline_is_the_mean_pass_share() -> None:
+    results = [
+        _r("a", "failed", attempts=["passed", "failed", "passed"]),
+        _r("b", "passed", attempts=["passed", "passed", "errored"]),
+    ]
+    s = summarize(results, repeat=3)
+    assert s.pass_rate == pytest.approx((2 / 3 + 1) / 2)  # pass@1's unbiased estimate, not a's first attempt
+    assert s.pass_at_k is not None and s.pass_at_k["1"] == round(s.pass_rate, 4)
+    assert s.pass_k_counts is not None and s.pass_k_counts.startswith("--repeat 3")
+    assert s.pass_rate_with_retries is None
+
+
+def test_rca_axes_carry_the_mean_score_and_the_hallucination_rate() -> None:
+    def graded(id_: str, status: str, score: float | None, claims: int | None, uncited: int | None) -> TestResult:
+        return _r(id_, status, axis=1, difficulty=2, score=score).model_copy(
+            update={"claims": claims, "uncited_claims": uncited}
+        )
+
+    results = [
+        graded("p/0#1", "passed", 0.9, 4, 0),
+        graded("p/1#1", "failed", 0.3, 4, 3),
+        graded("p/2#1", "errored", None, None, None),  # never graded: in neither figure
+    ]
+    axis1 = summarize(results).rca.axis1  # type: ignore[union-attr]
+    assert axis1 is not None
+    assert (axis1.mean_score, axis1.by_difficulty["2"].mean_score) == (0.6, 0.6)
+    assert (axis1.claims, axis1.uncited_claims, axis1.hallucination_rate) == (8, 3, 0.375)
+    # Other kinds have their own figure (incidents: mean grade), never a mean score.
+    assert summarize([_r("t", "passed", score=1.0)]).test.mean_score is None  # type: ignore[union-attr]
+    none = summarize([graded("p/0#1", "passed", 1.0, 0, 0)]).rca.axis1  # type: ignore[union-attr]
+    assert none is not None and none.hallucination_rate is None  # no claim made: unknown, not 0
+
+
+def test_a_stored_result_of_an_older_version_still_reads() -> None:
+    old = {"id": "p/0#1", "name": "p/0#1", "kind": "rca", "status": "passed", "score": 0.75, "duration_ms": 1.0}
+    result = TestResult.model_validate(old)
+    assert (result.score_components, result.claims, result.uncited_claims) == (None, None, None)

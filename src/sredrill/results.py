@@ -7,6 +7,7 @@ Schema is generated into `docs/run-report.schema.json`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from math import comb
@@ -49,8 +50,10 @@ __all__ = [
     "summarize",
 ]
 
-SCHEMA_VERSION: Final = "2"
-"""Version of the RunReport format: 2 gave the summary one section per kind of result (it mixed them in 1)."""
+SCHEMA_VERSION: Final = "3"
+"""Version of the RunReport format: 2 gave the summary one section per kind of result (it mixed them in 1); 3
+made every pass rate pass@1 (the first attempt: a pass on a retry no longer counts in it) and added the RCA
+score, its components and the claim counts (the hallucination rate)."""
 
 
 class TestStatus(StrEnum):
@@ -213,8 +216,19 @@ class TestResult(_Model):
     labels: list[str] = Field(default_factory=list)
     content_hash: str | None = None
     status: TestStatus
+    """The final attempt's status (`--retries`: a test retried into a pass is `passed`; `--repeat`: `failed` when
+    any graded attempt failed); the pass rates count first attempts (`Rate.pass_rate`)."""
     score: float | None = None
-    """Mean of gate-judge scores and metric thresholds; None when nothing is scored."""
+    """0–1. An RCA result: the grade's score (`score_components`' weighted mean, `grading.score`); an incident
+    episode: its grade; an SDK test: the mean of gate-judge scores and metric thresholds. None when nothing is
+    scored."""
+    score_components: dict[str, float] | None = None
+    """An RCA result's score components, each 0–1: `modes`, `location`, `evidence`, `ruling_out`, `efficiency`
+    (docs/grading.md); None for other kinds or when the result was not graded."""
+    claims: int | None = None
+    """An RCA result: how many claims its diagnosis made; None when it was not graded."""
+    uncited_claims: int | None = None
+    """An RCA result: the claims that cite no evidence item (the hallucination count); None when not graded."""
     failure_reason: str | None = None
     """The first failed gate, or the error message of an errored test."""
     signals: list[Signal] = Field(default_factory=list)
@@ -272,14 +286,28 @@ class Counts(_Model):
 
 
 class Rate(_Model):
-    """Statuses of a set of results and their pass rate, as a summary states them."""
+    """Statuses of a set of results and their pass rate, as a summary states them.
+
+    The counts are final statuses (what the exit code and the failures list read); the pass rate is pass@1, the
+    first attempt's, so that retrying until a pass never raises the headline.
+    """
 
     total: int = 0
     passed: int = 0
     failed: int = 0
     errored: int = 0
     pass_rate: float | None = None
-    """passed / (passed + failed); errored results are excluded (and counted); null when nothing was graded."""
+    """pass@1: the results whose first attempt passed / those whose first attempt was graded (errored attempts
+    are excluded, and counted); with `--repeat N`, the mean over results of their graded attempts' pass share
+    (pass@1's unbiased estimate). Equals passed / (passed + failed) when every result ran once; null when nothing
+    was graded."""
+    passed_on_retry: int = 0
+    """Results counted in `passed` whose first attempt did not pass (`--retries`): not in `pass_rate`."""
+    pass_rate_with_retries: float | None = None
+    """With `--retries`: passed / (passed + failed) over final statuses, a result passing when any of its attempts
+    did: pass@k with k = the attempts allowed (`Summary.pass_at_k` names k). Null without retries."""
+    mean_score: float | None = None
+    """RCA sections only: the mean score (0–1) of the graded results (`TestResult.score`); null otherwise."""
 
 
 class Section(Rate):
@@ -300,6 +328,12 @@ class AxisSection(Section):
     """1 or 2."""
     mode: str | None = None
     """The evidence backend its scenarios ran on (`full`, `selective`, `temporal`); None when they differ."""
+    claims: int = 0
+    """Claims made by the graded diagnoses of this axis."""
+    uncited_claims: int = 0
+    """Those claims that cite no evidence item."""
+    hallucination_rate: float | None = None
+    """uncited_claims / claims: the share of claims that cite no evidence; null when no claim was made."""
 
 
 class Gap(_Model):
@@ -345,7 +379,13 @@ class Summary(Rate):
     flaky: int = 0
     """Tests whose attempts disagreed."""
     pass_at_k: dict[str, float] | None = None
+    """k -> pass@k, when results ran more than once. `--repeat N`: k in {1, N}, the unbiased estimate of the chance
+    that at least one of k attempts passes. `--retries`: "1" is the first attempt (the headline) and "k" (k = the
+    most attempts a result used, at most retries + 1) the share that passed within k attempts."""
     pass_hat_k: dict[str, float] | None = None
+    """k -> pass^k (`--repeat N` only): the chance that all k attempts pass, k in {1, N}."""
+    pass_k_counts: str | None = None
+    """What `pass_at_k` and `pass_hat_k` count, in words; null when every result ran once."""
     rca: RcaSummary | None = None
     """RCA scenarios, when the run had any."""
     incident: IncidentSummary | None = None
@@ -363,7 +403,7 @@ class Summary(Rate):
 class RunReport(_Model):
     """Everything a run produced; `--json` prints exactly this."""
 
-    schema_version: Literal["2"] = SCHEMA_VERSION
+    schema_version: Literal["3"] = SCHEMA_VERSION
     run_id: str
     agent: str | None
     mode: str | None = None
@@ -382,20 +422,60 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - comb(n - c, k) / comb(n, k)
 
 
-def _rate(results: Sequence[TestResult]) -> Rate:
+@dataclass(frozen=True, slots=True)
+class _Attempts:
+    """How the run's results were attempted, which decides what pass@1 reads."""
+
+    repeated: bool = False
+    """`--repeat N` (N > 1): every attempt is a sample; pass@1 is the mean pass share of each result's attempts."""
+    retried: bool = False
+    """`--retries`: attempts stop at the first pass; pass@1 is the first attempt."""
+
+
+def _first_pass(result: TestResult, how: _Attempts) -> float | None:
+    """One result's pass@1: 1 or 0 for its first attempt (None when it errored); repeated, the pass share of its
+    graded attempts (None when every attempt errored)."""
+    attempts = result.attempts
+    if not attempts:
+        return None if result.status == TestStatus.ERRORED else float(result.status == TestStatus.PASSED)
+    if how.repeated:
+        graded = [a for a in attempts if a.status != TestStatus.ERRORED]
+        return sum(a.status == TestStatus.PASSED for a in graded) / len(graded) if graded else None
+    first = attempts[0].status
+    return None if first == TestStatus.ERRORED else float(first == TestStatus.PASSED)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def _rate(results: Sequence[TestResult], how: _Attempts, *, scored: bool = False) -> Rate:
     passed = sum(r.status == TestStatus.PASSED for r in results)
     failed = sum(r.status == TestStatus.FAILED for r in results)
     errored = len(results) - passed - failed
     graded = passed + failed
+    shares = [x for x in (_first_pass(r, how) for r in results) if x is not None]
+    on_retry = sum(
+        r.status == TestStatus.PASSED and bool(r.attempts) and r.attempts[0].status != TestStatus.PASSED
+        for r in results
+    )
+    scores = [r.score for r in results if r.score is not None and r.status != TestStatus.ERRORED]
     return Rate(
-        total=len(results), passed=passed, failed=failed, errored=errored, pass_rate=passed / graded if graded else None
+        total=len(results),
+        passed=passed,
+        failed=failed,
+        errored=errored,
+        pass_rate=sum(shares) / len(shares) if shares else None,
+        passed_on_retry=on_retry if how.retried else 0,
+        pass_rate_with_retries=passed / graded if how.retried and graded else None,
+        mean_score=_mean(scores) if scored else None,
     )
 
 
-def _section(results: Sequence[TestResult], counts: str) -> Section:
+def _section(results: Sequence[TestResult], counts: str, how: _Attempts, *, scored: bool = False) -> Section:
     levels = sorted({r.difficulty for r in results if r.difficulty is not None})
-    by_difficulty = {str(d): _rate([r for r in results if r.difficulty == d]) for d in levels}
-    return Section(counts=counts, by_difficulty=by_difficulty, **_rate(results).model_dump())
+    by_difficulty = {str(d): _rate([r for r in results if r.difficulty == d], how, scored=scored) for d in levels}
+    return Section(counts=counts, by_difficulty=by_difficulty, **_rate(results, how, scored=scored).model_dump())
 
 
 def _points(a: float | None, b: float | None) -> float | None:
@@ -413,28 +493,38 @@ def _scenario_of(result: TestResult) -> str:
     return result.id.rsplit("#", 1)[0]
 
 
-def _axis_section(number: int, results: Sequence[TestResult]) -> AxisSection:
+def _axis_section(number: int, results: Sequence[TestResult], how: _Attempts) -> AxisSection:
     modes = {r.mode for r in results if r.mode}
     mode = modes.pop() if len(modes) == 1 else None
     label = f"RCA scenarios on Axis {number}" + (f" ({mode} evidence)" if mode else "")
-    return AxisSection(axis=number, mode=mode, **_section(results, label).model_dump())
+    counted = [r for r in results if r.claims is not None and r.status != TestStatus.ERRORED]
+    claims = sum(r.claims or 0 for r in counted)
+    uncited = sum(r.uncited_claims or 0 for r in counted)
+    return AxisSection(
+        axis=number,
+        mode=mode,
+        claims=claims,
+        uncited_claims=uncited,
+        hallucination_rate=round(uncited / claims, 4) if claims else None,
+        **_section(results, label, how, scored=True).model_dump(),
+    )
 
 
-def _rca(results: Sequence[TestResult]) -> RcaSummary:
+def _rca(results: Sequence[TestResult], how: _Attempts) -> RcaSummary:
     axis1 = [r for r in results if _axis_of(r) != 2]
     axis2 = [r for r in results if _axis_of(r) == 2]
     rca = RcaSummary(
-        axis1=_axis_section(1, axis1) if axis1 else None,
-        axis2=_axis_section(2, axis2) if axis2 else None,
+        axis1=_axis_section(1, axis1, how) if axis1 else None,
+        axis2=_axis_section(2, axis2, how) if axis2 else None,
         compat_scenarios=len({_scenario_of(r) for r in results if r.grading == GradingMode.COMPAT}),
     )
     if axis1 and axis2:
         # The gap is over the same scenarios: each axis restricted to the scenarios that ran on both.
         both = {_scenario_of(r) for r in axis1} & {_scenario_of(r) for r in axis2}
-        one = _section([r for r in axis1 if _scenario_of(r) in both], "")
-        two = _section([r for r in axis2 if _scenario_of(r) in both], "")
+        one = _section([r for r in axis1 if _scenario_of(r) in both], "", how)
+        two = _section([r for r in axis2 if _scenario_of(r) in both], "", how)
         rca.gap = Gap(
-            counts=f"Axis 1 − Axis 2 pass rate over the {len(both)} scenario(s) run on both axes, in points",
+            counts=f"Axis 1 − Axis 2 pass rate (pass@1) over the {len(both)} scenario(s) run on both axes, in points",
             overall=_points(one.pass_rate, two.pass_rate),
             by_difficulty={
                 d: _points(one.by_difficulty[d].pass_rate, rate.pass_rate)
@@ -445,22 +535,27 @@ def _rca(results: Sequence[TestResult]) -> RcaSummary:
     return rca
 
 
-def _incident(results: Sequence[TestResult]) -> IncidentSummary:
+def _incident(results: Sequence[TestResult], how: _Attempts) -> IncidentSummary:
     grades = [r.score for r in results if r.score is not None]
     return IncidentSummary(
-        mean_grade=round(sum(grades) / len(grades), 4) if grades else None,
-        **_section(results, "incident episodes (task × seed)").model_dump(),
+        mean_grade=_mean(grades),
+        **_section(results, "incident episodes (task × seed)", how).model_dump(),
     )
 
 
-def summarize(results: Sequence[TestResult], *, repeat: int = 1) -> Summary:
-    """The run's one summary: every result counted once, then a section per kind (RCA per axis with the gap,
-    incident episodes, SDK tests), each with its own pass rate and per-difficulty counts; pass@k when repeated.
+def summarize(results: Sequence[TestResult], *, repeat: int = 1, retries: int | None = None) -> Summary:
+    """The run's one summary: every result counted once, then a section per kind (RCA per axis with the gap, mean
+    score and hallucination rate, incident episodes, SDK tests), each with its own pass rate (pass@1) and
+    per-difficulty counts; pass@k when results ran more than once.
 
     Args:
         results: every result of the run (both axes of an RCA run, incident episodes, SDK tests).
         repeat: `--repeat N`; above 1, pass@k and pass^k are computed for k in {1, N}.
+        retries: `--retries N`, when known: pass@k's k is N + 1. None reads it from the results (a result with
+            several attempts in a run that was not repeated was retried; k is the most attempts one used).
     """
+    attempted = any(len(r.attempts) > 1 for r in results)
+    how = _Attempts(repeated=repeat > 1, retried=repeat <= 1 and (attempted or bool(retries)))
     by_kind = {kind: [r for r in results if r.kind == kind] for kind in ResultKind}
     rca, incident, tests = by_kind[ResultKind.RCA], by_kind[ResultKind.INCIDENT], by_kind[ResultKind.TEST]
     kinds = []
@@ -473,13 +568,27 @@ def summarize(results: Sequence[TestResult], *, repeat: int = 1) -> Summary:
     summary = Summary(
         counts="every result of the run, each counted once" + (f": {', '.join(kinds)}" if kinds else ""),
         flaky=sum(r.flaky for r in results),
-        rca=_rca(rca) if rca else None,
-        incident=_incident(incident) if incident else None,
-        test=_section(tests, "tests") if tests else None,
-        **_rate(results).model_dump(),
+        rca=_rca(rca, how) if rca else None,
+        incident=_incident(incident, how) if incident else None,
+        test=_section(tests, "tests", how) if tests else None,
+        **_rate(results, how).model_dump(),
     )
-    if repeat > 1:
+    if how.repeated:
         summary.pass_at_k, summary.pass_hat_k = _pass_k(results, repeat)
+        if summary.pass_at_k:
+            summary.pass_k_counts = (
+                f"--repeat {repeat}: each result ran {repeat} times; pass@k is the chance that at least one of k "
+                "attempts passes (unbiased estimate), pass^k that all k pass; errored attempts excluded"
+            )
+    elif how.retried:
+        k = retries + 1 if retries else max(len(r.attempts) for r in results)
+        first, within = summary.pass_rate, summary.pass_rate_with_retries
+        if first is not None and within is not None:
+            summary.pass_at_k = {"1": first, str(k): within}
+            summary.pass_k_counts = (
+                f"--retries: a result that did not pass ran again, up to {k} attempts; pass@1 is the first attempt "
+                f"(the headline), pass@{k} the share that passed within {k} attempts"
+            )
     return summary
 
 

@@ -85,3 +85,19 @@ def test_cli_runs_show_html_and_reporter_html(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert fetched_by(shown.read_text()) == []
     assert "keyword" in shown.read_text()
+
+
+def test_the_page_labels_pass_at_1_and_shows_scores_and_uncited_claims() -> None:
+    from sredrill.engine.reporters.html_pages import result_page
+    from tests.engine.test_reporters import _retried, _scored
+
+    retried = render_run_html(report_of(_retried()))
+    assert '· pass@1 <b id="pass-rate">33.3%</b>' in retried
+    assert "pass@3 75.0% with retries (2 passed only on a retry)" in retried
+    scored = [_scored("000", "passed", 0.8, 3, 0), _scored("001", "failed", 0.4, 5, 2)]
+    page = render_run_html(report_of(scored))
+    assert '<td class="num score">0.60</td>' in page  # the RCA rows' mean score
+    assert 'id="uncited" data-axis1="0.25"' in page and "axis 1: 2 of 8 (25.0%)" in page
+    one = result_page("r", scored[1], None, evidence="")
+    assert 'data-score="0.4">0.40 (modes 1.00, location 1.00, evidence 0.50, ruling_out 1.00, efficiency 0.50)' in one
+    assert 'data-claims="5" data-uncited="2">5 claim(s), 2 citing no evidence item' in one

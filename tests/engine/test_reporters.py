@@ -12,6 +12,7 @@ import pytest
 from sredrill.engine.reporters import ConsoleReporter, JsonReporter, JUnitReporter, make_reporter
 from sredrill.errors import InputError
 from sredrill.results import (
+    Attempt,
     Check,
     Insights,
     ResultKind,
@@ -129,7 +130,7 @@ def test_console_prints_progress_on_stderr_and_only_the_result_on_stdout() -> No
     assert TITLE not in stdout and progress not in stdout
     assert TITLE in err.getvalue() and progress in err.getvalue()
     # The totals line, in the progress line's words, over every result; then a table per kind of result.
-    assert "4 results · 1 passed · 2 failed · 1 errored · pass rate 33.3%" in stdout
+    assert "4 results · 1 passed · 2 failed · 1 errored · pass@1 33.3%" in stdout
     assert "(every result of the run, each counted once: RCA scenarios, tests)" in stdout
     assert "RCA scenarios (axis 1: mixed evidence)" in stdout
     assert "\ntests\n" in stdout
@@ -196,16 +197,16 @@ def test_console_keeps_rca_axes_and_incidents_apart_with_the_gap_labelled() -> N
     drive(reporter, report_of(rs, summary=summary))
     stdout = out.getvalue()
     lines = stdout.splitlines()
-    assert "7 results · 4 passed · 2 failed · 1 errored · pass rate 66.7%" in stdout
+    assert "7 results · 4 passed · 2 failed · 1 errored · pass@1 66.7%" in stdout
     assert "7/7 results · 4 passed · 2 failed · 1 errored" in err.getvalue()
     assert "RCA scenarios (axis 1: full evidence; axis 2: selective evidence)" in stdout
-    # Rows: difficulty, axis, total, passed, failed, errored, pass rate[, gap on the Axis 2 row].
+    # Rows: difficulty, axis, total, passed, failed, errored, pass@1, mean score[, gap on the Axis 2 row].
     cells = [[c.strip() for c in line.split("│")] for line in lines if "│" in line]
-    assert ["all", "1", "2", "2", "0", "0", "100.0%", ""] in cells
-    assert ["", "2", "2", "1", "1", "0", "50.0%", "+50.0 pp"] in cells
-    assert ["4", "1", "1", "1", "0", "0", "100.0%", ""] in cells
-    assert ["", "2", "1", "0", "1", "0", "0.0%", "+100.0 pp"] in cells
-    assert "gap: Axis 1 − Axis 2 pass rate over the 2 scenario(s) run on both axes, in points" in stdout
+    assert ["all", "1", "2", "2", "0", "0", "100.0%", "n/a", ""] in cells
+    assert ["", "2", "2", "1", "1", "0", "50.0%", "n/a", "+50.0 pp"] in cells
+    assert ["4", "1", "1", "1", "0", "0", "100.0%", "n/a", ""] in cells
+    assert ["", "2", "1", "0", "1", "0", "0.0%", "n/a", "+100.0 pp"] in cells
+    assert "gap: Axis 1 − Axis 2 pass rate (pass@1) over the 2 scenario(s) run on both axes, in points" in stdout
     # Incident difficulty (1–3) is its own scale: never added to an RCA row.
     assert "incident episodes (task × seed) · mean grade 0.25" in stdout
     assert ["all", "3", "1", "1", "1", "50.0%"] in cells
@@ -443,3 +444,72 @@ def test_an_unwritable_output_is_an_input_error(tmp_path: Path) -> None:
     reporter = make_reporter("json", output=blocker / "report.json", stdout=io.StringIO(), stderr=io.StringIO())
     with pytest.raises(InputError, match="cannot write the report"):
         drive(reporter, report_of(results()))
+
+
+def _retried() -> list[TestResult]:
+    """A retry guesser's run: one pass on the first attempt, two only on a retry, one never."""
+    attempts = [["passed"], ["failed", "failed", "passed"], ["errored", "passed"], ["failed", "failed", "failed"]]
+    out = []
+    for i, statuses in enumerate(attempts):
+        final = statuses[-1]
+        out.append(
+            _rca(f"00{i}", 1, final, 2).model_copy(
+                update={"attempts": [Attempt(status=TestStatus(s), duration_ms=1.0) for s in statuses]}
+            )
+        )
+    return out
+
+
+def test_the_console_headline_is_pass_at_1_and_retries_are_labelled_pass_at_k() -> None:
+    reporter, out, _ = console()
+    rs = _retried()
+    drive(reporter, report_of(rs))
+    stdout = out.getvalue()
+    # pass@1 counts p/000 of the three whose first attempt was graded; the retried rate is labelled.
+    assert "4 results · 3 passed · 1 failed · 0 errored · pass@1 33.3%" in stdout
+    assert "pass@3 75.0% with retries (2 passed only on a retry)" in stdout
+    assert "pass@1 33.3%  pass@3 75.0%" in stdout
+    assert "pass@1 is the first attempt (the headline)" in stdout
+    assert "passed only on a retry" in stdout
+
+
+def _scored(scenario: str, status: str, score: float, claims: int, uncited: int) -> TestResult:
+    components = {"modes": 1.0, "location": 1.0, "evidence": 0.5, "ruling_out": 1.0, "efficiency": 0.5}
+    return _rca(scenario, 1, status, 2, score=score, score_components=components, claims=claims,
+                uncited_claims=uncited)  # fmt: skip
+
+
+def test_the_scoreboard_shows_the_mean_score_and_the_hallucination_rate() -> None:
+    reporter, out, _ = console()
+    drive(reporter, report_of([_scored("000", "passed", 0.8, 3, 0), _scored("001", "failed", 0.4, 5, 2)]))
+    stdout = out.getvalue()
+    cells = [[c.strip() for c in line.split("│")] for line in stdout.splitlines() if "│" in line]
+    assert ["all", "1", "2", "1", "1", "0", "50.0%", "0.60"] in cells
+    assert "uncited claims (hallucination rate: claims citing no evidence item): axis 1: 2 of 8 (25.0%)" in stdout
+
+
+def test_junit_carries_pass_at_1_the_score_and_the_claim_counts(tmp_path: Path) -> None:
+    target = tmp_path / "junit.xml"
+    rs = [_scored("000", "passed", 0.8, 3, 0), _scored("001", "failed", 0.4, 5, 2)]
+    drive(JUnitReporter(output=target, stdout=io.StringIO(), stderr=io.StringIO()), report_of(rs))
+    suite = ET.parse(target).getroot().find("testsuite")
+    assert suite is not None
+    props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
+    assert props["axis1.pass@1"] == "0.5000" and props["axis1.mean_score"] == "0.6000"
+    assert (props["axis1.claims"], props["axis1.uncited_claims"], props["axis1.hallucination_rate"]) == (
+        "8", "2", "0.2500",
+    )  # fmt: skip
+    case = suite.findall("testcase")[1]
+    case_props = {p.get("name"): p.get("value") for p in case.findall("properties/property")}
+    assert case_props["score"] == "0.4000" and case_props["score.evidence"] == "0.5000"
+    assert (case_props["claims"], case_props["uncited_claims"]) == ("5", "2")
+
+
+def test_junit_labels_the_retried_rate(tmp_path: Path) -> None:
+    target = tmp_path / "junit.xml"
+    drive(JUnitReporter(output=target, stdout=io.StringIO(), stderr=io.StringIO()), report_of(_retried()))
+    suite = ET.parse(target).getroot().find("testsuite")
+    assert suite is not None
+    props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
+    assert (props["axis1.pass@1"], props["run.pass@1"], props["run.pass@3"]) == ("0.3333", "0.3333", "0.7500")
+    assert "run.pass^3" not in props  # retries stop at a pass: pass^k is not measured

@@ -74,12 +74,12 @@ def test_compare_says_what_each_rate_counts() -> None:
     b = _report("rb", "keyword", _pack(False))
     lines = compare_lines(compare_reports(a, b))
     assert "broke    p/9#1" in lines
-    assert "pass rate 75.0% → 50.0% (every result of each run, each counted once)" in lines
-    assert "RCA axis 1 pass rate 100.0% → 50.0% (RCA scenarios on Axis 1 (full evidence))" in lines
-    assert "incidents pass rate 50.0% → 50.0% (incident episodes (task × seed))" in lines
+    assert "pass@1 75.0% → 50.0% (every result of each run, each counted once)" in lines
+    assert "RCA axis 1 pass@1 100.0% → 50.0% (RCA scenarios on Axis 1 (full evidence))" in lines
+    assert "incidents pass@1 50.0% → 50.0% (incident episodes (task × seed))" in lines
     assert lines[-1] == "0 fixed, 1 broke, 0 added, 0 removed"
 
 
 def test_the_totals_line_counts_every_result_once() -> None:
-    assert totals_line(summarize(_pack(False))) == "4 results · 2 passed · 2 failed · 0 errored · pass rate 50.0%"
-    assert totals_line(summarize([])) == "0 results · 0 passed · 0 failed · 0 errored · pass rate n/a"
+    assert totals_line(summarize(_pack(False))) == "4 results · 2 passed · 2 failed · 0 errored · pass@1 50.0%"
+    assert totals_line(summarize([])) == "0 results · 0 passed · 0 failed · 0 errored · pass@1 n/a"

@@ -92,8 +92,9 @@ class RcaCase:
         return self.scenario.difficulty
 
     def decorate(self, result: TestResult, outcome: Grade | None) -> TestResult:
-        """Add the RCA fields of the RunReport (axis, mode, expected/actual, checks, trajectory, reasoning);
-        without a grade (the agent failed, the test timed out) the engine's verdict stands."""
+        """Add the RCA fields of the RunReport (axis, mode, expected/actual, checks, trajectory, reasoning, the
+        score and its components, the claim counts); without a grade (the agent failed, the test timed out) the
+        engine's verdict stands."""
         update: dict[str, Any] = {
             "kind": self.kind,
             "axis": self.axis.number,
@@ -102,13 +103,17 @@ class RcaCase:
             "prompt": None,
         }
         if outcome is not None:
+            score, grounding = outcome.score, outcome.grounding
             update.update(
                 expected=outcome.expected,
                 actual=outcome.actual,
                 checks=outcome.report_checks(),
                 trajectory=outcome.trajectory,
                 reasoning=dict(outcome.reasoning) if outcome.reasoning is not None else None,
-                score=round(outcome.gate_fraction, 4),
+                score=score.value if score is not None else None,
+                score_components=dict(score.components) if score is not None else None,
+                claims=grounding.claims if grounding is not None else None,
+                uncited_claims=grounding.uncited if grounding is not None else None,
                 grading=outcome.grading,
             )
             if result.status == TestStatus.FAILED and outcome.failure_reason:

@@ -8,9 +8,10 @@ from enum import StrEnum
 
 from pydantic import JsonValue
 
+from sredrill.grading.grounding import Grounding
 from sredrill.results import Actual, Check, Expected, GradingMode, Signal, SignalRole, TrajectorySummary
 
-__all__ = ["CheckId", "CheckOutcome", "Grade"]
+__all__ = ["CheckId", "CheckOutcome", "Grade", "Score", "ScoreComponent"]
 
 
 class CheckId(StrEnum):
@@ -52,6 +53,25 @@ class CheckOutcome:
         return Check(passed=self.passed, role=self.role, detail=self.detail)
 
 
+class ScoreComponent(StrEnum):
+    """The parts of a grade's score (`grading.score` defines each and its weight)."""
+
+    MODES = "modes"
+    LOCATION = "location"
+    EVIDENCE = "evidence"
+    RULING_OUT = "ruling_out"
+    EFFICIENCY = "efficiency"
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A diagnosis's score in [0, 1] beside the pass gate, and the components it is the weighted mean of."""
+
+    value: float
+    components: Mapping[str, float]
+    """`ScoreComponent` value -> its value in [0, 1], in `ScoreComponent`'s order."""
+
+
 @dataclass(frozen=True, slots=True)
 class Grade:
     """Everything grading says about one diagnosis: the RunReport fields of one RCA result."""
@@ -72,6 +92,11 @@ class Grade:
     grading: GradingMode = GradingMode.SREDRILL
     """How it was graded: `compat` when the scenario's answer key is in the upstream format (`grading.compat`);
     the result records it (`TestResult.grading`)."""
+    grounding: Grounding | None = None
+    """What the diagnosis's citations establish (`grounding.ground`): its claim counts give the result's
+    `claims` and `uncited_claims`; None when grading did not record it."""
+    score: Score | None = None
+    """The score beside the gate (`grading.score.score_diagnosis`); None when grading did not compute it."""
 
     @property
     def passed(self) -> bool:

@@ -136,11 +136,12 @@ def runs_page(runs: Sequence[dict[str, Any]], *, packs: Sequence[str]) -> str:
     table = (
         '<form action="/ui/compare" method="get" id="compare-form"><table class="grid"><thead><tr>'
         "<th>A</th><th>B</th><th>run</th><th>kind</th><th>agent</th><th>mode</th><th>status</th>"
-        "<th>pass rate</th><th>passed / results</th><th>failed</th><th>errored</th><th>by kind</th>"
+        "<th>pass@1</th><th>passed / results</th><th>failed</th><th>errored</th><th>by kind</th>"
         "<th>duration</th><th>started (UTC)</th>"
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        '<p class="muted">pass rate, passed / results, failed, errored: every result of the run, each counted '
-        "once (as on its run page); by kind: the pass rate of each section (RCA per axis, incidents, tests)</p>"
+        '<p class="muted">pass@1 (the first attempt\'s pass rate), passed / results, failed, errored: every result '
+        "of the run, each counted once (as on its run page); by kind: the pass@1 of each section (RCA per axis, "
+        "incidents, tests)</p>"
         '<p><button type="submit" id="compare-button">Compare A → B</button></p></form>'
         if rows
         else '<p class="muted">No run stored yet: start one above, or run <code>sredrill run</code> '
@@ -160,7 +161,7 @@ def compare_page(comparison: dict[str, Any]) -> str:
     )
     head = (
         f'<h1>Compare</h1><p><a href="/ui/runs/{quote(a)}">{_e(a)}</a> → <a href="/ui/runs/{quote(b)}">{_e(b)}</a>'
-        f" · pass rate {_pct(comparison['pass_rate_a'])} → {_pct(comparison['pass_rate_b'])}"
+        f" · pass@1 {_pct(comparison['pass_rate_a'])} → {_pct(comparison['pass_rate_b'])}"
         f' <span class="muted">({_e(comparison.get("counts") or "every result of each run")})</span></p>{rates}'
         f'<p class="summary">{len(comparison["fixed"])} fixed · {len(comparison["broke"])} broke · '
         f"{len(comparison['added'])} added · {len(comparison['removed'])} removed</p>"
@@ -391,6 +392,9 @@ def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]]
             f"{_grading(result)}</dl></section>"
         )
     output = f'<section class="card"><h2>Output</h2>{_json_block(result.output)}</section>' if result.output else ""
+    scored = _score(result)
+    if scored:
+        expected += f'<section class="card" id="score-card"><h2>Score</h2><dl class="metrics">{scored}</dl></section>'
     captured = _captured(result)
     insights = (
         f'<section class="card" id="insights"><h2>Insights</h2>{_insights(result.insights)}</section>'
@@ -407,6 +411,21 @@ def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]]
         + (f'<section class="card"><h2>Evidence</h2>{evidence}</section>' if evidence else "")
     )
     return _layout(f"sredrill · {result.name}", body)
+
+
+def _score(result: TestResult) -> str:
+    """An RCA result's score, its components and claim counts, when it was graded."""
+    parts = []
+    if result.score_components is not None and result.score is not None:
+        components = ", ".join(f"{k} {v:.2f}" for k, v in result.score_components.items())
+        value = f"{result.score:.2f} ({_e(components)})"
+        parts.append(f'<dt>score</dt><dd id="score" data-score="{result.score}">{value}</dd>')
+    if result.claims is not None:
+        parts.append(
+            f'<dt>claims</dt><dd id="claims" data-claims="{result.claims}" data-uncited="{result.uncited_claims}">'
+            f"{result.claims} claim(s), {result.uncited_claims} citing no evidence item</dd>"
+        )
+    return "".join(parts)
 
 
 def _grading(result: TestResult) -> str:

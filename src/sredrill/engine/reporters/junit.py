@@ -90,6 +90,47 @@ def _suite_counts(summary: Summary, kind: ResultKind) -> Rate | None:
     return summary.incident if kind == ResultKind.INCIDENT else summary.test
 
 
+def _figure(value: float | None) -> str | None:
+    return None if value is None else f"{value:.4f}"
+
+
+def _suite_figures(summary: Summary, kind: ResultKind) -> list[tuple[str, str | None]]:
+    """A suite's headline figures as properties: pass@1 (per axis for RCA, with the mean score and the
+    hallucination rate), and the run's pass@k / pass^k when results ran more than once, each labelled."""
+    figures: list[tuple[str, str | None]] = []
+    if kind == ResultKind.RCA and summary.rca is not None:
+        for axis in (summary.rca.axis1, summary.rca.axis2):
+            if axis is None:
+                continue
+            figures += [
+                (f"axis{axis.axis}.pass@1", _figure(axis.pass_rate)),
+                (f"axis{axis.axis}.mean_score", _figure(axis.mean_score)),
+                (f"axis{axis.axis}.claims", str(axis.claims)),
+                (f"axis{axis.axis}.uncited_claims", str(axis.uncited_claims)),
+                (f"axis{axis.axis}.hallucination_rate", _figure(axis.hallucination_rate)),
+            ]
+    else:
+        section = summary.incident if kind == ResultKind.INCIDENT else summary.test
+        figures.append(("pass@1", _figure(section.pass_rate if section is not None else None)))
+    figures += [(f"run.pass@{k}", _figure(v)) for k, v in (summary.pass_at_k or {}).items()]
+    figures += [(f"run.pass^{k}", _figure(v)) for k, v in (summary.pass_hat_k or {}).items()]
+    if summary.pass_k_counts:
+        figures.append(("run.pass@k.counts", summary.pass_k_counts))
+    return figures
+
+
+def _case_properties(result: TestResult) -> list[tuple[str, str]]:
+    """A test case's properties: how it was graded, its score and components, its claim counts."""
+    found: list[tuple[str, str | None]] = [
+        ("grading", result.grading.value if result.grading is not None else None),
+        ("score", _figure(result.score) if result.kind == ResultKind.RCA else None),
+        *((f"score.{k}", _figure(v)) for k, v in (result.score_components or {}).items()),
+        ("claims", str(result.claims) if result.claims is not None else None),
+        ("uncited_claims", str(result.uncited_claims) if result.uncited_claims is not None else None),
+    ]
+    return [(name, value) for name, value in found if value is not None]
+
+
 def _attrs(counts: Rate) -> dict[str, str]:
     return {"tests": str(counts.total), "failures": str(counts.failed), "errors": str(counts.errored)}
 
@@ -124,7 +165,12 @@ def junit_xml(report: RunReport, *, title: str) -> ET.Element:
             },
         )
         properties = ET.SubElement(suite, "properties")
-        for name, value in (("run_id", report.run_id), ("agent", report.agent), ("mode", report.mode)):
+        for name, value in (
+            ("run_id", report.run_id),
+            ("agent", report.agent),
+            ("mode", report.mode),
+            *_suite_figures(summary, kind),
+        ):
             if value is not None:
                 ET.SubElement(properties, "property", {"name": name, "value": _clean(value)})
         for result in results:
@@ -141,9 +187,11 @@ def _testcase(result: TestResult) -> ET.Element:
             "time": _seconds(result.duration_ms),
         },
     )
-    if result.grading is not None:
+    found = _case_properties(result)
+    if found:
         properties = ET.SubElement(case, "properties")
-        ET.SubElement(properties, "property", {"name": "grading", "value": result.grading.value})
+        for name, value in found:
+            ET.SubElement(properties, "property", {"name": name, "value": _clean(value)})
     notes = [f"note: {n}" for n in result.notes]
     tb = traceback_tail(result, max_lines=None)
     tail = [f"Traceback:\n{tb}"] if tb else []

@@ -29,12 +29,15 @@ from sredrill.results import (
 __all__ = [
     "baselines_rows",
     "baselines_table",
+    "claims_line",
     "compare_lines",
     "compat_line",
     "percent",
     "points",
     "progress_words",
+    "retry_words",
     "runs_table",
+    "score",
     "scoreboard",
     "section_rates",
     "totals_line",
@@ -59,9 +62,37 @@ def progress_words(total: int, passed: int, failed: int, errored: int) -> str:
 
 
 def totals_line(summary: Summary) -> str:
-    """The run's first line: every result counted once, and its pass rate."""
+    """The run's first line: every result counted once, and its pass rate, pass@1 (the first attempt); after
+    retries, the retried rate beside it, labelled pass@k, and how many passed only on a retry."""
     words = progress_words(summary.total, summary.passed, summary.failed, summary.errored)
-    return f"{words} · pass rate {percent(summary.pass_rate)}"
+    return f"{words} · pass@1 {percent(summary.pass_rate)}{retry_words(summary)}"
+
+
+def retry_words(summary: Summary) -> str:
+    """` · pass@21 94.4% with retries (16 passed only on a retry)` after a run with `--retries`; else ""."""
+    if summary.pass_rate_with_retries is None or not summary.pass_at_k:
+        return ""
+    k = max(summary.pass_at_k, key=int)
+    return (
+        f" · pass@{k} {percent(summary.pass_rate_with_retries)} with retries "
+        f"({summary.passed_on_retry} passed only on a retry)"
+    )
+
+
+def score(value: float | None) -> str:
+    """A mean score as `0.62`; `n/a` when nothing was scored."""
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def claims_line(rca: RcaSummary | None) -> str | None:
+    """`uncited claims: 3 of 40 (7.5%, the hallucination rate) · axis 1` per axis, when any claim was made."""
+    axes = [a for a in (rca.axis1, rca.axis2) if a is not None] if rca is not None else []
+    parts = [
+        f"axis {a.axis}: {a.uncited_claims} of {a.claims} ({percent(a.hallucination_rate)})" for a in axes if a.claims
+    ]
+    if not parts:
+        return None
+    return "uncited claims (hallucination rate: claims citing no evidence item): " + "; ".join(parts)
 
 
 def compat_line(rca: RcaSummary | None) -> str | None:
@@ -78,32 +109,37 @@ def _counts(rate: Rate) -> list[str]:
     return [str(getattr(rate, name)) for name in _COUNTS] + [percent(rate.pass_rate)]
 
 
+def _scored(rate: Rate) -> list[str]:
+    """The counts, pass@1, then the mean score (RCA tables)."""
+    return [*_counts(rate), score(rate.mean_score)]
+
+
 def _levels(*sections: Section | None) -> list[str]:
     return sorted({d for s in sections if s is not None for d in s.by_difficulty}, key=int)
 
 
-def _table(*extra: str) -> Table:
+def _table(*extra: str, scored: bool = False) -> Table:
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     table.add_column("difficulty")
     for name in extra:
         table.add_column(name, justify="right")
-    for name in (*_COUNTS, "pass rate"):
-        table.add_column(name, justify="right")
+    for name in (*_COUNTS, "pass@1", *(["score"] if scored else [])):
+        table.add_column(name, justify="right", no_wrap=True)
     return table
 
 
 def _rca_table(rca: RcaSummary) -> list[RenderableType]:
     axes = [s for s in (rca.axis1, rca.axis2) if s is not None]
-    table = _table("axis")
+    table = _table("axis", scored=True)
     if rca.gap is not None:
-        table.add_column("gap", justify="right")
+        table.add_column("gap", justify="right", no_wrap=True)
     for level in ["all", *_levels(*axes)]:
         first = True
         for axis in axes:
             rate = axis if level == "all" else axis.by_difficulty.get(level)
             if rate is None:
                 continue
-            cells = [level if first else "", str(axis.axis), *_counts(rate)]
+            cells = [level if first else "", str(axis.axis), *_scored(rate)]
             if rca.gap is not None:
                 gap = rca.gap.overall if level == "all" else rca.gap.by_difficulty.get(level)
                 cells.append(points(gap) if axis is rca.axis2 else "")
@@ -113,6 +149,10 @@ def _rca_table(rca: RcaSummary) -> list[RenderableType]:
     parts: list[RenderableType] = [Text(f"RCA scenarios ({evidence})", style="bold"), table]
     if rca.gap is not None:
         parts.append(Text(f"gap: {rca.gap.counts}"))
+    parts.append(Text("pass@1: the first attempt's pass rate; score: the mean score (0-1) beside the gate"))
+    claims = claims_line(rca)
+    if claims is not None:
+        parts.append(Text(claims))
     compat = compat_line(rca)
     if compat is not None:
         parts.append(Text(compat))
@@ -155,16 +195,18 @@ def _packs_table(every: RcaSummary, packs: dict[str, RcaSummary]) -> list[Render
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     table.add_column("pack")
     table.add_column("axis", justify="right")
-    for name in (*_COUNTS, "pass rate", "gap"):
+    for name in (*_COUNTS, "pass@1", "score", "uncited", "gap"):
         table.add_column(name, justify="right")
     for name, rca in (*packs.items(), ("all", every)):
         axes = [a for a in (rca.axis1, rca.axis2) if a is not None]
         for i, axis in enumerate(axes):
             gap = points(rca.gap.overall) if rca.gap is not None and axis is rca.axis2 else ""
-            table.add_row(name if i == 0 else "", str(axis.axis), *_counts(axis), gap)
+            uncited = percent(axis.hallucination_rate)
+            table.add_row(name if i == 0 else "", str(axis.axis), *_scored(axis), uncited, gap)
     axes = [a for a in (every.axis1, every.axis2) if a is not None]
     evidence = "; ".join(f"axis {a.axis}: {a.mode or 'mixed'} evidence" for a in axes)
-    return [Text(f"RCA scenarios by pack ({evidence}; all: every pack)", style="bold"), table]
+    legend = "pass@1: the first attempt's pass rate; score: mean score (0-1); uncited: claims citing no evidence item"
+    return [Text(f"RCA scenarios by pack ({evidence}; all: every pack)", style="bold"), table, Text(legend)]
 
 
 def scoreboard(summary: Summary, results: Sequence[TestResult] = ()) -> list[RenderableType]:
@@ -194,6 +236,8 @@ def scoreboard(summary: Summary, results: Sequence[TestResult] = ()) -> list[Ren
         extra.append("  ".join(f"pass@{k} {percent(v)}" for k, v in summary.pass_at_k.items()))
     if summary.pass_hat_k:
         extra.append("  ".join(f"pass^{k} {percent(v)}" for k, v in summary.pass_hat_k.items()))
+    if summary.pass_k_counts:
+        extra.append(f"  ({summary.pass_k_counts})")
     if summary.pass_at_k or summary.flaky:
         extra.append(f"flaky: {summary.flaky}")
     if extra:
@@ -215,16 +259,20 @@ def section_rates(summary: Summary | None) -> str:
 def runs_table(records: Sequence[Any]) -> list[RenderableType]:
     """`sredrill runs list`: one row per stored run (a `store.RunRecord`), its counts over every result (a
     running run's progress so far) and each section's pass rate."""
-    table = Table("run", "kind", "agent", "started", "results", "passed", "failed", "errored", "pass rate",
+    table = Table("run", "kind", "agent", "started", "results", "passed", "failed", "errored", "pass@1",
                   "by kind", "status")  # fmt: skip
     for r in records:
         c = r.counts
         table.add_row(
             r.run_id, r.kind, r.agent or "—", f"{r.started_at:%Y-%m-%d %H:%M:%S}",
-            *(str(x) for x in (c.total, c.passed, c.failed, c.errored)), percent(c.pass_rate),
+            *(str(x) for x in (c.total, c.passed, c.failed, c.errored)),
+            percent(r.summary.pass_rate if r.summary is not None else c.pass_rate),
             section_rates(r.summary), "finished" if r.finished else "interrupted",
         )  # fmt: skip
-    note = Text("results and pass rate: every result of the run, each counted once; by kind: each section's own")
+    note = Text(
+        "results and pass@1 (the first attempt's pass rate): every result of the run, each counted once; "
+        "by kind: each section's own"
+    )
     return [table, note]
 
 
@@ -235,7 +283,7 @@ def compare_lines(cmp: Any) -> list[str]:
     for label, ids in (("fixed", cmp.fixed), ("broke", cmp.broke), ("added", cmp.added), ("removed", cmp.removed)):
         lines += [f"{label:8} {test_id}" for test_id in ids]
     for rate in cmp.rates:
-        name = "pass rate" if rate.key == "all" else f"{_short(rate.key)} pass rate"
+        name = "pass@1" if rate.key == "all" else f"{_short(rate.key)} pass@1"
         lines.append(f"{name} {percent(rate.pass_rate_a)} → {percent(rate.pass_rate_b)} ({rate.counts})")
     lines.append(f"{len(cmp.fixed)} fixed, {len(cmp.broke)} broke, {len(cmp.added)} added, {len(cmp.removed)} removed")
     return lines
