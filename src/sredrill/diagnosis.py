@@ -221,6 +221,12 @@ def _citations(raw: str) -> list[Citation | str]:
     return out
 
 
+def _tagged(item: str) -> tuple[str, list[Citation | str]]:
+    """A list item's text without its `[evidence: …]` tags, and the entries of every tag it holds, in order."""
+    evidence = [e for m in _EVIDENCE.finditer(item) for e in _citations(m.group(1))]
+    return " ".join(_EVIDENCE.sub("", item).split()), evidence
+
+
 def parse_diagnosis_text(text: str) -> Diagnosis | None:
     """Parse the original suite's `ROOT_CAUSE:` / `ROOT_CAUSE_CATEGORY:` / … text into a Diagnosis.
 
@@ -258,11 +264,8 @@ def parse_diagnosis_text(text: str) -> Diagnosis | None:
     claims = []
     for key, validated in (("VALIDATED_CLAIMS", True), ("NON_VALIDATED_CLAIMS", False)):
         for item in items(key):
-            evidence: list[Citation | str] = []
-            m = _EVIDENCE.search(item)
-            if m and validated:
-                evidence = _citations(m.group(1))
-            claims.append(Claim(text=_EVIDENCE.sub("", item).strip(), evidence=evidence))
+            claim_text, evidence = _tagged(item)
+            claims.append(Claim(text=claim_text, evidence=evidence if validated else []))
 
     chain = items("CAUSAL_CHAIN")
     if len(chain) == 1 and "->" in chain[0]:
@@ -273,12 +276,9 @@ def parse_diagnosis_text(text: str) -> Diagnosis | None:
 
     ruled = []
     for item in items("RULED_OUT"):
-        m = _EVIDENCE.search(item)
-        body = _EVIDENCE.sub("", item).strip()
+        body, evidence = _tagged(item)
         hypothesis, _, reason = body.partition(":")
-        ruled.append(
-            RuledOut(hypothesis=hypothesis.strip(), reason=reason.strip(), evidence=_citations(m.group(1)) if m else [])
-        )
+        ruled.append(RuledOut(hypothesis=hypothesis.strip(), reason=reason.strip(), evidence=evidence))
     return Diagnosis(
         root_cause=" ".join(sections["ROOT_CAUSE"]).strip(),
         category=category,
