@@ -27,7 +27,9 @@ def runs() -> list[Run]:
 
 
 def _log_claims(run: Run) -> list[str]:
-    return [c.text for c in run.diagnosis.claims if LOG in c.evidence]
+    """The claims citing a log record (an item the log served)."""
+    served = run.toolset.served_items()
+    return [c.text for c in run.diagnosis.claims if any(served[x.item].source == LOG for x in c.citations)]
 
 
 def test_it_searches_the_log_with_one_safe_pattern_on_both_axes(runs: list[Run]) -> None:

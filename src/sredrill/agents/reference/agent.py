@@ -18,6 +18,7 @@ from typing import Any
 
 from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.reference.casefile import CaseFile, Sources
+from sredrill.agents.reference.citing import items_of, merged
 from sredrill.agents.reference.dblog import SEARCH_PATTERN
 from sredrill.agents.reference.incident_agent import is_incident_task, play_incident
 from sredrill.agents.reference.observations import (
@@ -37,6 +38,7 @@ from sredrill.agents.reference.reasoning import Conclusion, conclude, open_case
 from sredrill.agents.reference.writing import write_diagnosis
 from sredrill.agents.reply import reply_from_diagnosis
 from sredrill.diagnosis import Category, Diagnosis
+from sredrill.evidence.items import ServedItem
 from sredrill.trajectory import Recorder, ResponseStep, ThinkingStep, ToolError
 
 __all__ = ["ReferenceAgent"]
@@ -71,6 +73,8 @@ class _Gathered:
     insights: Insights | None = None
     logs: list[LogLine] = field(default_factory=list)
     read: set[str] = field(default_factory=set)
+    served: list[ServedItem] = field(default_factory=list)
+    """Every evidence item a result named, with the points it served (merged into the case file's items)."""
 
     def case_file(self) -> CaseFile:
         return CaseFile.build(
@@ -83,6 +87,7 @@ class _Gathered:
             insights=self.insights,
             read=frozenset(self.read),
             logs=self.logs,
+            items=merged(self.served),
         )
 
     def is_fresh(self) -> bool:
@@ -101,15 +106,24 @@ class _Gathered:
         return start is not None and (end - start).total_seconds() <= _FRESH_PERIODS * self.period_s
 
 
-async def _call(task: Task, available: set[str], name: str, **args: Any) -> Mapping[str, Any] | None:
-    """Call a tool; None when it is not offered or rejected the call (the error is on the trajectory)."""
+async def _call(
+    task: Task, available: set[str], name: str, gathered: _Gathered | None = None, **args: Any
+) -> Mapping[str, Any] | None:
+    """Call a tool; None when it is not offered or rejected the call (the error is on the trajectory).
+
+    The evidence items the result names are kept, as served, in `gathered` (what claims may cite).
+    """
     if name not in available:
         return None
     try:
         result = await task.call_tool(name, **args)
     except ToolError:
         return None
-    return result if isinstance(result, Mapping) else None
+    if not isinstance(result, Mapping):
+        return None
+    if gathered is not None:
+        gathered.served.extend(items_of(name, result))
+    return result
 
 
 async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> None:
@@ -140,7 +154,7 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
     for name in names:
         if name in seen_this_round:
             continue
-        result = await _call(task, available, "query_metrics", metric_name=name)
+        result = await _call(task, available, "query_metrics", gathered, metric_name=name)
         if result is None:
             continue
         gathered.read.add(src.metrics)
@@ -149,16 +163,16 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
             old = gathered.series.get(s.key)
             if old is None or len(s.values) >= len(old.values):
                 gathered.series[s.key] = s
-    events = await _call(task, available, "get_events")
+    events = await _call(task, available, "get_events", gathered)
     if events is not None:
         gathered.read.add(src.events)
         gathered.events = parse_events(events)
-    insights = await _call(task, available, "get_performance_insights")
+    insights = await _call(task, available, "get_performance_insights", gathered)
     if insights is not None:
         gathered.read.add(src.insights)
         gathered.insights = parse_insights(insights)
     # The `full` backend answers with the whole log whatever the pattern: keep only what the pattern matches.
-    logs = await _call(task, available, "search_logs", pattern=SEARCH_PATTERN, regex=True, limit=_LOG_LIMIT)
+    logs = await _call(task, available, "search_logs", gathered, pattern=SEARCH_PATTERN, regex=True, limit=_LOG_LIMIT)
     if logs is not None:
         gathered.read.add(src.logs)
         wanted = re.compile(SEARCH_PATTERN, re.IGNORECASE)

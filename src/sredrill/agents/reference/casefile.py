@@ -16,6 +16,7 @@ from types import MappingProxyType
 from sredrill.agents.reference.catalog import ALWAYS_PUBLISHED, info_of
 from sredrill.agents.reference.observations import AlertView, Event, Insights, LogLine, Series
 from sredrill.agents.reference.statistics import Profile, profile_series
+from sredrill.evidence.items import ServedItem
 
 __all__ = ["CaseFile", "Sources"]
 
@@ -52,6 +53,8 @@ class CaseFile:
     """The database log's records the agent searched for (the diagnostic messages only)."""
     profiles: Mapping[str, Profile] = field(default_factory=lambda: MappingProxyType({}))
     chosen: Mapping[str, Series] = field(default_factory=lambda: MappingProxyType({}))
+    items: Mapping[str, ServedItem] = field(default_factory=lambda: MappingProxyType({}))
+    """Every evidence item the tools served, by id, with the points served (what citations are checked on)."""
 
     @classmethod
     def build(
@@ -66,6 +69,7 @@ class CaseFile:
         insights: Insights | None,
         read: frozenset[str],
         logs: Sequence[LogLine] = (),
+        items: Mapping[str, ServedItem] | None = None,
     ) -> CaseFile:
         """Pick one series per metric (the primary's, `Average` first) and profile it."""
         primary = alert.instance or _most_common_instance(series)
@@ -90,6 +94,7 @@ class CaseFile:
             logs=tuple(logs),
             profiles=MappingProxyType(profiles),
             chosen=MappingProxyType(chosen),
+            items=MappingProxyType(dict(items or {})),
         )
 
     @property

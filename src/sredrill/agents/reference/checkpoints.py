@@ -18,6 +18,7 @@ from sredrill.agents.reference.catalog import CHECKPOINT_TIMEOUT_S, FREEZE_MAX_A
 from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, value, when
 from sredrill.agents.reference.statistics import Profile, longest_run_below
 from sredrill.agents.reference.workload import StatementView, WaitGroup
+from sredrill.diagnosis import Citation, FactKind
 
 __all__ = ["WriteStorm", "assess_checkpoints", "read_write_storm"]
 
@@ -97,23 +98,32 @@ def _io_facts(case: Case, storm: WriteStorm) -> list[Fact]:
                 f"WAL generation ({name}) jumps from {value(name, w.baseline)} to {value(name, w.end)} "
                 f"({storm.wal_ratio:.0f}-fold) {when(case, w.onset_at)}.",
                 (src,),
+                (
+                    *case.trend(name, FactKind.RISING, since=w.onset_at),
+                    *case.level(name, FactKind.ABOVE, since=case.held_since(name)),
+                ),
             )
         )
     parts = []
+    rising: list[tuple[str, datetime | None]] = []
     if storm.iops is not None and storm.iops_ratio >= 2:
         ceiling = " and flatten at a ceiling" if storm.iops.flat_top else ""
         iops = storm.iops
         parts.append(
             f"write IOPS rise from {value('WriteIOPS', iops.baseline)} to {value('WriteIOPS', iops.end)}{ceiling}"
         )
+        rising.append(("WriteIOPS", iops.onset_at))
     if storm.latency is not None and storm.latency.direction > 0 and storm.latency.end_ratio >= 3:
         lat = storm.latency
         parts.append(f"write latency from {value('WriteLatency', lat.baseline)} to {value('WriteLatency', lat.end)}")
+        rising.append(("WriteLatency", lat.onset_at))
     if storm.queue is not None and storm.queue.direction > 0 and storm.queue.end_ratio >= 3:
         q = storm.queue
         parts.append(f"the disk queue from {q.baseline:.1f} to {q.end:.0f}")
+        rising.append(("DiskQueueDepth", q.onset_at))
     if parts:
-        facts.append(Fact("On the primary, " + ", ".join(parts) + ".", (src,)))
+        cites = [c for m, since in rising for c in case.trend(m, FactKind.RISING, since=since)]
+        facts.append(Fact("On the primary, " + ", ".join(parts) + ".", (src,), tuple(cites[:2])))
     return facts
 
 
@@ -136,6 +146,7 @@ def _pi_facts(case: Case, writer: StatementView | None) -> list[Fact]:
             f"Performance Insights: {writer.label} is the top writer at {writer.load:.1f} active sessions, "
             f"waiting mostly on {writer.dominant or 'I/O'}.",
             (case.src.insights,),
+            case.present(writer.statement),
         )
     ]
     contention = w.share(WaitGroup.BUFFER, WaitGroup.WRITE, WaitGroup.WAL)
@@ -145,6 +156,7 @@ def _pi_facts(case: Case, writer: StatementView | None) -> list[Fact]:
                 f"{contention:.0%} of the database load waits on WAL writes, data file writes and buffer mapping "
                 f"contention; CPU is only {w.share(WaitGroup.CPU):.0%} of it.",
                 (case.src.insights,),
+                case.present(w.top_wait(WaitGroup.WAL, WaitGroup.WRITE, WaitGroup.BUFFER)),
             )
         )
     return facts
@@ -159,6 +171,7 @@ def _freeze_fact(case: Case, writer: StatementView | None) -> list[Fact]:
             f"Transaction ID age is about {_millions(xids.high)}, past the 200 million "
             "autovacuum_freeze_max_age default, which makes the vacuum an aggressive anti-wraparound freeze.",
             (case.src.metrics,),
+            case.level("MaximumUsedTransactionIDs", FactKind.ABOVE, since=case.held_since("MaximumUsedTransactionIDs")),
         )
     ]
 
@@ -182,25 +195,31 @@ def assess_checkpoints(case: Case, storm: WriteStorm) -> Finding:
                 Verdict.ABSENT,
                 f"checkpoints keep their normal schedule: the time since the last checkpoint climbs to "
                 f"{cadence:.0f} s between checkpoints, close to the {CHECKPOINT_TIMEOUT_S:.0f} s timeout",
+                against=_calm_writes(case),
             )
         if not (storm.saturated or storm.wal_ratio >= 5):
             return Finding(
                 _MODE,
                 Verdict.SIDE_EFFECT,
                 "checkpoints come more often than usual, but write latency stays normal and WAL volume is modest",
+                against=_calm_writes(case),
             )
         if max(cl[-_FREQUENT_RUN:]) >= 2 * _FREQUENT_LIMIT_S:
             return Finding(
                 _MODE,
                 Verdict.RECOVERED,
                 f"checkpoints came every minute or less for {run} minutes, and the normal schedule has resumed",
+                against=case.level("CheckpointLag", FactKind.ABOVE, since=case.held_since("CheckpointLag")),
             )
         during = [v for v in cl if v < _FREQUENT_LIMIT_S]
+        first, last = _longest_run(cl, _FREQUENT_LIMIT_S)
+        times = f.times("CheckpointLag")
         cadence_fact = Fact(
             f"Checkpoints come every {max(during):.0f} s or less for {run} minutes (the time since the last "
             f"checkpoint, CheckpointLag, never passes {max(during):.0f} s) instead of every "
             f"{CHECKPOINT_TIMEOUT_S / 60:.0f} minutes.",
             (case.src.metrics,),
+            case.level("CheckpointLag", FactKind.BELOW, since=times[first], until=times[last]),
         )
         inferred = ""
     else:
@@ -211,7 +230,7 @@ def assess_checkpoints(case: Case, storm: WriteStorm) -> Finding:
                 if verdict == Verdict.UNASSESSED
                 else "WAL volume and write latency stay near their baseline"
             )
-            return Finding(_MODE, verdict, reason)
+            return Finding(_MODE, verdict, reason, against=_calm_writes(case) if verdict == Verdict.ABSENT else ())
         cadence_fact = Fact(
             "CheckpointLag is missing from the evidence, so the checkpoint cadence is inferred from the WAL "
             "volume and the saturated write path.",
@@ -234,4 +253,26 @@ def assess_checkpoints(case: Case, storm: WriteStorm) -> Finding:
         "write I/O saturates (latency and disk queue climb)",
     )
     onset = storm.onset or (storm.wal.onset_at if storm.wal is not None else None)
-    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), onset)
+    place = case.resource("CheckpointLag" if cl else "TransactionLogsGeneration")
+    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), onset, location=place)
+
+
+def _calm_writes(case: Case) -> tuple[Citation, ...]:
+    """What shows storage keeping up: write latency and the disk queue stay low (flat when they are)."""
+    out: list[Citation] = []
+    for metric in ("WriteLatency", "DiskQueueDepth"):
+        out += case.trend(metric, FactKind.FLAT) or case.level(metric, FactKind.BELOW)
+    return tuple(out[:3])
+
+
+def _longest_run(values: tuple[float, ...], limit: float) -> tuple[int, int]:
+    """The first and last index of the longest run of values strictly below `limit`."""
+    best, start, span = (0, 0), None, -1
+    for i, v in enumerate(values):
+        if v < limit:
+            start = i if start is None else start
+            if i - start > span:
+                best, span = (start, i), i - start
+        else:
+            start = None
+    return best

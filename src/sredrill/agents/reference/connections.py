@@ -18,6 +18,7 @@ from sredrill.agents.reference.catalog import DEFAULT_MAX_CONNECTIONS_CAP, MEMOR
 from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, when
 from sredrill.agents.reference.observations import AlertView
 from sredrill.agents.reference.workload import WaitGroup
+from sredrill.diagnosis import FactKind
 
 __all__ = ["assess_connections", "connection_limit"]
 
@@ -53,7 +54,7 @@ def _default_limit(case: Case) -> float | None:
     return min(float(DEFAULT_MAX_CONNECTIONS_CAP), mem.high / MEMORY_PER_CONNECTION_BYTES)
 
 
-def _cpu_saturated_first(case: Case, onset: datetime | None) -> str | None:
+def _cpu_saturated_first(case: Case, onset: datetime | None) -> Finding | None:
     """Sessions that pile up because CPU saturated minutes earlier and every query got slower: a symptom."""
     cpu, w = case.file.profile("CPUUtilization"), case.workload
     if cpu is None or w is None or onset is None or cpu.onset_at is None or cpu.direction <= 0:
@@ -62,9 +63,17 @@ def _cpu_saturated_first(case: Case, onset: datetime | None) -> str | None:
     busy = cpu.end >= 88 and w.share(WaitGroup.CPU) >= 0.5
     idle = w.share(WaitGroup.CLIENT, WaitGroup.LOCK, WaitGroup.PROCARRAY) >= 0.2
     if early and busy and not idle:
-        return (
+        return Finding(
+            _MODE,
+            Verdict.SYMPTOM,
             "the session count reaches its limit only after CPU saturated: queries slowed down and sessions piled "
-            "up, a consequence of the CPU saturation, not a separate fault"
+            "up, a consequence of the CPU saturation, not a separate fault",
+            onset=onset,
+            follows="cpu_saturation",
+            against=(
+                *case.trend("CPUUtilization", FactKind.RISING, since=cpu.onset_at),
+                *case.present(w.top_wait(WaitGroup.CPU)),
+            ),
         )
     return None
 
@@ -114,6 +123,10 @@ def assess_connections(case: Case) -> Finding:
             Verdict.RECOVERED,
             f"sessions climbed to {peak:,.0f} {when(case, p.extreme_at)} and have fallen back to {p.end:,.0f}",
             onset=p.onset_at,
+            against=(
+                *case.trend("DatabaseConnections", FactKind.FALLING, since=p.extreme_at),
+                *case.level("DatabaseConnections", FactKind.BELOW, since=case.held_since("DatabaseConnections")),
+            ),
         )
     pinned = at_limit and p.steady_end
     if not ((grew or pinned) and at_limit):
@@ -140,31 +153,37 @@ def assess_connections(case: Case) -> Finding:
             )
         else:
             reason = f"sessions stay around {p.median:,.0f}, {'far ' if far else ''}below {limit_text}"
-        return Finding(_MODE, Verdict.ABSENT, reason)
+        return Finding(_MODE, Verdict.ABSENT, reason, against=case.quiet("DatabaseConnections"))
 
     cpu_first = _cpu_saturated_first(case, p.onset_at)
     if cpu_first is not None:
-        return Finding(_MODE, Verdict.SYMPTOM, cpu_first, onset=p.onset_at)
+        return cpu_first
     src = case.src
-    climb = (
-        f"climb from {p.baseline:,.0f} {when(case, p.onset_at)} to {peak:,.0f} and flatten against {limit_text}"
-        if grew
-        else f"sit at {peak:,.0f}, pinned against {limit_text}, for the whole window"
-    )
-    facts = [Fact(f"Open sessions (DatabaseConnections) {climb}.", (src.metrics,))]
+    metric = "DatabaseConnections"
+    if grew:
+        climb = f"climb from {p.baseline:,.0f} {when(case, p.onset_at)} to {peak:,.0f} and flatten against {limit_text}"
+        cites = (
+            *case.trend(metric, FactKind.RISING, since=p.onset_at),
+            *case.level(metric, FactKind.ABOVE, since=case.held_since(metric)),
+        )
+    else:
+        climb = f"sit at {peak:,.0f}, pinned against {limit_text}, for the whole window"
+        cites = (*case.level(metric, FactKind.ABOVE), *case.trend(metric, FactKind.FLAT))
+    facts = [Fact(f"Open sessions (DatabaseConnections) {climb}.", (src.metrics,), cites)]
     mem = case.file.profile("FreeableMemory")
     if mem is not None and mem.direction < 0 and mem.baseline - mem.end >= 0.5e9:
         facts.append(
             Fact(
                 f"Freeable memory falls by {(mem.baseline - mem.end) / 1e9:.1f} GB as backends accumulate.",
                 (src.metrics,),
+                case.trend("FreeableMemory", FactKind.FALLING, since=mem.onset_at),
             )
         )
     mechanism, pi_facts = _mechanism(case, p.onset_at, p.extreme_at)
     facts.extend(pi_facts)
     summary = f"connection exhaustion: {mechanism}, so {case.instance} runs out of connection slots ({limit_text})"
     chain = (mechanism, "the connection count reaches max_connections", "new connections are refused")
-    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), p.onset_at)
+    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), p.onset_at, location=case.resource(metric))
 
 
 def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> tuple[str, list[Fact]]:
@@ -197,7 +216,12 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
             parts.append(f"sessions idle on their client (Client:ClientRead, {client_share:.0%})")
         user = w.top_user()
         who = f" Nearly all sessions belong to user {user[0]}." if user and user[1] >= 0.8 * w.total else ""
-        facts.append(Fact("Performance Insights shows " + ", ".join(parts) + "." + who, (src,)))
+        cited = case.present(
+            w.top_wait(WaitGroup.PROCARRAY) if procarray > 0 else None,
+            checks[0].statement if checks else None,
+            w.top_wait(WaitGroup.CLIENT) if idle is not None and client_share >= 0.1 else None,
+        )
+        facts.append(Fact("Performance Insights shows " + ", ".join(parts) + "." + who, (src,), cited))
         who_app = f"the {user[0]} application" if user and user[1] >= 0.8 * w.total else "the application"
         return (
             f"{who_app} floods the database with new connections instead of reusing a connection pool",
@@ -209,6 +233,7 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
                 f"Performance Insights: {w.share(WaitGroup.LOCK):.0%} of the database load waits on row locks "
                 f"({lock.label}), so sessions pile up behind the lock holders.",
                 (src,),
+                case.present(w.top_wait(WaitGroup.LOCK), lock.statement),
             )
         )
         return "sessions pile up blocked on row locks, each holding a connection", facts
@@ -220,6 +245,7 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
                 f"Performance Insights: {client_share:.0%} of the database load is sessions{by} idle in "
                 f"transaction, waiting on their client (Client:ClientRead) after {idle.label}.",
                 (src,),
+                case.present(w.top_wait(WaitGroup.CLIENT), idle.statement),
             )
         )
         if lock is not None and w.share(WaitGroup.LOCK) >= 0.1:
@@ -228,6 +254,7 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
                     f"Other sessions wait on the row locks those idle transactions hold ({lock.label}, "
                     f"Lock waits {w.share(WaitGroup.LOCK):.0%} of the load).",
                     (src,),
+                    case.present(w.top_wait(WaitGroup.LOCK), lock.statement),
                 )
             )
         app = f"the {owner} client" if owner else "the application"

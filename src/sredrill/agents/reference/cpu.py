@@ -18,6 +18,7 @@ from sredrill.agents.reference.checkpoints import WriteStorm
 from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, clock, when
 from sredrill.agents.reference.statistics import Profile
 from sredrill.agents.reference.workload import StatementView, WaitGroup
+from sredrill.diagnosis import Citation, FactKind
 
 __all__ = ["assess_cpu"]
 
@@ -48,19 +49,21 @@ def _statement_facts(case: Case, stmt: StatementView) -> tuple[str, str, list[Fa
             f"Performance Insights: {stmt.label}{by} is the top statement, {cpu:.1f} of the "
             f"{total:.1f} active sessions on CPU{rate}.",
             (case.src.insights,),
+            case.present(stmt.statement, w.top_wait(WaitGroup.CPU) if w is not None else None),
         )
     ]
     table = f" of {stmt.table}" if stmt.table else ""
     query = f"a CPU-bound query ({stmt.label}{by})"
     if stmt.index_defeat:
         why = f"{stmt.index_defeat}, so each call runs a sequential scan{table}"
-        facts.append(Fact(f"The query is CPU-bound because {why}.", (case.src.insights,)))
+        facts.append(Fact(f"The query is CPU-bound because {why}.", (case.src.insights,), case.present(stmt.statement)))
         return f"{query}", f"because {why}", facts
     if stmt.is_analytical:
         facts.append(
             Fact(
                 "The query aggregates and joins large tables: hash joins, sorts and sequential scans all run on CPU.",
                 (case.src.insights,),
+                case.present(stmt.statement),
             )
         )
         return f"a CPU-heavy analytical query ({stmt.label}{by})", "as it aggregates and joins large tables", facts
@@ -70,6 +73,7 @@ def _statement_facts(case: Case, stmt: StatementView) -> tuple[str, str, list[Fa
                 f"{per_call:.0f} ms of CPU per call is far too much for a lookup: the signature of a sequential scan "
                 "or an inefficient plan.",
                 (case.src.insights,),
+                case.present(stmt.statement),
             )
         )
         return query, "as its plan scans far more rows than it returns (a sequential scan)", facts
@@ -107,13 +111,19 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
                     f"CPUUtilization is missing; the database load on CPU (DBLoadCPU) rises from {load.baseline:.1f} "
                     f"to {load.end:.1f} active sessions {when(case, load.onset_at)}.",
                     (case.src.metrics,),
+                    (
+                        *case.trend("DBLoadCPU", FactKind.RISING, since=load.onset_at),
+                        *case.level("DBLoadCPU", FactKind.ABOVE, since=case.held_since("DBLoadCPU")),
+                    ),
                 ),
             )
             summary = (
                 f"CPU saturation (inferred; CPUUtilization is missing): {phrase} keeps the CPUs busy {why}".rstrip()
             )
             chain: tuple[str, ...] = (phrase, "CPU saturated", "every query slows down")
-            return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), load.onset_at)
+            return Finding(
+                _MODE, Verdict.CAUSE, summary, chain, tuple(facts), load.onset_at, location=case.resource("DBLoadCPU")
+            )
         return Finding(_MODE, Verdict.UNASSESSED, "CPU utilisation cannot be checked (CPUUtilization is missing)")
 
     tail = _tail(case, p)
@@ -133,6 +143,7 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
                 Verdict.ABSENT,
                 f"CPU sits at {p.low:.0f}-{p.high:.0f}% from the start of the window, before anything else changes, "
                 f"and never saturates{who}: a red herring that produces no WAL and does not explain the incident",
+                against=case.quiet("CPUUtilization"),
             )
         if p.swings:
             reason = (
@@ -140,10 +151,15 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
             )
         else:
             reason = f"CPU stays between {p.low:.0f}% and {p.high:.0f}%, far from saturation"
-        return Finding(_MODE, Verdict.ABSENT, reason)
+        return Finding(_MODE, Verdict.ABSENT, reason, against=case.quiet("CPUUtilization"))
 
     rise = f"from {p.baseline:.0f}% {when(case, p.onset_at)} " if p.direction > 0 else ""
-    pinned = Fact(f"CPU utilisation climbs {rise}to about {level:.0f}% and stays pinned.", (case.src.metrics,))
+    held = case.level("CPUUtilization", FactKind.ABOVE, since=case.held_since("CPUUtilization"))
+    pinned = Fact(
+        f"CPU utilisation climbs {rise}to about {level:.0f}% and stays pinned.",
+        (case.src.metrics,),
+        (*case.trend("CPUUtilization", FactKind.RISING, since=p.onset_at), *held),
+    )
     cpu_onset = p.onset_at
     period = case.file.period_s
     if connections.is_cause and _together(connections.onset, cpu_onset, period):
@@ -165,9 +181,18 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
                     Fact(
                         f"CPU utilisation sits at about {level:.0f}% together with the session count, {together}.",
                         (case.src.metrics,),
+                        (*held, *case.trend("DatabaseConnections", FactKind.RISING, since=connections.onset)),
                     ),
                 ),
                 onset=cpu_onset,
+                follows=connections.mode,
+                against=(
+                    *case.trend("DatabaseConnections", FactKind.RISING, since=connections.onset),
+                    *case.present(
+                        w.top_wait(WaitGroup.PROCARRAY) if w is not None else None,
+                        top.statement if cheap and top is not None else None,
+                    ),
+                ),
             )
     storming = storm.heavy or storm.saturated
     io_bound = cpu_share < 0.5 if cpu_share is not None else storm.saturated
@@ -184,14 +209,23 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
                     "write surge"
                     + (f"; CPU is {cpu_share:.0%} of the database load." if cpu_share is not None else "."),
                     (case.src.metrics, case.src.insights) if cpu_share is not None else (case.src.metrics,),
+                    (*held, *case.present(w.top_wait_outside(WaitGroup.CPU) if w is not None else None)),
                 ),
             ),
             onset=cpu_onset,
+            follows="checkpoint_io_storm",
+            against=(
+                *case.present(w.top_wait_outside(WaitGroup.CPU) if w is not None else None),
+                *_storm_rise(case, storm),
+            ),
         )
     if top is None or (cpu_share is not None and cpu_share < 0.5):
         if w is None:
             summary = "CPU saturation: the CPUs stay pinned (no Performance Insights to name the query)"
-            return Finding(_MODE, Verdict.CAUSE, summary, ("CPU-heavy workload", "CPU saturated"), (pinned,), cpu_onset)
+            chain0 = ("CPU-heavy workload", "CPU saturated")
+            return Finding(
+                _MODE, Verdict.CAUSE, summary, chain0, (pinned,), cpu_onset, location=case.resource("CPUUtilization")
+            )
         # Pinned, yet the sessions mostly wait elsewhere: CPU is probably a consequence, but of nothing the
         # evidence names, so the question stays open rather than being explained away.
         waits = w.describe_waits() if w is not None else ""
@@ -207,4 +241,15 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
     summary += f", {why}" if why else ""
     step = "sequential scan on every call" if "sequential scan" in why else "expensive plan on every call"
     chain = (phrase, step, "CPU saturated", "every query on the instance slows down")
-    return Finding(_MODE, Verdict.CAUSE, summary, chain, (pinned, *facts), cpu_onset)
+    return Finding(
+        _MODE, Verdict.CAUSE, summary, chain, (pinned, *facts), cpu_onset, location=case.resource("CPUUtilization")
+    )
+
+
+def _storm_rise(case: Case, storm: WriteStorm) -> tuple[Citation, ...]:
+    """The write surge's own rise (WAL generation, else write IOPS), as a citation."""
+    for metric in ("TransactionLogsGeneration", "WriteIOPS"):
+        cites = case.trend(metric, FactKind.RISING, since=storm.onset)
+        if cites:
+            return cites
+    return ()

@@ -67,7 +67,8 @@ def log_fact(case: Case, mode: str) -> Fact | None:
         )
     else:
         text = f"The PostgreSQL log shows {n} write(s) failing with 'No space left on device', from {first}."
-    return Fact(text, src)
+    # The first record says when it began; the last that it still happens (two items of the budget at most).
+    return Fact(text, src, case.present(lines[0], lines[-1]))
 
 
 def with_log(case: Case, finding: Finding) -> Finding:
@@ -76,7 +77,8 @@ def with_log(case: Case, finding: Finding) -> Finding:
     if fact is None:
         return finding
     if finding.verdict == Verdict.CAUSE:
-        return dataclasses.replace(finding, facts=(*finding.facts, fact))
+        # Second, after the metric that shows the fault: the database's own words are among its strongest evidence.
+        return dataclasses.replace(finding, facts=(*finding.facts[:1], fact, *finding.facts[1:]))
     refusals = _matches(case, finding.mode) if finding.mode == "connection_exhaustion" else []
     if finding.verdict == Verdict.UNASSESSED and len(refusals) >= _DECIDING_REFUSALS:
         return Finding(
@@ -86,5 +88,6 @@ def with_log(case: Case, finding: Finding) -> Finding:
             ("sessions accumulate until none are left", "new connections are refused"),
             (fact,),
             refusals[0].at,
+            location=case.resource(),
         )
     return finding

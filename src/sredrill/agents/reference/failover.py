@@ -13,13 +13,14 @@ from statistics import median
 
 from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, value, when
 from sredrill.agents.reference.timeline import EventKind, describe_delta
+from sredrill.diagnosis import Citation, FactKind
 
 __all__ = ["assess_failover"]
 
 _MODE = "failover"
 
 
-def _spike_before(case: Case, moment: datetime) -> str | None:
+def _spike_before(case: Case, moment: datetime) -> Fact | None:
     """Write latency or the disk queue spiking in the minutes before the switch (a degraded storage path)."""
     lookback = moment - 4 * case.file.period
     for metric in ("WriteLatency", "DiskQueueDepth"):
@@ -31,9 +32,11 @@ def _spike_before(case: Case, moment: datetime) -> str | None:
         usual = median(before)
         peak, at = max(near)
         if usual > 0 and peak >= 5 * usual:
-            return (
+            return Fact(
                 f"Just before the switch, {metric} spikes from about {value(metric, usual)} to {value(metric, peak)} "
-                f"{when(case, at)}: a sign of a degraded storage path on the old primary."
+                f"{when(case, at)}: a sign of a degraded storage path on the old primary.",
+                (case.src.metrics,),
+                case.level(metric, FactKind.ABOVE, since=at, until=at),
             )
     return None
 
@@ -51,13 +54,14 @@ def assess_failover(case: Case) -> Finding:
                 Verdict.ABSENT,
                 f"the Multi-AZ failover in the event history completed {ago}, hours before the incident began, "
                 "and the metrics stayed at their baseline in between: it is context, not the cause",
+                against=(*case.present(old[-1].event), *_serving(case)),
             )
         restarts = tl.recent(EventKind.RESTART)
         detail = " (only a restart is reported)" if restarts else ""
+        serving = _serving(case)
+        throughout = ", and the primary serves traffic throughout" if serving else ""
         return Finding(
-            _MODE,
-            Verdict.ABSENT,
-            f"no failover event in the incident window{detail}, and the primary serves traffic throughout",
+            _MODE, Verdict.ABSENT, f"no failover event in the incident window{detail}{throughout}", against=serving
         )
     src = case.src
     steps = []
@@ -65,7 +69,8 @@ def assess_failover(case: Case) -> Finding:
         rel = f" ({describe_delta(e.offset_s)})" if e.offset_s is not None else ""
         steps.append((e.at, f"“{e.event.message.rstrip('.')}”{rel}"))
     steps.sort()
-    facts = [Fact("RDS events: " + "; ".join(s for _, s in steps) + ".", (src.events,))]
+    shown = case.present(*(e.event for e in (*recent, *tl.recent(EventKind.RESTART))))[:3]
+    facts = [Fact("RDS events: " + "; ".join(s for _, s in steps) + ".", (src.events,), shown)]
     first = recent[0].at
     conns = case.file.profile("DatabaseConnections")
     if conns is not None and conns.direction < 0 and conns.extreme <= 0.1 * max(conns.baseline, 1):
@@ -75,11 +80,12 @@ def assess_failover(case: Case) -> Finding:
                 f"Sessions drop from {conns.baseline:,.0f} to {conns.extreme:,.0f} {when(case, conns.extreme_at)} "
                 f"during the switch {back}.",
                 (src.metrics,),
+                case.trend("DatabaseConnections", FactKind.FALLING, since=conns.onset_at, until=conns.extreme_at),
             )
         )
     spike = _spike_before(case, first)
     if spike is not None:
-        facts.append(Fact(spike, (src.metrics,)))
+        facts.append(spike)
     summary = (
         f"failover: the primary of {case.instance} became unhealthy and RDS ran a Multi-AZ failover, promoting "
         "the standby; clients were disconnected during the switch and reconnected to the new primary"
@@ -90,4 +96,10 @@ def assess_failover(case: Case) -> Finding:
         "Multi-AZ failover promotes the standby",
         "brief outage, then recovery",
     )
-    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), first)
+    place = next((e.event.source for e in recent if e.event.source), None) or case.resource()
+    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), first, location=place)
+
+
+def _serving(case: Case) -> tuple[Citation, ...]:
+    """The primary kept its sessions throughout (they never dropped to zero): no switch cut the clients off."""
+    return case.level("DatabaseConnections", FactKind.ABOVE)

@@ -3,7 +3,9 @@
 Each failure mode of the vocabulary is a hypothesis; an assessment returns a `Finding` whose verdict says
 whether it is a root cause, a real symptom explained by another fault, a minor side effect, a transient that
 recovered, contradicted by the evidence, or impossible to judge because the decisive evidence is missing.
-Facts cite the evidence source they come from, so claims are validated by construction.
+Facts cite the evidence items they rest on, each with a fact checked on the points served before it is
+stated (`citing`), so claims are validated by construction; a finding that is not a cause carries the items
+whose facts speak against it (`against`).
 """
 
 from __future__ import annotations
@@ -15,10 +17,17 @@ from types import MappingProxyType
 
 from sredrill.agents.reference.casefile import CaseFile, Sources
 from sredrill.agents.reference.catalog import describe_value, info_of
+from sredrill.agents.reference.citing import level as cite_level
+from sredrill.agents.reference.citing import present as cite_present
+from sredrill.agents.reference.citing import trend as cite_trend
 from sredrill.agents.reference.timeline import Timeline, describe_delta
 from sredrill.agents.reference.workload import Workload
+from sredrill.diagnosis import Citation, FactKind
 
-__all__ = ["HYPOTHESES", "Case", "Fact", "Finding", "Verdict", "clock", "value", "when"]
+__all__ = ["HYPOTHESES", "Case", "Cites", "Fact", "Finding", "Verdict", "clock", "value", "when"]
+
+Cites = tuple[Citation, ...]
+"""Citations of evidence items whose facts hold (empty when nothing citable was served)."""
 
 
 class Verdict(StrEnum):
@@ -45,10 +54,11 @@ HYPOTHESES = MappingProxyType(
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One observation, with the evidence sources it rests on."""
+    """One observation, with the evidence sources it rests on and the items it cites (at most three)."""
 
     text: str
     sources: tuple[str, ...]
+    cites: Cites = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +77,10 @@ class Finding:
     """Remarks for the report only (evidence gaps, context)."""
     follows: str | None = None
     """Another failure mode this one is a consequence of, while still a fault in its own right."""
+    against: Cites = ()
+    """For a hypothesis that is not a cause: the items whose facts speak against it (what ruling it out cites)."""
+    location: str | None = None
+    """For a cause: the resource at fault (the instance; the replica for replication lag), as the evidence names it."""
 
     @property
     def hypothesis(self) -> str:
@@ -89,6 +103,61 @@ class Case:
     @property
     def instance(self) -> str:
         return self.file.primary or "the instance"
+
+    # Citations: each holds on the points served, or is left out (an empty tuple).
+    def series_id(self, metric: str) -> str | None:
+        """The id of the series the agent reads for a metric (the primary's, `Average` first)."""
+        s = self.file.chosen.get(metric)
+        return s.id if s is not None else None
+
+    def trend(
+        self,
+        metric: str,
+        want: FactKind | None = None,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> Cites:
+        """The metric's trend (`rising`, `falling`, `flat`; only `want` when given), from `since` if it needs it."""
+        c = cite_trend(self.file.items, self.series_id(metric), want=want, since=since, until=until)
+        return (c,) if c is not None else ()
+
+    def level(
+        self, metric: str, side: FactKind, *, since: datetime | None = None, until: datetime | None = None
+    ) -> Cites:
+        """`above V` / `below V` for the metric over the window (V a round number every point clears)."""
+        c = cite_level(self.file.items, self.series_id(metric), side, since=since, until=until)
+        return (c,) if c is not None else ()
+
+    def held_since(self, metric: str) -> datetime | None:
+        """When the metric reached the level it holds at the end: walking back from the last point while the
+        values stay within a tenth of its change from the baseline (at least the last three points)."""
+        p, times, values = self.file.profile(metric), self.file.times(metric), self.file.values(metric)
+        if p is None or not values:
+            return None
+        band = 0.1 * abs(p.end - p.baseline) or 0.02 * abs(p.end)
+        i = len(values) - 1
+        while i > 0 and abs(values[i - 1] - p.end) <= band:
+            i -= 1
+        return times[min(i, max(0, len(values) - 3))]
+
+    def quiet(self, metric: str, side: FactKind = FactKind.BELOW) -> Cites:
+        """What says a metric did nothing alarming: flat, when it is, and `below` (or `above`) a round bound."""
+        return (*self.trend(metric, FactKind.FLAT), *self.level(metric, side))
+
+    def present(self, *things: object) -> Cites:
+        """`present` for each served item among these observations (events, statements, waits, log lines)."""
+        out = []
+        for thing in things:
+            c = cite_present(self.file.items, getattr(thing, "id", None))
+            if c is not None and c not in out:
+                out.append(c)
+        return tuple(out)
+
+    def resource(self, metric: str | None = None) -> str | None:
+        """The instance a metric's series describes (its `DBInstanceIdentifier`), else the primary's."""
+        s = self.file.chosen.get(metric) if metric else None
+        return (s.instance if s is not None else None) or self.file.primary
 
 
 def value(metric: str, v: float) -> str:

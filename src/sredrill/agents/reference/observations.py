@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from sredrill.agents.reference.catalog import to_base_unit
+from sredrill.diagnosis import ITEM_ID
 
 __all__ = [
     "AlertView",
@@ -23,6 +24,8 @@ __all__ = [
     "Series",
     "Statement",
     "Wait",
+    "item_ref",
+    "number",
     "parse_alert",
     "parse_events",
     "parse_insights",
@@ -42,7 +45,14 @@ def parse_time(text: object) -> datetime | None:
         return None
 
 
-def _number(text: object) -> float | None:
+def item_ref(raw: Mapping[str, Any]) -> str | None:
+    """The id a tool result gives an evidence item (`"id": "metric-3f9a1c2e4b"`), or None when it gives none."""
+    ref = raw.get("id")
+    return ref if isinstance(ref, str) and ITEM_ID.match(ref) else None
+
+
+def number(text: object) -> float | None:
+    """A number, from a JSON number or a numeric string (`"1,024"`); None otherwise."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         return float(text)
     if isinstance(text, str):
@@ -106,9 +116,9 @@ def parse_alert(payload: Mapping[str, Any] | None) -> AlertView:
         annotations=annotations,
         starts_at=parse_time(payload.get("starts_at")),
         metric=annotations.get("metric_name") or None,
-        threshold=_number(annotations.get("threshold")),
+        threshold=number(annotations.get("threshold")),
         comparison=annotations.get("comparison", ""),
-        current=_number(annotations.get("current_value")),
+        current=number(annotations.get("current_value")),
         instance=annotations.get("db_instance_identifier") or None,
         replica=annotations.get("read_replica") or None,
     )
@@ -125,6 +135,8 @@ class Series:
     """The `DBInstanceIdentifier` dimension (a replica's own id for `ReplicaLag`)."""
     times: tuple[datetime, ...]
     values: tuple[float, ...]
+    id: str | None = None
+    """The id the result gave the series (what a claim cites)."""
 
     @property
     def key(self) -> tuple[str, str, str | None]:
@@ -145,7 +157,7 @@ def parse_series(result: Mapping[str, Any]) -> list[Series]:
         scale = to_base_unit(unit)
         points = []
         for t, v in zip(raw.get("timestamps") or (), raw.get("values") or (), strict=False):
-            moment, value = parse_time(t), _number(v)
+            moment, value = parse_time(t), number(v)
             if moment is not None and value is not None:
                 points.append((moment, value * scale))
         points.sort(key=lambda p: p[0])
@@ -157,6 +169,7 @@ def parse_series(result: Mapping[str, Any]) -> list[Series]:
                 instance=str(instance) if instance is not None else None,
                 times=tuple(p[0] for p in points),
                 values=tuple(p[1] for p in points),
+                id=item_ref(raw),
             )
         )
     return out
@@ -171,6 +184,7 @@ class Event:
     source: str
     source_type: str
     categories: tuple[str, ...]
+    id: str | None = None
 
 
 def parse_events(result: Mapping[str, Any]) -> list[Event]:
@@ -190,6 +204,7 @@ def parse_events(result: Mapping[str, Any]) -> list[Event]:
                 source=_text(raw.get("source_identifier")),
                 source_type=_text(raw.get("source_type")),
                 categories=tuple(str(c).strip().lower() for c in cats) if isinstance(cats, list) else (),
+                id=item_ref(raw),
             )
         )
     return sorted(out, key=lambda e: e.at)
@@ -202,6 +217,7 @@ class Wait:
     name: str
     type: str
     load: float
+    id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +228,7 @@ class Statement:
     load: float
     calls_per_sec: float | None
     waits: tuple[Wait, ...]
+    id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +242,8 @@ class Insights:
     waits: tuple[Wait, ...]
     users: tuple[tuple[str, float], ...]
     hosts: tuple[tuple[str, float], ...]
+    load_id: str | None = None
+    """The id of the `db_load` series."""
 
     @property
     def is_empty(self) -> bool:
@@ -239,22 +258,24 @@ def _waits(raw: Iterable[Any]) -> tuple[Wait, ...]:
     for w in raw or ():
         if not isinstance(w, Mapping):
             continue
-        name, load = _text(w.get("name")), _number(w.get("db_load_avg"))
+        name, load = _text(w.get("name")), number(w.get("db_load_avg"))
         if not name or load is None:
             continue
         kind = _text(w.get("type"))
         if not kind:
             match = _WAIT_TYPE.match(name)
             kind = match.group(1) if match else name
-        out.append(Wait(name=name, type=kind, load=load))
+        out.append(Wait(name=name, type=kind, load=load, id=item_ref(w)))
     return tuple(sorted(out, key=lambda w: -w.load))
 
 
 def _ranked(raw: Sequence[Any], key: str) -> tuple[tuple[str, float], ...]:
     out = []
     for item in raw or ():
-        if isinstance(item, Mapping) and (load := _number(item.get("db_load_avg"))) is not None:
-            out.append((_text(item.get(key)) or _text(item.get("name")), load))
+        if isinstance(item, Mapping) and (load := number(item.get("db_load_avg"))) is not None:
+            # A host's address is `host` (older answers named it `id`, which now is the evidence item's).
+            name = _text(item.get(key)) or _text(item.get("name")) or _text(item.get("id"))
+            out.append((name, load))
     return tuple(sorted(out, key=lambda p: -p[1]))
 
 
@@ -264,22 +285,23 @@ def parse_insights(result: Mapping[str, Any]) -> Insights:
     db_load = series if isinstance(series, Mapping) else {}
     points = []
     for t, v in zip(db_load.get("timestamps") or (), db_load.get("values") or (), strict=False):
-        moment, value = parse_time(t), _number(v)
+        moment, value = parse_time(t), number(v)
         if moment is not None and value is not None:
             points.append((moment, value))
     statements = []
     for raw in result.get("top_sql") or ():
         if not isinstance(raw, Mapping) or not isinstance(raw.get("statement"), str):
             continue
-        load = _number(raw.get("db_load_avg"))
+        load = number(raw.get("db_load_avg"))
         if load is None:
             continue  # a statement without a load cannot be ranked against the others
         statements.append(
             Statement(
                 text=raw["statement"],
                 load=load,
-                calls_per_sec=_number(raw.get("calls_per_sec")),
+                calls_per_sec=number(raw.get("calls_per_sec")),
                 waits=_waits(raw.get("wait_events") or ()),
+                id=item_ref(raw),
             )
         )
     instance = result.get("db_instance_identifier")
@@ -290,7 +312,8 @@ def parse_insights(result: Mapping[str, Any]) -> Insights:
         statements=tuple(sorted(statements, key=lambda s: -s.load)),
         waits=_waits(result.get("top_wait_events") or ()),
         users=_ranked(result.get("top_users") or (), "name"),
-        hosts=_ranked(result.get("top_hosts") or (), "id"),
+        hosts=_ranked(result.get("top_hosts") or (), "host"),
+        load_id=item_ref(db_load),
     )
 
 
@@ -301,6 +324,7 @@ class LogLine:
     at: datetime
     level: str
     message: str
+    id: str | None = None
 
 
 def parse_logs(result: Mapping[str, Any]) -> list[LogLine]:
@@ -312,5 +336,7 @@ def parse_logs(result: Mapping[str, Any]) -> list[LogLine]:
         at = parse_time(raw.get("timestamp"))
         if at is None:
             continue
-        out.append(LogLine(at=at, level=_text(raw.get("level")).upper(), message=_text(raw.get("message"))))
+        out.append(
+            LogLine(at=at, level=_text(raw.get("level")).upper(), message=_text(raw.get("message")), id=item_ref(raw))
+        )
     return sorted(out, key=lambda r: r.at)

@@ -77,6 +77,8 @@ class Conclusion:
     storm: WriteStorm
     anomaly: str | None = None
     """What nothing explains: for `unknown`, the change; with faults, the alert's own open hypothesis."""
+    anomaly_metric: str | None = None
+    """For `unknown`: the metric whose change nothing explains, when one does."""
 
     @property
     def modes(self) -> list[str]:
@@ -119,14 +121,15 @@ def _explained_by_findings(findings: list[Finding]) -> set[str]:
     return {m for f in findings if f.verdict in kinds for m in _EXPLAINS.get(f.mode, ())}
 
 
-def _unexplained(case: Case, findings: list[Finding]) -> str | None:
-    """A sustained change in the bad direction (or an abnormal level) no finding explains; None when all is quiet."""
+def _unexplained(case: Case, findings: list[Finding]) -> tuple[str, str | None] | None:
+    """A sustained change in the bad direction (or an abnormal level) no finding explains, and its metric; None
+    when all is quiet."""
     alert = case.file.alert
     metric = _alert_metric(case)
     explained = _explained_by_findings(findings)
     if not case.file.profiles:
         # "Healthy" is a claim about the metrics: with none to look at, it cannot be made.
-        return "no CloudWatch metric came back, so the instance's state cannot be judged"
+        return "no CloudWatch metric came back, so the instance's state cannot be judged", None
     if (
         alert.is_firing
         and metric is not None
@@ -134,21 +137,21 @@ def _unexplained(case: Case, findings: list[Finding]) -> str | None:
         and case.file.profiles
         and metric not in explained
     ):
-        return f"the alert watches {metric}, which is missing from the evidence, and nothing else explains it"
+        return f"the alert watches {metric}, which is missing from the evidence, and nothing else explains it", None
     sessions = case.file.profile("DatabaseConnections")
     if sessions is not None and sessions.direction < 0 and sessions.extreme <= 0.05 * sessions.baseline:
         back = "and came back" if sessions.recovered else "and stayed down"
         return (
             f"clients were cut off: sessions fell from {sessions.baseline:,.0f} to {sessions.extreme:,.0f} "
             f"{back}, and no event or metric in the evidence explains the outage"
-        )
+        ), "DatabaseConnections"
     for name, limit in _ABNORMAL.items():
         values = case.file.values(name)
         recent = values[len(values) // 2 :]
         if recent and name not in explained and median(recent) >= limit:
             return (
                 f"{name} stays at {value(name, median(recent))}, an abnormal level that no known failure mode explains"
-            )
+            ), name
     candidates = [metric] if alert.is_firing and metric else []
     candidates += [m for m in _VITALS if m != metric]
     for name in candidates:
@@ -162,7 +165,7 @@ def _unexplained(case: Case, findings: list[Finding]) -> str | None:
             continue
         big = p.end_ratio >= 3 and p.end >= _VITALS.get(name, 0.0) if bad > 0 else p.end_ratio <= 0.5
         if name == metric or big:
-            return f"{name} moves from {value(name, p.baseline)} to {value(name, p.end)} and stays there"
+            return f"{name} moves from {value(name, p.baseline)} to {value(name, p.end)} and stays there", name
     return None
 
 
@@ -194,6 +197,8 @@ def conclude(case: Case) -> Conclusion:
     others = tuple(f for f in findings if not f.is_cause)
     if causes:
         return Conclusion(case, Outcome.FAULTS, tuple(causes), others, storm, _open_alert(case, findings))
-    anomaly = _unexplained(case, findings)
-    outcome = Outcome.UNKNOWN if anomaly else Outcome.HEALTHY
-    return Conclusion(case, outcome, (), others, storm, anomaly)
+    found = _unexplained(case, findings)
+    if found is None:
+        return Conclusion(case, Outcome.HEALTHY, (), others, storm)
+    anomaly, metric = found
+    return Conclusion(case, Outcome.UNKNOWN, (), others, storm, anomaly, metric)

@@ -19,6 +19,7 @@ from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, val
 from sredrill.agents.reference.statistics import Profile
 from sredrill.agents.reference.timeline import EventKind, describe_delta
 from sredrill.agents.reference.workload import StatementView, WaitGroup
+from sredrill.diagnosis import FactKind
 
 __all__ = ["assess_replication"]
 
@@ -57,6 +58,10 @@ def _wal_facts(case: Case, storm: WriteStorm, writer: StatementView | None) -> l
                 f"WAL generation on the primary {case.instance} jumps from {value(_WAL, w.baseline)} "
                 f"to {value(_WAL, w.end)} {when(case, w.onset_at)}{iops}.",
                 (case.src.metrics,),
+                (
+                    *case.trend(_WAL, FactKind.RISING, since=w.onset_at),
+                    *(case.trend("WriteIOPS", FactKind.RISING, since=w.onset_at) if iops else ()),
+                ),
             )
         )
     if writer is not None and case.workload is not None:
@@ -67,6 +72,7 @@ def _wal_facts(case: Case, storm: WriteStorm, writer: StatementView | None) -> l
                 f"Performance Insights: {writer.label}{by} is the top WAL writer ({writer.load:.1f} active "
                 f"sessions; its WAL writes, such as IO:WALWrite, are {writer.share(WaitGroup.WAL):.0%} of its waits).",
                 (case.src.insights,),
+                case.present(writer.statement, case.workload.top_wait(WaitGroup.WAL)),
             )
         )
     return facts
@@ -82,6 +88,7 @@ def _context_facts(case: Case, replica: str | None) -> list[Fact]:
                     f"The replica {replica} finished “{e.event.message.rstrip('.')}” {describe_delta(e.offset_s)}: "
                     "a smaller or changed replica replays WAL more slowly.",
                     (case.src.events,),
+                    case.present(e.event),
                 )
             )
     return facts
@@ -98,7 +105,12 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
     if lag is not None:
         peak = lag.high
         if lag.direction <= 0 or peak < 30:
-            return Finding(_MODE, Verdict.ABSENT, f"replica lag stays at {value('ReplicaLag', lag.median)}")
+            return Finding(
+                _MODE,
+                Verdict.ABSENT,
+                f"replica lag stays at {value('ReplicaLag', lag.median)}",
+                against=case.quiet("ReplicaLag"),
+            )
         if lag.recovered:
             return Finding(
                 _MODE,
@@ -106,6 +118,10 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
                 f"replica lag peaked at {value('ReplicaLag', peak)} {when(case, lag.extreme_at)} and has caught up "
                 f"(now {value('ReplicaLag', lag.end)})",
                 onset=lag.onset_at,
+                against=(
+                    *case.trend("ReplicaLag", FactKind.FALLING, since=lag.extreme_at),
+                    *case.level("ReplicaLag", FactKind.BELOW, since=case.held_since("ReplicaLag")),
+                ),
             )
         rate = lag.slope
         # A replica losing half a second or more every second is not keeping up, whatever the lag reached so far.
@@ -117,12 +133,17 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
                 Verdict.SIDE_EFFECT,
                 f"replica lag reaches only {value('ReplicaLag', peak)}, below the {threshold / 60:.0f}-minute incident "
                 f"level: a side effect{cause}, not a separate root cause",
+                against=case.level("ReplicaLag", FactKind.BELOW),
             )
         facts = [
             Fact(
                 f"Lag on {who} (ReplicaLag) climbs from {value('ReplicaLag', lag.baseline)} {when(case, lag.onset_at)} "
                 f"to {value('ReplicaLag', peak)}, about {rate * 60:.0f} s per minute.",
                 (case.src.metrics,),
+                (
+                    *case.trend("ReplicaLag", FactKind.RISING, since=lag.onset_at),
+                    *case.level("ReplicaLag", FactKind.ABOVE, since=case.held_since("ReplicaLag")),
+                ),
             )
         ]
         wal_driven = storm.wal_ratio >= 3 and (_same_time(case, lag, storm.wal) or lag.onset_at is None)
@@ -145,6 +166,10 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
                     )
                     + ".",
                     (case.src.metrics,),
+                    (
+                        *case.trend("ReplicaLag", FactKind.RISING),
+                        *(case.level("OldestReplicationSlotLag", FactKind.BELOW) if small_slot else ()),
+                    ),
                 )
             )
             summary = (
@@ -152,7 +177,7 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
                 f"{value('ReplicaLag', peak)}; the replica is not applying the WAL it receives"
             )
             chain = ("replay halted on the replica", "lag grows one second per second", "replica reads are stale")
-            return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), lag.onset_at)
+            return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), lag.onset_at, location=_where(case))
         facts.extend(_wal_facts(case, storm, writer if wal_driven else None))
         facts.extend(_context_facts(case, replica))
         return _wal_cause(
@@ -188,11 +213,13 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
             )
             return Finding(_MODE, Verdict.UNASSESSED, reason)
         return Finding(_MODE, Verdict.ABSENT, "no read replica or replication slot shows up in the evidence")
+    slot_name = "OldestReplicationSlotLag"
     if estimate is not None and estimate < REPLICA_LAG_INCIDENT_S:
         return Finding(
             _MODE,
             Verdict.SIDE_EFFECT,
             f"{missing}; the replication slot holds about {estimate:.0f} s of WAL: a side effect of the write burst",
+            against=case.level(slot_name, FactKind.BELOW),
         )
     facts = [
         Fact(
@@ -200,6 +227,10 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
             f"(OldestReplicationSlotLag) grows from {value('OldestReplicationSlotLag', slot.baseline)} to "
             f"{value('OldestReplicationSlotLag', slot.end)} {when(case, slot.onset_at)}.",
             (case.src.metrics,),
+            (
+                *case.trend(slot_name, FactKind.RISING, since=slot.onset_at),
+                *case.level(slot_name, FactKind.ABOVE, since=case.held_since(slot_name)),
+            ),
         )
     ]
     if retained is not None and retained.direction > 0 and retained.end_ratio >= 2:
@@ -208,6 +239,7 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
                 "The primary retains the unconsumed WAL: disk used by transaction logs grows from "
                 f"{value(retained_name, retained.baseline)} to {value(retained_name, retained.end)}.",
                 (case.src.metrics,),
+                case.trend(retained_name, FactKind.RISING, since=retained.onset_at),
             )
         )
     behind = f"roughly {estimate / 60:.0f} minutes" if estimate is not None else "far"
@@ -217,6 +249,10 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
                 f"At the current WAL rate ({value('TransactionLogsGeneration', wal_rate)}) that backlog is "
                 f"roughly {estimate / 60:.0f} minutes of replay.",
                 (case.src.metrics,),
+                (
+                    *case.level(_WAL, FactKind.ABOVE, since=case.held_since(_WAL)),
+                    *case.level(slot_name, FactKind.ABOVE, since=case.held_since(slot_name)),
+                ),
             )
         )
     wal_driven = storm.wal_ratio >= 3 and _same_time(case, slot, storm.wal)
@@ -252,4 +288,17 @@ def _wal_cause(
             f"{behind} behind"
         )
         chain = ("replay on the replica is too slow", "lag grows", "replica reads are stale")
-    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), onset)
+    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), onset, location=_where(case))
+
+
+def _where(case: Case) -> str | None:
+    """The replica at fault, as the evidence names it: the alert's, its lag series', or a replica event's source;
+    without a name for it, the primary whose replication slot shows the delay."""
+    f = case.file
+    if f.replica:
+        return f.replica
+    primary = f.primary
+    for e in case.timeline.of(EventKind.REPLICATION):
+        if e.event.source and e.event.source != primary:
+            return e.event.source
+    return primary

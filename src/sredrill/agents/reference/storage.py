@@ -16,6 +16,7 @@ from sredrill.agents.reference.checkpoints import WriteStorm
 from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, value, when
 from sredrill.agents.reference.timeline import EventKind, TimedEvent, describe_delta
 from sredrill.agents.reference.workload import StatementView, WaitGroup
+from sredrill.diagnosis import FactKind
 
 __all__ = ["assess_storage"]
 
@@ -60,6 +61,10 @@ def _retained_wal(case: Case) -> Fact | None:
         f"while free storage loses {value('FreeStorageSpace', lost)}: the space goes to WAL retained for a "
         "replication slot that is not being consumed.",
         (case.src.metrics,),
+        (
+            *case.trend("TransactionLogsDiskUsage", FactKind.RISING, since=wal.onset_at),
+            *case.trend("FreeStorageSpace", FactKind.FALLING, since=free.onset_at),
+        ),
     )
 
 
@@ -84,6 +89,9 @@ def _consumer_facts(case: Case, storm: WriteStorm) -> tuple[str, list[Fact]]:
                 f"Performance Insights: {stmt.label} spills sorts and hashes to temporary files "
                 f"(IO:BufFileWrite and IO:BufFileRead are {temp:.0%} of its waits){why}.",
                 (case.src.insights,),
+                case.present(
+                    stmt.statement, case.workload.top_wait(WaitGroup.TEMP) if case.workload is not None else None
+                ),
             )
         )
         return f"temporary files spilled by {stmt.label}", facts
@@ -95,6 +103,10 @@ def _consumer_facts(case: Case, storm: WriteStorm) -> tuple[str, list[Fact]]:
             f"Performance Insights: {stmt.label}{by} is the top writing statement at {stmt.load:.1f} active "
             f"sessions{detail}.",
             (case.src.insights,),
+            case.present(
+                stmt.statement,
+                case.workload.top_wait(WaitGroup.EXTEND) if extend >= 0.1 and case.workload is not None else None,
+            ),
         )
     )
     return f"{stmt.label}", facts
@@ -107,7 +119,14 @@ def _event_facts(case: Case, events: tuple[TimedEvent, ...]) -> list[Fact]:
     for e in events:
         rel = f" ({describe_delta(e.offset_s)})" if e.offset_s is not None else ""
         parts.append(f"“{e.event.message.split('. ')[0].rstrip('.')}”{rel}")
-    return [Fact("RDS events: " + "; ".join(parts) + ".", (case.src.events,))]
+    return [Fact("RDS events: " + "; ".join(parts) + ".", (case.src.events,), case.present(*_telling(events)))]
+
+
+def _telling(events: tuple[TimedEvent, ...]) -> list[object]:
+    """The events to cite (at most three): a shutdown first, then low-storage warnings, then the rest."""
+    order = (EventKind.STORAGE_FULL, EventKind.LOW_STORAGE, EventKind.STORAGE_GROWN)
+    ranked = sorted(events, key=lambda e: order.index(e.kind) if e.kind in order else len(order))
+    return [e.event for e in ranked[:3]]
 
 
 def assess_storage(case: Case, storm: WriteStorm) -> Finding:
@@ -129,7 +148,8 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
                 if not low
                 else "RDS warned about low storage, then grew the volume"
             )
-            return Finding(_MODE, verdict, reason)
+            against = case.present(*_telling(tuple(grown)), *_telling(low)) if low else ()
+            return Finding(_MODE, verdict, reason, against=against[:3])
         how, facts = _consumer_facts(case, storm)
         facts = [
             Fact(
@@ -151,7 +171,8 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
             "writes stall extending data files",
             "RDS stops the database" if full else "free storage nears zero",
         )
-        return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), low[0].at)
+        place = next((e.event.source for e in low if e.event.source), None) or case.resource()
+        return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), low[0].at, location=place)
 
     # A step up in free space (the volume grew) after a dip: a recovered transient.
     jump = next((i for i in range(1, len(free)) if free[i] - free[i - 1] > max(0.2 * free[i - 1], GB)), None)
@@ -166,17 +187,24 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
                 f"free storage dipped to {low_free}{pct}, then {by} grew the volume and free storage recovered to "
                 f"{value('FreeStorageSpace', free[-1])}, where it stays"
             )
+            jumped_at = case.file.times("FreeStorageSpace")[jump]
+            back = (
+                *case.trend("FreeStorageSpace", FactKind.RISING, since=jumped_at),
+                *case.level("FreeStorageSpace", FactKind.ABOVE, since=jumped_at),
+            )
             recovery = (
                 Fact(
                     f"Free storage (FreeStorageSpace) falls from {value('FreeStorageSpace', free[0])} to {low_free}, "
                     f"then jumps to {value('FreeStorageSpace', free[jump])} "
-                    f"{when(case, case.file.times('FreeStorageSpace')[jump])} and stays flat: it has recovered.",
+                    f"{when(case, jumped_at)} and stays flat: it has recovered.",
                     (src,),
+                    back,
                 ),
                 *_event_facts(case, storage_events),
             )
+            grew_event = case.present(*(e.event for e in grown[:1]))
             return Finding(
-                _MODE, Verdict.RECOVERED, summary, facts=recovery, onset=case.file.times("FreeStorageSpace")[jump]
+                _MODE, Verdict.RECOVERED, summary, facts=recovery, onset=jumped_at, against=(*grew_event, *back)
             )
 
     tail = free[-min(8, len(free)) :]
@@ -206,6 +234,7 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
             _MODE,
             Verdict.ABSENT,
             f"free storage {trend} at about {value('FreeStorageSpace', p.end)}, far from running out",
+            against=case.quiet("FreeStorageSpace", FactKind.ABOVE),
         )
     how, consumer = _consumer_facts(case, storm)
     pct = f" ({_percent(free[-1] / size)} of the provisioned {value('FreeStorageSpace', size)})" if size else ""
@@ -220,13 +249,23 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
             f"Free storage (FreeStorageSpace) falls steadily from {value('FreeStorageSpace', p.baseline)} to "
             f"{value('FreeStorageSpace', free[-1])}{pct}{rate}; {left}.",
             (src,),
+            (
+                *case.trend("FreeStorageSpace", FactKind.FALLING, since=p.onset_at),
+                *case.level("FreeStorageSpace", FactKind.BELOW, since=case.held_since("FreeStorageSpace")),
+            ),
         ),
         *_event_facts(case, storage_events),
         *consumer,
     ]
     conns = case.file.profile("DatabaseConnections")
     if full and conns is not None and conns.direction < 0 and conns.end <= 0.05 * max(conns.baseline, 1):
-        facts.append(Fact("Connections drop to zero after the shutdown.", (src,)))
+        facts.append(
+            Fact(
+                "Connections drop to zero after the shutdown.",
+                (src,),
+                case.trend("DatabaseConnections", FactKind.FALLING, since=conns.onset_at),
+            )
+        )
     ending = ", and RDS shut the database down" if full else ""
     summary = (
         f"storage full: free storage on {case.instance} falls from {value('FreeStorageSpace', p.baseline)} to "
@@ -235,4 +274,13 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
     chain = (how, "free storage falls toward zero", "RDS stops the database" if full else "writes start to fail")
     follows = "replication_lag" if _retained_wal(case) is not None else None
     onset = p.onset_at or case.file.times("FreeStorageSpace")[0]
-    return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), onset, follows=follows)
+    return Finding(
+        _MODE,
+        Verdict.CAUSE,
+        summary,
+        chain,
+        tuple(facts),
+        onset,
+        follows=follows,
+        location=case.resource("FreeStorageSpace"),
+    )

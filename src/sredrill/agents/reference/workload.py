@@ -259,6 +259,16 @@ class Workload:
         ranked = sorted(self.statements, key=lambda s: -s.load_in(*groups))
         return ranked[0] if ranked and ranked[0].load_in(*groups) > 0 else None
 
+    def top_wait(self, *groups: WaitGroup) -> Wait | None:
+        """The wait event with the most load among these groups (any group when none is given)."""
+        waits = [w for w in self.insights.waits if not groups or wait_group(w) in groups]
+        return max(waits, key=lambda w: w.load) if waits else None
+
+    def top_wait_outside(self, *groups: WaitGroup) -> Wait | None:
+        """The wait event with the most load outside these groups."""
+        waits = [w for w in self.insights.waits if wait_group(w) not in groups]
+        return max(waits, key=lambda w: w.load) if waits else None
+
     def top_writer(self) -> StatementView | None:
         """The writing statement (or maintenance) with the most load."""
         writers = [s for s in self.statements if s.is_write or s.is_maintenance]

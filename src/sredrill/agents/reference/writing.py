@@ -2,18 +2,33 @@
 
 Prose uses the words an SRE would use ("replication lag", "connection exhaustion", "CPU saturation"); the
 vocabulary's identifiers appear only in `failure_modes`. Claims carry the facts that support the
-conclusion, each citing its evidence source; dismissed alternatives go to `ruled_out` (and the report),
-never to the claims, so a claim never asserts what the agent rejected.
+conclusion, each citing the evidence items it rests on with a fact checked on the served points, and naming
+the failure mode it supports; dismissed alternatives go to `ruled_out` (and the report), never to the
+claims, so a claim never asserts what the agent rejected, and each cites the items that speak against it.
+The citations stay within the grader's limits: at most three per claim and eight distinct items across the
+claims, the causes' own evidence first; a fact left with nothing to cite goes to the report, not the claims.
+`location` names where each fault is.
 """
 
 from __future__ import annotations
 
+from itertools import zip_longest
+
 from sredrill.agents.reference.catalog import info_of
-from sredrill.agents.reference.findings import HYPOTHESES, Case, Fact, Finding, Verdict, value
+from sredrill.agents.reference.findings import HYPOTHESES, Case, Cites, Fact, Finding, Verdict, value
 from sredrill.agents.reference.reasoning import Conclusion, Outcome
-from sredrill.agents.reference.timeline import EventKind, describe_delta
+from sredrill.agents.reference.timeline import EventKind, TimedEvent, describe_delta
 from sredrill.agents.reference.workload import WaitGroup
-from sredrill.diagnosis import Category, Claim, Diagnosis, RuledOut
+from sredrill.diagnosis import (
+    MAX_CITATIONS_PER_CLAIM,
+    MAX_CITED_ITEMS,
+    Category,
+    Citation,
+    Claim,
+    Diagnosis,
+    FactKind,
+    RuledOut,
+)
 from sredrill.domains.rds import DOMAIN
 
 __all__ = ["write_diagnosis"]
@@ -100,25 +115,49 @@ def _healthy_root_cause(conclusion: Conclusion) -> str:
     return _sentence(f"No incident on {case.instance}: every metric stays within its normal range")
 
 
+_HEALTH_METRICS = ("CPUUtilization", "DatabaseConnections", "ReadLatency", "WriteLatency", "ReplicaLag")
+
+
+def _steady(case: Case, metric: str) -> Cites:
+    """What shows a metric staying in its range: flat when it is, else a bound on the side that would be bad."""
+    side = FactKind.ABOVE if info_of(metric).worse < 0 else FactKind.BELOW
+    return case.trend(metric, FactKind.FLAT) or case.level(metric, side)
+
+
 def _healthy_facts(case: Case) -> list[Fact]:
     f = case.file
     src = case.src.metrics
     facts = []
     ranges = []
-    for metric in ("CPUUtilization", "DatabaseConnections", "ReadLatency", "WriteLatency", "ReplicaLag"):
+    # The alert's own metric first: it is what the verdict "no incident" has to answer for.
+    alert_metric = f.alert.metric
+    order = sorted(_HEALTH_METRICS, key=lambda m: m != alert_metric)
+    steady: list[Citation] = []
+    for metric in order:
         p = f.profile(metric)
         if p is None or (p.moved and not p.recovered):
             continue
         shape = "swings between" if p.swings and p.high - p.low >= 0.3 * p.median else "stays between"
         name = "the session count" if metric == "DatabaseConnections" else info_of(metric).words
         ranges.append(f"{name} {shape} {value(metric, p.low)} and {value(metric, p.high)}")
+        steady += _steady(case, metric)
     if ranges:
         facts.append(
-            Fact(_sentence("; ".join(ranges) + ", with no sustained trend: all within the normal range"), (src,))
+            Fact(
+                _sentence("; ".join(ranges) + ", with no sustained trend: all within the normal range"),
+                (src,),
+                tuple(steady[:MAX_CITATIONS_PER_CLAIM]),
+            )
         )
     p = f.profile("FreeStorageSpace")
     if p is not None and not p.moved:
-        facts.append(Fact(f"Free storage stays flat at about {value('FreeStorageSpace', p.end)}.", (src,)))
+        facts.append(
+            Fact(
+                f"Free storage stays flat at about {value('FreeStorageSpace', p.end)}.",
+                (src,),
+                case.trend("FreeStorageSpace", FactKind.FLAT),
+            )
+        )
     return facts
 
 
@@ -139,7 +178,13 @@ def _evidence_facts(conclusion: Conclusion, cited: set[str]) -> list[Fact]:
                 + (f" ({describe_delta(e.offset_s)})" if e.offset_s is not None else "")
                 for e in recent[:4]
             ]
-            facts.append(Fact("RDS events around the incident: " + "; ".join(parts) + ".", (src.events,)))
+            facts.append(
+                Fact(
+                    "RDS events around the incident: " + "; ".join(parts) + ".",
+                    (src.events,),
+                    case.present(*(e.event for e in recent[:MAX_CITATIONS_PER_CLAIM])),
+                )
+            )
         if old:
             first, last = old[0].offset_s, old[-1].offset_s
             span = (
@@ -152,6 +197,7 @@ def _evidence_facts(conclusion: Conclusion, cited: set[str]) -> list[Fact]:
                     f"The {len(old)} earlier RDS events all completed{span}; the metrics stay at their baseline "
                     "until the incident begins, so they are context, not cause.",
                     (src.events,),
+                    case.present(*_telling_history(old)),
                 )
             )
     w = case.workload
@@ -167,20 +213,33 @@ def _evidence_facts(conclusion: Conclusion, cited: set[str]) -> list[Fact]:
                     f"Database load averages {w.total:.1f} active sessions{span}; top waits: {w.describe_waits()}; "
                     f"the top statement is {top}.",
                     (src.insights,),
+                    case.present(w.insights.waits[0] if w.insights.waits else None, w.statements[0].statement)
+                    if w.statements
+                    else case.present(w.insights.waits[0] if w.insights.waits else None),
                 )
             )
     return facts
 
 
+def _telling_history(old: tuple[TimedEvent, ...]) -> list[object]:
+    """Up to three earlier events to cite, one of each kind first (a failover, a patch, a reboot, ...)."""
+    firsts = list({e.kind: e for e in reversed(old)}.values())
+    rest = [e for e in old if e not in firsts]
+    return [e.event for e in (*firsts, *rest)[:MAX_CITATIONS_PER_CLAIM]]
+
+
 def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
     out = []
+    case = conclusion.case
     for f in conclusion.others:
         reason = f.summary
         if f.verdict == Verdict.UNASSESSED:
             reason = f"not confirmed, and not excluded either: {reason}"
         if f.mode == "failover" and "infrastructure" not in reason:
             reason += "; no infrastructure fault is visible"
-        out.append(RuledOut(hypothesis=f.hypothesis, reason=_sentence(reason)))
+        evidence: list[Citation | str] = []
+        evidence.extend(list(dict.fromkeys(f.against))[:MAX_CITATIONS_PER_CLAIM])
+        out.append(RuledOut(hypothesis=f.hypothesis, reason=_sentence(reason), evidence=evidence))
     old = conclusion.case.timeline.historical()
     if old:
         kinds = sorted({e.kind.value for e in old})
@@ -193,6 +252,7 @@ def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
                     f"they began {ago} and completed hours before the incident; the metrics stayed at their "
                     "baseline afterwards, so they are context, not the trigger"
                 ),
+                evidence=list(case.present(*_telling_history(old))),
             )
         )
     backups = conclusion.case.timeline.recent(EventKind.BACKUP)
@@ -204,6 +264,7 @@ def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
                     "A snapshot reads the volume; it neither generates WAL nor holds connections, storage or "
                     "checkpoints, so it does not explain what the metrics show."
                 ),
+                evidence=list(case.present(*(e.event for e in backups[:MAX_CITATIONS_PER_CLAIM]))),
             )
         )
     if conclusion.outcome == Outcome.HEALTHY:
@@ -211,12 +272,31 @@ def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
             RuledOut(
                 hypothesis="resource exhaustion",
                 reason="Nothing is running out: no metric is pinned at a limit or trending toward one.",
+                evidence=list(
+                    (
+                        *_steady(case, "CPUUtilization"),
+                        *_steady(case, "FreeStorageSpace"),
+                        *_steady(case, "DatabaseConnections"),
+                    )[:MAX_CITATIONS_PER_CLAIM]
+                ),
             )
         )
     return out
 
 
-def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Claim], ruled: list[RuledOut]) -> str:
+def _quoted(evidence: list[Citation | str]) -> str:
+    """Citations as the text format writes them (`metric-3f9a1c2e4b rising from …; event-… present`)."""
+    return "; ".join(e if isinstance(e, str) else e.describe() for e in evidence)
+
+
+def _report(
+    conclusion: Conclusion,
+    root: str,
+    chain: list[str],
+    claims: list[Claim],
+    ruled: list[RuledOut],
+    unbacked: list[str],
+) -> str:
     case = conclusion.case
     alert = case.file.alert
     lines = [f"Summary: {root}"]
@@ -226,14 +306,16 @@ def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Cl
         lines.append("Causal chain: " + " | ".join(chain))
     if claims:
         lines.append("Evidence:")
-        lines += [
-            f"- {c.text} [{', '.join(e if isinstance(e, str) else e.describe() for e in c.evidence) or 'not validated'}]"
-            for c in claims
-        ]
+        lines += [f"- {c.text} [evidence: {_quoted(c.evidence) or 'none'}]" for c in claims]
     if ruled:
         lines.append("Ruled out:")
-        lines += [f"- {r.hypothesis}: {r.reason}" for r in ruled]
+        lines += [
+            f"- {r.hypothesis}: {r.reason}" + (f" [evidence: {_quoted(r.evidence)}]" if r.evidence else "")
+            for r in ruled
+        ]
     notes = [n for f in (*conclusion.causes, *conclusion.others) for n in f.notes]
+    if unbacked:
+        notes.append("Also seen, with no evidence item left to cite: " + " ".join(unbacked))
     missing = case.file.missing()
     if missing:
         notes.append(
@@ -245,25 +327,92 @@ def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Cl
     return "\n".join(lines)
 
 
+def _supported(conclusion: Conclusion) -> list[tuple[Fact, list[str]]]:
+    """Every fact worth claiming, each with the failure modes it supports, the most decisive first: the causes'
+    facts taken in turn (each cause's first fact before any second one), then symptoms, then context."""
+    case = conclusion.case
+    modes = conclusion.modes
+    causes = [f.mode for f in conclusion.causes]
+    out: list[tuple[Fact, list[str]]] = []
+    for row in zip_longest(*(f.facts for f in conclusion.causes)):
+        out += [(fact, [f.mode]) for fact, f in zip(row, conclusion.causes, strict=True) if fact is not None]
+    for s in _symptoms(conclusion):
+        backs = [s.follows] if s.follows in causes else causes
+        out += [(fact, list(backs)) for fact in s.facts]
+    if conclusion.outcome == Outcome.HEALTHY:
+        out += [(fact, modes) for f in conclusion.others if f.verdict == Verdict.RECOVERED for fact in f.facts]
+        out += [(fact, modes) for fact in _healthy_facts(case)]
+    if conclusion.outcome == Outcome.UNKNOWN:
+        metric = conclusion.anomaly_metric
+        cites = (
+            (*case.trend(metric), *case.level(metric, _bad_side(metric), since=case.held_since(metric)))
+            if metric
+            else ()
+        )
+        out.append((Fact(_sentence(conclusion.anomaly or "an unexplained change"), (case.src.metrics,), cites), modes))
+    cited = {s for fact, _ in out for s in fact.sources}
+    out += [(fact, modes) for fact in _evidence_facts(conclusion, cited)]
+    return list({fact: backs for fact, backs in reversed(out)}.items())[::-1]
+
+
+def _bad_side(metric: str) -> FactKind:
+    return FactKind.BELOW if info_of(metric).worse < 0 else FactKind.ABOVE
+
+
+def _claims(conclusion: Conclusion) -> tuple[list[Claim], list[str]]:
+    """The claims, within the citation limits, and the texts of facts left with nothing to cite.
+
+    Items are taken in the facts' order, keeping room for one item of every source the facts draw on (the
+    events and the log say what no metric can). Without any item id in the tool results (an older server),
+    claims cite their sources by name instead.
+    """
+    items = conclusion.case.file.items
+    supported = _supported(conclusion)
+    pending = {items[c.item].source for fact, _ in supported for c in fact.cites}
+    used: dict[str, None] = {}
+    claims, unbacked = [], []
+    for fact, backs in supported:
+        if not items:
+            claims.append(Claim(text=fact.text, evidence=list(dict.fromkeys(fact.sources)), supports=backs))
+            continue
+        kept: list[Citation | str] = []
+        for c in dict.fromkeys(fact.cites):
+            if len(kept) == MAX_CITATIONS_PER_CLAIM:
+                break
+            source = items[c.item].source
+            room = MAX_CITED_ITEMS - len(used) - 1 >= len(pending - {source})
+            if c.item in used or room:
+                used[c.item] = None
+                pending.discard(source)
+                kept.append(c)
+        if kept:
+            claims.append(Claim(text=fact.text, evidence=kept, supports=backs))
+        else:
+            unbacked.append(fact.text)
+    return claims, unbacked
+
+
+def _location(conclusion: Conclusion) -> list[str]:
+    """Where the faults are, as the evidence names each resource; nothing for a healthy instance."""
+    case = conclusion.case
+    if conclusion.outcome == Outcome.HEALTHY:
+        return []
+    if conclusion.outcome == Outcome.UNKNOWN:
+        place = case.resource(conclusion.anomaly_metric)
+        return [place] if place else []
+    return list(dict.fromkeys(f.location for f in conclusion.causes if f.location))
+
+
 def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
     """The Diagnosis for a conclusion."""
-    case = conclusion.case
     root = _root_cause(conclusion)
     chain = [" -> ".join(f.chain) for f in conclusion.causes if f.chain]
     symptoms = _symptoms(conclusion)
     if chain and symptoms:
         chain[0] += " -> " + "; ".join(s.hypothesis + " follows as a symptom" for s in symptoms)
-    facts: list[Fact] = [fact for f in conclusion.causes for fact in f.facts]
-    facts += [fact for f in symptoms for fact in f.facts]
     if conclusion.outcome == Outcome.HEALTHY:
-        facts += [fact for f in conclusion.others if f.verdict == Verdict.RECOVERED for fact in f.facts]
-        facts += _healthy_facts(case)
         chain = [_healthy_chain(conclusion)]
-    if conclusion.outcome == Outcome.UNKNOWN:
-        facts.append(Fact(_sentence(conclusion.anomaly or "an unexplained change"), (case.src.metrics,)))
-    cited = {s for fact in facts for s in fact.sources}
-    facts += _evidence_facts(conclusion, cited)
-    claims = [Claim(text=fact.text, evidence=list(dict.fromkeys(fact.sources))) for fact in dict.fromkeys(facts)]
+    claims, unbacked = _claims(conclusion)
     ruled = _ruled_out(conclusion)
     return Diagnosis(
         root_cause=root,
@@ -272,7 +421,8 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
         causal_chain=chain,
         claims=claims,
         ruled_out=ruled,
-        report=_report(conclusion, root, chain, claims, ruled),
+        location=_location(conclusion),
+        report=_report(conclusion, root, chain, claims, ruled, unbacked),
     )
 
 
