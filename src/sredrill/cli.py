@@ -353,6 +353,47 @@ def baselines_cmd(
     _guard(body)
 
 
+@app.command("audit")
+def audit_cmd(
+    pack: PackOpt = None,
+    axis2: Annotated[bool, typer.Option("--axis2", help="Both axes: a table per axis.")] = False,
+    jobs: JobsOpt = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the guesser and the random baseline.")] = 0,
+    db: Annotated[str | None, typer.Option("--db", help="Keep the audit's runs in this store (default: none).")] = None,
+    no_fail: Annotated[bool, typer.Option("--no-fail", help="Exit 0 even when a red-team agent is flagged.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """Red-team agents and baselines beside the reference agent, per pack: pass@1 overall and per difficulty.
+    A red-team agent above 10% on difficulty ≥ 2 is marked red and the command exits 1 (unless --no-fail)."""
+
+    def body() -> int:
+        import json
+
+        from rich.console import Console
+
+        from sredrill.engine import RunOptions, load_settings, run_sync
+        from sredrill.engine.audit import audit_json, audit_packs, audit_tables, is_flagged
+        from sredrill.scenarios import builtin_pack_names
+
+        settings = load_settings({"jobs": jobs})
+        audits = run_sync(
+            audit_packs(
+                list(pack or builtin_pack_names()), settings=settings, options=RunOptions(jobs=settings.jobs),
+                store=_store(db) if db else None, axis2=axis2, seed=seed,
+            )
+        )  # fmt: skip
+        if json_:
+            typer.echo(json.dumps(audit_json(audits), indent=2, ensure_ascii=False))
+        else:
+            console = Console(width=200, highlight=False)
+            for part in audit_tables(audits):
+                console.print(part)
+        flagged = any(is_flagged(r) for a in audits for r in a.rows)
+        return ExitCode.TESTS_FAILED if flagged and not no_fail else ExitCode.OK
+
+    _guard(body, interruptible=True)
+
+
 @app.command("serve")
 def serve_cmd(
     host: Annotated[str, typer.Option("--host", help="Address to bind (loopback by default).")] = "127.0.0.1",

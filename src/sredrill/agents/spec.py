@@ -57,8 +57,10 @@ CONNECTORS: Final[Mapping[str, ConnectorEntry]] = MappingProxyType(
         "rds-reference": ConnectorEntry("rds-reference", "sredrill.agents.reference:connect_rds"),
         "k8s-reference": ConnectorEntry("k8s-reference", "sredrill.agents.k8s_reference:connect"),
         "majority": ConnectorEntry("majority", "sredrill.agents.baselines:connect_majority"),
+        "majority:": ConnectorEntry("majority:TRAINING_PACK", "sredrill.agents.baselines:connect_majority"),
         "keyword": ConnectorEntry("keyword", "sredrill.agents.baselines:connect_keyword"),
         "random": ConnectorEntry("random", "sredrill.agents.baselines:connect_random"),
+        "redteam:": ConnectorEntry("redteam:NAME[=MODE]", "sredrill.agents.redteam:connect"),
     }
 )
 

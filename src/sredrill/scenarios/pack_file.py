@@ -36,6 +36,9 @@ class PackConfig(BaseModel):
     """Names that stand for several failure modes at once (like the built-in `dual_resource_exhaustion`)."""
     keyword_aliases: dict[str, list[str]] = Field(default_factory=dict)
     """Keyword -> spelling variants a grader accepts for it (`autoscaling: [auto-scaling, autoscaled]`)."""
+    training_split: str | None = None
+    """The pack whose labels the `majority` baseline may learn its prior from (a built-in pack's name, or a
+    folder relative to this pack): never the pack itself, which is graded."""
 
     def vocabulary(self, base: Vocabulary, *, source: str = "pack.yml") -> Vocabulary:
         """`base` (the domain's vocabulary) extended by this file.
