@@ -13,6 +13,7 @@ import pytest
 
 from sredrill.diagnosis import Category, Diagnosis
 from sredrill.grading import Grade, UpstreamKeywordMatcher, grade_diagnosis
+from sredrill.grading.checks import AnswerKeyConflict
 from sredrill.grading.compat import query_matches
 from sredrill.results import GradingMode, SignalRole
 from sredrill.scenarios import Pack
@@ -65,8 +66,9 @@ def compat(write_pack: PackWriter) -> Pack:
 
 @pytest.fixture
 def sredrill(write_pack: PackWriter) -> Pack:
-    """The same key with a sredrill key (`ruled_out: []`): graded as sredrill grades, not in compat mode."""
-    return write_pack(**UPSTREAM, ruled_out=[])
+    """The same key with a sredrill key (`ruled_out: []`), less the forbidden mode that would make it contradict
+    itself there: graded as sredrill grades, not in compat mode."""
+    return write_pack(**{**UPSTREAM, "forbidden_categories": ["infrastructure"]}, ruled_out=[])
 
 
 # the mode
@@ -80,12 +82,13 @@ def test_a_key_without_sredrill_keys_is_graded_in_compat_mode_and_says_so(compat
 
 
 def test_a_correct_answer_passes_in_compat_mode_where_the_same_key_in_sredrill_mode_cannot(
-    compat: Pack, sredrill: Pack
+    compat: Pack, sredrill: Pack, write_pack: PackWriter
 ) -> None:
-    # sredrill mode reads forbidden_categories as forbidding the derived mode (cpu_saturation): unpassable.
+    # sredrill mode reads forbidden_categories as forbidding the derived mode (cpu_saturation): the key
+    # contradicts itself there, so grading refuses it (its results are errored, test_key_conflicts.py).
+    with pytest.raises(AnswerKeyConflict, match="failure mode 'cpu_saturation' is also in forbidden_categories"):
+        grade(write_pack(**UPSTREAM, ruled_out=[]), good())
     s = grade(sredrill, good())
-    assert not s.passed
-    assert s.checks["forbidden_categories"].detail == "forbidden prediction: failure mode 'cpu_saturation'"
     assert s.checks["required_keywords"].detail.startswith("missing keywords: autoscal")  # a bare stem is a word
     assert grade(compat, good()).passed
 
