@@ -27,6 +27,7 @@ from sredrill.grading.grade import CheckId, CheckOutcome, Grade
 from sredrill.grading.grader import Grader, predicted_modes
 from sredrill.grading.grounding import ground
 from sredrill.grading.keywords import KeywordAliases
+from sredrill.grading.score import score_diagnosis
 from sredrill.grading.sources import queried_sources, reported_sources
 from sredrill.grading.trajectory_score import score_trajectory
 from sredrill.results import Actual, Expected, GradingMode, Signal, SignalKind, SignalRole, TrajectorySummary
@@ -95,7 +96,7 @@ def grade_diagnosis(
         )
     expected_modes = scenario.failure_modes or vocabulary.resolve_all([scenario.metadata.failure_mode])
     domain = get_domain(scenario.domain)
-    score = score_trajectory(
+    trajectory_score = score_trajectory(
         trajectory,
         optimal=answer.optimal_trajectory,
         max_loops=answer.max_investigation_loops,
@@ -123,7 +124,7 @@ def grade_diagnosis(
     # Each Axis 2 list is None when the answer does not define that check (the check is then absent).
     missing_ruling = grader.missing_ruling_out() if answer.ruling_out_keywords or answer.ruled_out else None
     missing_queries = grader.missing_queries() if answer.required_queries else None
-    checks = grader.run(score, missing_ruling, missing_queries)
+    checks = grader.run(trajectory_score, missing_ruling, missing_queries)
     reasoning = _reasoning(checks, missing_ruling, missing_queries)
     return Grade(
         checks=MappingProxyType(checks),
@@ -144,15 +145,17 @@ def grade_diagnosis(
             root_cause=diagnosis.root_cause if diagnosis else None,
         ),
         trajectory=TrajectorySummary(
-            tool_calls=list(score.tool_calls),
-            sequencing_ok=score.sequencing_ok,
-            calibration_ok=score.calibration_ok,
-            efficiency_score=score.efficiency_score,
-            loops=score.loops,
+            tool_calls=list(trajectory_score.tool_calls),
+            sequencing_ok=trajectory_score.sequencing_ok,
+            calibration_ok=trajectory_score.calibration_ok,
+            efficiency_score=trajectory_score.efficiency_score,
+            loops=trajectory_score.loops,
         ),
         reasoning=reasoning,
-        redundant_calls=score.redundant_calls,
+        redundant_calls=trajectory_score.redundant_calls,
         grading=scenario.grading,
+        grounding=grader.grounding,
+        score=score_diagnosis(grader, checks, trajectory_score.efficiency_score),
     )
 
 
