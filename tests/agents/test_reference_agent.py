@@ -11,16 +11,18 @@ import asyncio
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from sredrill.agents import Agent, AgentReply, Task, resolve_agent
-from sredrill.agents.reference import ReferenceAgent
-from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, MAX_CITED_ITEMS, Diagnosis
+from sredrill.agents.reference import ReferenceAgent, citing
+from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, MAX_CITED_ITEMS, Diagnosis, FactKind
 from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.evidence.items import ServedItem
 from sredrill.grading import Grade, grade_diagnosis
-from sredrill.grading.facts import check_fact
+from sredrill.grading.facts import check_fact, trend_of
 from sredrill.scenarios import Pack, Scenario, load_pack
 from sredrill.trajectory import Recorder, ThinkingStep, Trajectory
 
@@ -384,3 +386,51 @@ def test_degenerate_evidence_gets_an_honest_answer(series: list[dict[str, object
     assert d.failure_modes == modes
     # Results without item ids (an older server) leave nothing to cite: claims name their sources instead.
     assert all(not c.citations and c.sources for c in d.claims)
+
+
+# -- citing: only facts that hold on the points served, in the units served ---------------------------------------
+
+
+def _served(values: list[float]) -> dict[str, ServedItem]:
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    points = [(t0 + timedelta(minutes=i), v) for i, v in enumerate(values)]
+    item = ServedItem.of("metric", "aws_cloudwatch_metrics", {"metric": "CPUUtilization"}, points=points, series=True)
+    return {item.id: item}
+
+
+def test_a_change_early_in_a_long_series_is_stated_over_the_minutes_around_it() -> None:
+    values = [28.0, 28.0, 29.0, 52.0, 74.0, *([97.0] * 20)]
+    items = _served(values)
+    (ref,) = items
+    assert trend_of(values) is None  # the whole series is no trend by the grader's rule
+    onset = datetime(2026, 1, 1, 0, 3, tzinfo=UTC)
+    c = citing.trend(items, ref, want=FactKind.RISING, since=onset)
+    assert c is not None and c.start is not None and c.end is not None and c.start < onset < c.end
+    assert check_fact(c, items[ref]) is None
+    assert citing.trend(items, ref, want=FactKind.FALLING, since=onset) is None  # never a trend that does not hold
+
+
+def test_bounds_are_round_and_every_point_in_the_window_clears_them() -> None:
+    items = _served([0.5, 0.7, 0.61, 0.66])
+    (ref,) = items
+    below = citing.level(items, ref, FactKind.BELOW)
+    above = citing.level(items, ref, FactKind.ABOVE)
+    assert below is not None and below.value == 0.71 and check_fact(below, items[ref]) is None
+    assert above is not None and above.value == 0.49 and check_fact(above, items[ref]) is None
+    zeros = _served([0.0, 0.0, 3.0])
+    (z,) = zeros
+    assert citing.level(zeros, z, FactKind.ABOVE) is None  # "above a negative number" says nothing
+    assert citing.level(zeros, "metric-0000000000", FactKind.BELOW) is None  # never an item not served
+    assert citing.present(zeros, "metric-0000000000") is None
+
+
+def test_items_are_kept_under_the_ids_results_give_in_the_units_served(pack: Pack) -> None:
+    s = next(s for s in pack.scenarios if s.folder.startswith("003"))
+    toolset = RcaToolset(s, BackendMode.FULL, vocabulary=pack.vocabulary)
+    result = asyncio.run(toolset.call("query_metrics", {"metric_name": "FreeStorageSpace"}))
+    assert isinstance(result, dict)
+    mine = {i.id: i for i in citing.items_of("query_metrics", result)}
+    served = toolset.served_items()
+    assert mine and set(mine) <= set(served)
+    for ref, item in mine.items():
+        assert [v for _, v in item.points] == [v for _, v in served[ref].points]  # raw, not base units

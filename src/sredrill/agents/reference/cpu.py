@@ -214,10 +214,14 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
             ),
             onset=cpu_onset,
             follows="checkpoint_io_storm",
+            # What the sessions do instead of computing: the writes, and the statement that issues them.
             against=(
-                *case.present(w.top_wait_outside(WaitGroup.CPU) if w is not None else None),
+                *case.present(
+                    w.top_wait(WaitGroup.WAL, WaitGroup.WRITE) if w is not None else None,
+                    writer.statement if w is not None and (writer := w.top_writer()) is not None else None,
+                ),
                 *_storm_rise(case, storm),
-            ),
+            )[:3],
         )
     if top is None or (cpu_share is not None and cpu_share < 0.5):
         if w is None:

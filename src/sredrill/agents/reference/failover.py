@@ -101,5 +101,5 @@ def assess_failover(case: Case) -> Finding:
 
 
 def _serving(case: Case) -> tuple[Citation, ...]:
-    """The primary kept its sessions throughout (they never dropped to zero): no switch cut the clients off."""
-    return case.level("DatabaseConnections", FactKind.ABOVE)
+    """The primary kept its sessions throughout (steady, and never down to zero): no switch cut the clients off."""
+    return (*case.trend("DatabaseConnections", FactKind.FLAT), *case.level("DatabaseConnections", FactKind.ABOVE))
