@@ -187,12 +187,14 @@ def test_the_headline_is_the_first_attempt_after_retries() -> None:
     assert s.pass_rate == 1 / 4  # pass@1: p/0 of the four whose first attempt was graded (p/3's errored)
     assert (s.passed_on_retry, s.pass_rate_with_retries) == (3, 4 / 5)
     assert s.pass_at_k == {"1": 0.25, "3": 0.8} and s.pass_hat_k is None
-    assert s.pass_k_counts is not None and "up to 3 attempts" in s.pass_k_counts
+    assert s.pass_k_counts is not None and "--retries: 3 attempts at most used" in s.pass_k_counts
     axis1 = s.rca.axis1 if s.rca else None
     assert axis1 is not None and axis1.pass_rate == 0.25 and axis1.by_difficulty["2"].pass_rate == 0.0
     assert axis1.by_difficulty["2"].pass_rate_with_retries == 2 / 3
     # Told the run's --retries, pass@k is labelled with the attempts allowed.
-    assert summarize(results, retries=4).pass_at_k == {"1": 0.25, "5": 0.8}
+    told = summarize(results, retries=4)
+    assert told.pass_at_k == {"1": 0.25, "5": 0.8}
+    assert told.pass_k_counts is not None and told.pass_k_counts.startswith("--retries 4: up to 5 attempts")
 
 
 def test_a_run_without_retries_has_no_retried_rate() -> None:

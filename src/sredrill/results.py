@@ -585,9 +585,10 @@ def summarize(results: Sequence[TestResult], *, repeat: int = 1, retries: int | 
         first, within = summary.pass_rate, summary.pass_rate_with_retries
         if first is not None and within is not None:
             summary.pass_at_k = {"1": first, str(k): within}
+            allowed = f"--retries {retries}: up to {k} attempts" if retries else f"--retries: {k} attempts at most used"
             summary.pass_k_counts = (
-                f"--retries: a result that did not pass ran again, up to {k} attempts; pass@1 is the first attempt "
-                f"(the headline), pass@{k} the share that passed within {k} attempts"
+                f"{allowed}, a result that did not pass ran again; pass@1 is the first attempt (the headline), "
+                f"pass@{k} the share that passed within {k} attempts"
             )
     return summary
 

@@ -32,6 +32,10 @@ class JUnitReporter:
     errored tests get an `<error>` with their message and where it happened; the traceback and the harness's
     notes follow. A test's captured output goes in its `<system-out>` and `<system-err>`. The counts of
     `<testsuites>` and of each `<testsuite>` are the run summary's (every result once; each section's own).
+    A suite's properties hold its headline, labelled: `pass@1` (RCA: `axisN.pass@1`, with `axisN.mean_score`,
+    `axisN.claims`, `axisN.uncited_claims`, `axisN.hallucination_rate`) and the run's `run.pass@k` / `run.pass^k`
+    after retries or repeats; an RCA case's properties hold `grading`, `score`, `score.<component>`, `claims`
+    and `uncited_claims`.
 
     Args:
         output: the XML file (required).
