@@ -5,7 +5,8 @@
     .venv/bin/python tools/gen_k8s_pack.py --check --pack DIR  # the same for a copy of the pack
 
 The answer keys are `k8s_pack_keys.py` (one row per scenario: `scenario.yml` and `answer.yml`); the evidence of
-each scenario is built to match its row by `k8s_pack_scenarios*.py` on the model in `k8s_drill.py`.
+each scenario is built to match its row by `k8s_pack_scenarios*.py` on the model in `k8s_drill.py`; the keys'
+`location`, `decisive` and `refuting` are derived from that evidence by `k8s_pack_grounding.py`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 import yaml
 
 # The modules beside this file.
+from k8s_drill import Drill
+from k8s_pack_grounding import Grounding, grounding
 from k8s_pack_keys import KEYS, Key
 from k8s_pack_scenarios import BASICS
 from k8s_pack_scenarios_hard import HARD
@@ -122,7 +125,7 @@ def scenario_yml(key: Key) -> str:
     return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=110)
 
 
-def answer_yml(key: Key) -> str:
+def answer_yml(key: Key, grounded: Grounding) -> str:
     lines = [
         f"root_cause_category: {key.category}",
         f"failure_modes: {_flow(key.modes)}",
@@ -139,23 +142,49 @@ def answer_yml(key: Key) -> str:
         lines.append(f"ruled_out: {_flow(key.ruled_out)}")
     if key.queries:
         lines.append(f"required_queries: {_flow(key.queries)}")
+    lines += _grounded_lines(grounded)
     lines.append("model_response: |")
     lines += [f"  {line}" if line else "" for line in key.response.rstrip("\n").split("\n")]
     text = "\n".join(lines) + "\n"
-    _check_round_trip(key, text)
+    _check_round_trip(key, text, grounded)
     return text
 
 
-def _check_round_trip(key: Key, text: str) -> None:
+def _grounded_lines(g: Grounding) -> list[str]:
+    """`location`, `decisive` and `refuting`, one selector a line in flow style."""
+    lines = [f"location: {_flow(g.location)}"] if g.location else []
+    for name, table in (("decisive", g.decisive), ("refuting", g.refuting)):
+        if not table:
+            continue
+        lines.append(f"{name}:")
+        for mode, selectors in table.items():
+            lines.append(f"  {mode}:")
+            lines += [f"    - {_mapping(s)}" for s in selectors]
+    return lines
+
+
+def _mapping(selector: dict[str, object]) -> str:
+    parts = []
+    for k, v in selector.items():
+        parts.append(f"{k}: {_flow(v) if isinstance(v, list) else _scalar(v)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _check_round_trip(key: Key, text: str, grounded: Grounding) -> None:
     """The rendered answer.yml reads back as the row it came from (a quoting slip is caught here, not in a run)."""
     data = yaml.safe_load(text)
-    expected = {
+    expected: dict[str, object] = {
         "failure_modes": list(key.modes),
         "required_keywords": list(key.keywords),
         "required_evidence_sources": list(key.sources),
         "optimal_trajectory": list(key.trajectory),
         "model_response": key.response,
+        "decisive": grounded.decisive,
     }
+    if grounded.location:
+        expected["location"] = grounded.location
+    if grounded.refuting:
+        expected["refuting"] = grounded.refuting
     for name, value in expected.items():
         if data[name] != value:
             raise ValueError(f"{key.folder}: answer.yml's {name} reads back as {data[name]!r}, not {value!r}")
@@ -164,15 +193,18 @@ def _check_round_trip(key: Key, text: str) -> None:
 def build() -> dict[Path, str]:
     """Every file of the pack (relative path -> content), keys first."""
     files: dict[Path, str] = {Path("pack.yml"): PACK_YML}
-    for key in KEYS:
-        folder = Path(key.folder)
-        files[folder / "scenario.yml"] = scenario_yml(key)
-        files[folder / "answer.yml"] = answer_yml(key)
+    drills: dict[str, Drill] = {}
+    evidence: dict[Path, str] = {}
     for make in (*BASICS, *HARD):
         d = make()
         for name, content in d.files().items():
-            files[Path(d.key.folder) / name] = content
-    return files
+            evidence[Path(d.key.folder) / name] = content
+        drills[d.key.folder] = d
+    for key in KEYS:
+        folder = Path(key.folder)
+        files[folder / "scenario.yml"] = scenario_yml(key)
+        files[folder / "answer.yml"] = answer_yml(key, grounding(key, drills[key.folder]))
+    return files | evidence
 
 
 def main(argv: list[str]) -> int:

@@ -51,6 +51,13 @@ class Key:
     queries: tuple[str, ...] = ()
     ruling: tuple[str, ...] = ()
     loops: int = 3
+    clues: tuple[tuple[str, str], ...] = ()
+    """(failure mode, text): log text that shows a mode the pods, events and nodes cannot (a dependency's answer,
+    a resolver's error); each becomes a decisive `log` selector. The rest of `decisive` is derived from the
+    evidence (`gen_k8s_pack.grounding`)."""
+    where: tuple[tuple[str, str], ...] = ()
+    """(failure mode, name): where that mode's fault is beyond what the pods, events and nodes name (a
+    dependency's host, a resolver's address, a neighbour without limits), added to the derived `location`."""
 
     @property
     def category(self) -> str:
@@ -287,6 +294,9 @@ KEYS: tuple[Key, ...] = (
         ruled_out=("dependency_unavailable", "node_not_ready"),
         forbidden=("dependency_unavailable",),
         sources=("datadog_logs", "eks_pods"),
+        clues=(("dns_resolution_failure", "on 172.20.0.10:53: read udp"),
+               ("dns_resolution_failure", "services is forbidden")),
+        where=(("dns_resolution_failure", "coredns"),),
         trajectory=("search_logs", "list_pods", "get_events", "query_monitors"),
         queries=("search_logs", "list_pods"),
         ruling=("payments-api",),
@@ -312,6 +322,9 @@ KEYS: tuple[Key, ...] = (
         "009-redis-refusing-connections", "gke", "sessions-prod-asne1", "asia-northeast1", "sessions", "session-api",
         "critical", 2, ("dependency_unavailable",), ("readiness probes fail on every pod",), "PEDNLGM",
         keywords=("Redis", "connection refused"),
+        clues=(("dependency_unavailable", "10.31.0.4:6379: connect: connection refused"),),
+        where=(("dependency_unavailable", "session-cache"), ("dependency_unavailable", "10.31.0.4"),
+               ("dependency_unavailable", "10.31.0.4:6379")),
         ruled_out=("probe_failure", "dns_resolution_failure"),
         forbidden=("probe_failure", "configuration_error"),
         sources=("datadog_logs", "eks_events"),
@@ -331,7 +344,7 @@ KEYS: tuple[Key, ...] = (
             CAUSAL_CHAIN:
             - session-cache stops accepting connections -> session reads fail -> the readiness endpoint answers 503 -> pods leave the Service -> logins fail
             RULED_OUT:
-            - probe failure: the probe is right; it reports that Redis is unreachable
+            - probe failure: the readiness probe is right; it reports that Redis is unreachable
             - dns resolution failure: the logs show the resolved address 10.31.0.4 refusing connections, not a failed lookup
         """),
     ),
@@ -614,6 +627,9 @@ KEYS: tuple[Key, ...] = (
         "critical", 3, ("dns_resolution_failure",), ("no pod logs or events collected", "the partner API is up"),
         "PDNGM",
         keywords=("DNS", "CoreDNS"),
+        clues=(("dns_resolution_failure", "->10.0.0.4:53: i/o timeout"),
+               ("dns_resolution_failure", "lookup api.bankpartner.example")),
+        where=(("dns_resolution_failure", "coredns"), ("dns_resolution_failure", "10.0.0.4")),
         ruled_out=("dependency_unavailable",),
         forbidden=("dependency_unavailable",),
         sources=("datadog_logs", "datadog_monitors"),
@@ -669,6 +685,8 @@ KEYS: tuple[Key, ...] = (
         ("dependency_unavailable",), ("no pod logs collected", "an old Warning event about another deployment"),
         "PEDNGM",
         keywords=("seatplan", "503"),
+        clues=(("dependency_unavailable", "api.seatplan.example/v3/venues"),),
+        where=(("dependency_unavailable", "api.seatplan.example"), ("dependency_unavailable", "seatplan")),
         ruled_out=("dns_resolution_failure", "node_not_ready"),
         forbidden=("dns_resolution_failure", "infrastructure"),
         sources=("datadog_logs",),
@@ -841,6 +859,11 @@ KEYS: tuple[Key, ...] = (
         "critical", 4, ("dns_resolution_failure", "dependency_unavailable"),
         ("two faults: in-cluster lookups time out and an external provider answers 503",), "PEDNLGM",
         keywords=("conntrack", "503"),
+        clues=(("dns_resolution_failure", "nf_conntrack: table full"),
+               ("dns_resolution_failure", "lookup rates-cache.fares.svc.cluster.local"),
+               ("dependency_unavailable", "api.faregrid.example/v1/quotes failed: 503")),
+        where=(("dns_resolution_failure", "coredns"), ("dns_resolution_failure", "gke-fares-prod-pool-1-8c2d41aa-q2vm"),
+               ("dependency_unavailable", "api.faregrid.example"), ("dependency_unavailable", "faregrid")),
         ruled_out=("node_not_ready", "crashloop_backoff"),
         forbidden=("node_not_ready", "infrastructure"),
         sources=("datadog_logs", "datadog_monitors"),
@@ -873,6 +896,7 @@ KEYS: tuple[Key, ...] = (
         ("two faults: memory-pressure evictions and replacements that cannot be scheduled",
          "a neighbour without memory limits"), "PEDNGM",
         keywords=("Evicted", "Insufficient memory"),
+        where=(("evicted_pods", "adhoc-notebook"),),
         ruled_out=("oom_killed", "resource_quota_exceeded"),
         forbidden=("oom_killed", "infrastructure"),
         sources=("eks_pods", "eks_node_health"),

@@ -241,5 +241,7 @@ async def test_a_monitor_without_data_has_no_point(pack: Pack, tmp_path: Path) -
     assert isinstance(result, dict)
     record = next(m for m in result["monitors"] if m["overall_state"] == "No Data")
     item = {i.id: i for i in server_factory(DOMAIN)(edited.scenario(OOM)).items()}[record["id"]]
-    assert item.points == () and check_fact(Citation(item=item.id, fact=FactKind.ABSENT), item) is None
+    # Unknown is not zero: no value to be above or below; the monitor was served all the same.
+    assert item.points == () and check_fact(Citation(item=item.id, fact=FactKind.PRESENT), item) is None
+    assert check_fact(Citation(item=item.id, fact=FactKind.BELOW, value=1), item) is not None
     assert record["monitor_id"] == 9101  # Datadog's own number, beside the item's id

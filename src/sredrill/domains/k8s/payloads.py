@@ -16,7 +16,7 @@ derived from its identity alone, so it is the same on every backend, in every ca
 - `log` (eks_pod_logs): pod, container, text (the line); no point; dated by its leading timestamp, if any.
 - `log` (datadog_logs): service, host, time, text (the message); no point; dated at its timestamp.
 - `monitor` (datadog_monitors): monitor (its name); its point: 1 in Alert, 0.5 in Warn, 0 in OK, none in
-  No Data (so `absent` holds).
+  No Data (unknown is not 0: nothing is above or below it).
 
 A record whose identity repeats an earlier one of the same source (a log line printed twice) adds `n`, its
 occurrence (2, 3, …), counted over the whole file, so it never depends on what a call filtered.

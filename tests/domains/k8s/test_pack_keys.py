@@ -1,0 +1,210 @@
+"""The built-in `k8s` pack's grounded keys (`location`, `decisive`, `refuting`, derived by
+`tools/k8s_pack_grounding.py`): every selector names items the scenario has, with the facts it asks for possible,
+the items a fault's selectors name are at its location, every location name is in the evidence, healthy
+scenarios have none, and each key is consistent. Through the real loader and the domain's evidence server."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+
+import pytest
+
+from sredrill.diagnosis import Citation, Claim, Diagnosis, FactKind, RuledOut, parse_diagnosis_text
+from sredrill.domains.k8s import DOMAIN
+from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.evidence.items import ServedItem
+from sredrill.evidence.serving import server_factory
+from sredrill.grading import grade_diagnosis
+from sredrill.grading.facts import check_fact
+from sredrill.scenarios import Pack, Scenario, load_pack
+from sredrill.scenarios.answer import ItemSelector
+from tests.grading.agent_output import trajectory
+
+
+@cache
+def builtin() -> Pack:
+    pack = load_pack("k8s")
+    assert not pack.errors, pack.errors
+    return pack
+
+
+def scenarios() -> list[str]:
+    return [s.id for s in builtin().scenarios]
+
+
+def items_of(scenario: Scenario) -> tuple[ServedItem, ...]:
+    return server_factory(DOMAIN)(scenario).items()
+
+
+def matching(selector: ItemSelector, items: tuple[ServedItem, ...]) -> list[ServedItem]:
+    return [i for i in items if selector.matches(i.kind, i.source, i.identity)]
+
+
+def citation(fact: FactKind, item: ServedItem) -> Citation:
+    """The citation stating this fact about the item, with a value it holds for (for above and below)."""
+    values = [v for _, v in item.points]
+    value = None
+    if fact == FactKind.ABOVE and values:
+        value = min(values) - 0.5
+    if fact == FactKind.BELOW and values:
+        value = max(values) + 0.5
+    return Citation(item=item.id, fact=fact, value=value)
+
+
+def can_hold(fact: FactKind, item: ServedItem) -> bool:
+    """Some citation stating this fact about the item (fully served) holds."""
+    return check_fact(citation(fact, item), item) is None
+
+
+def cite(selectors: list[ItemSelector], served: Mapping[str, ServedItem]) -> list[Citation]:
+    """One holding citation per selector (at most 3), of the first served item it names."""
+    out = []
+    for selector in selectors[:3]:
+        for item in matching(selector, tuple(served.values())):
+            good = [c for f in selector.shows or [FactKind.PRESENT] if check_fact(c := citation(f, item), item) is None]
+            if good:
+                out.append(good[0])
+                break
+    return out
+
+
+def at_location(item: ServedItem, location: list[str]) -> bool:
+    """True when an item of the cluster's objects names a place of the key's location (logs and monitors are
+    checked by their text elsewhere)."""
+    places = {n.casefold() for n in location}
+    if item.kind == "pod":
+        return item.identity["pod"].casefold() in places
+    if item.kind == "node":
+        return item.identity["node"].casefold() in places
+    if item.kind == "deploy":
+        return item.identity["deployment"].casefold() in places
+    if item.kind == "event":
+        name = item.identity["object"].partition("/")[2].casefold()
+        return name in places or any(name.startswith(f"{p}-") for p in places) or name.rsplit("-", 1)[0] in places
+    return True
+
+
+@pytest.mark.parametrize("folder", scenarios())
+def test_every_selector_names_items_the_scenario_has(folder: str) -> None:
+    scenario = builtin().scenario(folder)
+    key = scenario.answer
+    assert key.conflicts() == []
+    items = items_of(scenario)
+    modes = set(key.expected_failure_modes)
+    assert set(key.decisive) == modes, "every failure mode has decisive items"
+    assert set(key.refuting) == set(key.ruled_out), "every ruled-out hypothesis has refuting items"
+    for table in (key.decisive, key.refuting):
+        for name, selectors in table.items():
+            assert 1 <= len(selectors) <= 3, name
+            for selector in selectors:
+                found = matching(selector, items)
+                assert found, f"{name}: {selector.describe()} names no item"
+                facts = selector.shows or [FactKind.PRESENT]
+                assert any(can_hold(f, i) for f in facts for i in found), f"{name}: {selector.describe()}"
+
+
+@pytest.mark.parametrize("folder", scenarios())
+def test_a_faults_items_are_at_its_location(folder: str) -> None:
+    scenario = builtin().scenario(folder)
+    key = scenario.answer
+    if key.expected_failure_modes == ("healthy",):
+        assert key.location == []
+        return
+    assert key.location
+    items = items_of(scenario)
+    for mode, selectors in key.decisive.items():
+        for selector in selectors:
+            strays = [i for i in matching(selector, items) if not at_location(i, key.location)]
+            assert not strays, f"{mode}: {selector.describe()} also names {[dict(i.identity) for i in strays]}"
+    # Every place is named by the evidence an agent can read.
+    said = " ".join(" ".join(i.identity.values()) for i in items).casefold()
+    assert all(name.casefold() in said for name in key.location), key.location
+
+
+def test_healthy_keys_ask_for_facts_of_health() -> None:
+    healthy = [s for s in builtin().scenarios if s.answer.expected_failure_modes == ("healthy",)]
+    assert len(healthy) >= 4
+    for scenario in healthy:
+        shows = {f for s in scenario.answer.decisive["healthy"] for f in s.shows}
+        assert shows <= {FactKind.ABOVE, FactKind.BELOW} and shows, scenario.id
+
+
+def test_a_crashing_pods_selector_rejects_a_present_fact_and_another_pod() -> None:
+    scenario = builtin().scenario("001-crashloop-startup-panic")
+    (pod,) = [s for s in scenario.answer.decisive["crashloop_backoff"] if s.fields["kind"] == "pod"]
+    assert pod.shows == [FactKind.ABOVE]
+    items = items_of(scenario)
+    (item,) = matching(pod, items)
+    assert check_fact(Citation(item=item.id, fact=FactKind.ABOVE, value=5), item) is None
+    healthy_pods = [i for i in items if i.kind == "pod" and i.points == ((None, 0),)]
+    assert healthy_pods and not any(pod.matches(i.kind, i.source, i.identity) for i in healthy_pods)
+
+
+async def serve_everything(scenario: Scenario, mode: BackendMode) -> RcaToolset:
+    """A toolset over the scenario after one call of each of its tools (every namespace on `selective`)."""
+    tools = RcaToolset(scenario, mode)
+    for tool in DOMAIN.tools:
+        if not scenario.has_source(tool.source):
+            continue
+        args: dict[str, object] = {}
+        if tool.name == "get_pod_logs":
+            assert scenario.pod_logs is not None
+            args = {"pod": scenario.pod_logs.pod_name}
+        elif tool.name in ("list_pods", "get_events", "list_deployments") and mode != BackendMode.FULL:
+            args = {"namespace": "*"}
+        elif tool.name == "search_logs":
+            args = {"limit": 500}
+        await tools.call(tool.name, args)
+    return tools
+
+
+@pytest.mark.parametrize("axis", [1, 2])
+async def test_the_reference_answer_citing_the_decisive_items_passes_its_key(axis: int) -> None:
+    """The key can be passed from the evidence: the reference answer, its claims replaced by one per mode that
+    cites the decisive items the tools served, its ruled-out entries citing the refuting items, and the first
+    location name, passes every check on both axes."""
+    failures = {}
+    for s in builtin().scenarios:
+        key = s.answer
+        tools = await serve_everything(s, BackendMode.FULL if axis == 1 else BackendMode.SELECTIVE)
+        served = tools.served_items()
+        reference = parse_diagnosis_text(key.model_response)
+        assert reference is not None
+        claims = [
+            Claim(text=f"the evidence of {mode}", evidence=list(cite(key.decisive[mode], served)), supports=[mode])
+            for mode in key.expected_failure_modes
+        ]
+        # A claim for each required source no decisive item is of (what evidence_cited asks).
+        cited = {served[c.item].source for claim in claims for c in claim.citations}
+        for source in key.required_evidence_sources:
+            if source not in cited:
+                first = next(i for i in served.values() if i.source == source)
+                claims.append(Claim(text=f"what {source} shows", evidence=[first.id]))
+        # The reference's reasons, in the key's order (the rows list them alike), with refuting citations.
+        reasons = [r.reason for r in reference.ruled_out] + [""] * len(key.ruled_out)
+        ruled_out = [
+            RuledOut(hypothesis=h, reason=reasons[i], evidence=list(cite(key.refuting[h], served)))
+            for i, h in enumerate(key.ruled_out)
+        ] + reference.ruled_out[len(key.ruled_out) :]  # what else the reference dismisses, as it says it
+        diagnosis = Diagnosis.model_validate(
+            {
+                **reference.model_dump(),
+                "claims": claims,
+                "ruled_out": ruled_out,
+                "location": key.location[:1],
+            }
+        )
+        grade = grade_diagnosis(
+            s,
+            diagnosis,
+            trajectory(*sorted(DOMAIN.trajectory_tools(key.optimal_trajectory))),
+            axis=axis,
+            returned_metrics=set(tools.returned_metrics()) | set(key.required_queries or ()),
+            vocabulary=builtin().vocabulary,
+            served=served,
+        )
+        failed = {k: c.detail for k, c in grade.checks.items() if not c.passed and c.role.value == "gate"}
+        if failed:
+            failures[s.folder] = failed
+    assert failures == {}, failures

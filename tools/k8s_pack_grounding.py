@@ -1,0 +1,371 @@
+"""The grounded part of the `k8s` pack's answer keys, derived from each scenario's generated evidence.
+
+For every failure mode of a row (`k8s_pack_keys.py`), `grounding(key, drill)` reads the records the scenario's
+drill injected (`k8s_pack_scenarios*.py`) in Kubernetes' own words: the pods whose containers wait in
+CrashLoopBackOff or ImagePullBackOff, last terminated OOMKilled or with EX_CONFIG (78), stay unscheduled or were
+evicted; the events that say so (BackOff, Failed, FailedScheduling, FailedCreate "exceeded quota", Unhealthy,
+NodeNotReady, ProgressDeadlineExceeded, Evicted); the nodes not Ready or under pressure; the monitors in Alert
+that measure the fault. From them come:
+
+- `location`: the faulty pods, their deployments, the nodes at fault, and the row's `where` (a dependency's host);
+- `decisive`: per mode, 1-3 `ItemSelector`s naming those items by the identity fields of `domains/k8s/payloads.py`
+  (plus the row's `clues`, log text only a log can show), with the fact a citation must state where one fits
+  (`above` for a restart count, `below` for a node not Ready);
+- `refuting`: per ruled-out hypothesis, the items that contradict it (a Ready node refutes `node_not_ready`, a
+  scheduled pod `pending_pod`); otherwise the true modes' decisive items, since evidence of the real cause is what
+  dismisses the alternative.
+
+A healthy scenario has no location; its decisive items show health (the workload's deployment ready, a pod of
+it below a restart count, the node that came back Ready). `test_pack_keys.py` checks every selector against the
+loaded scenario's items.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from k8s_drill import Drill, Json
+from k8s_pack_keys import Key
+
+MAX_SELECTORS = 3
+"""Per mode and per ruled-out hypothesis."""
+EX_CONFIG = 78
+_QUOTA = re.compile(r"exceeded quota: ([a-z0-9.-]+)")
+
+Selector = dict[str, Any]
+
+
+@dataclass
+class Grounding:
+    """What one scenario's answer key says about its evidence items."""
+
+    location: list[str] = field(default_factory=list)
+    decisive: dict[str, list[Selector]] = field(default_factory=dict)
+    refuting: dict[str, list[Selector]] = field(default_factory=dict)
+
+
+def _sel(kind: str, shows: Iterable[str] = (), **identity: str) -> Selector:
+    out: Selector = {"kind": kind, **identity}
+    if shows:
+        out["shows"] = list(shows)
+    return out
+
+
+def _deployment(pod: Json) -> str:
+    return str((pod.get("labels") or {}).get("app.kubernetes.io/name") or pod["name"].rsplit("-", 2)[0])
+
+
+def _waiting(pod: Json) -> set[str]:
+    return {c["state"].get("reason", "") for c in pod["containers"] if c["state"].get("waiting")}
+
+
+def _last(pod: Json) -> list[Json]:
+    return [c["last_state"] for c in pod["containers"] if c.get("last_state")]
+
+
+def _pod_sel(pod: Json, shows: Iterable[str] = ()) -> Selector:
+    return _sel("pod", shows, namespace=pod["namespace"], pod=pod["name"])
+
+
+class _Reader:
+    """The drill's records, and the choices every rule shares."""
+
+    def __init__(self, key: Key, d: Drill) -> None:
+        self.key, self.d = key, d
+        alert_pod = d.alert.get("commonAnnotations", {}).get("kube_pod")
+        logged = (d.pod_log or {}).get("pod_name")
+        # The pod an investigation meets first: the alert's, then the one whose log was collected.
+        self._first = [n for n in (alert_pod, logged) if n]
+
+    def has(self, letter: str) -> bool:
+        return letter in self.key.evidence
+
+    @property
+    def pods(self) -> list[Json]:
+        return sorted(self.d.pods, key=lambda p: p["name"]) if self.has("P") else []
+
+    @property
+    def events(self) -> list[Json]:
+        return self.d.events if self.has("E") else []
+
+    @property
+    def nodes(self) -> list[Json]:
+        return sorted(self.d.nodes, key=lambda n: n["name"]) if self.has("N") else []
+
+    @property
+    def alerting(self) -> list[Json]:
+        return [m for m in self.d.monitors if m["overall_state"] == "Alert"] if self.has("M") else []
+
+    def ordered(self, pods: list[Json]) -> list[Json]:
+        """The pods with the ones an investigation meets first in front."""
+        return sorted(pods, key=lambda p: (p["name"] not in self._first, p["name"]))
+
+    def events_about(self, pods: list[Json], reason: str, text: str = "") -> list[Json]:
+        names = {f"Pod/{p['name']}" for p in pods}
+        return [
+            e for e in self.events if e["reason"] == reason and e["involved_object"] in names and text in e["message"]
+        ]
+
+    def monitor(self, words: str) -> list[Selector]:
+        """The first monitor in Alert whose name has these words (case-insensitive), as a selector."""
+        hits = [m for m in self.alerting if words.casefold() in m["name"].casefold()]
+        return [_sel("monitor", ["above"], monitor=hits[0]["name"])] if hits else []
+
+    def service_error(self, deployments: Iterable[str]) -> list[Selector]:
+        """The workload's own first error record (Datadog), as a log selector."""
+        names = set(deployments)
+        if not self.has("G"):
+            return []
+        for r in sorted(self.d.logs, key=lambda r: (r["timestamp"], r["message"])):
+            if r["status"] == "error" and r["service"] in names:
+                return [_sel("log", service=r["service"], text=r["message"])]
+        return []
+
+
+@dataclass
+class _Found:
+    """One mode's evidence: the decisive selectors and the location names they point at."""
+
+    selectors: list[Selector]
+    pods: list[Json] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
+    own_deployments: bool = True
+    """The pods' deployments are at fault too (not when the pods were only on a lost node)."""
+
+
+def _pod_fault(
+    r: _Reader, pods: list[Json], shows: Iterable[str], events: list[Selector], extra: list[Selector]
+) -> _Found:
+    pods = r.ordered(pods)
+    first = [_pod_sel(pods[0], shows)] if pods else []
+    return _Found(first + events + extra, pods)
+
+
+def _event(reason: str, found: list[Json], *, text: str | None = None) -> list[Selector]:
+    """A selector for the events found, by reason and a text they share (default: the first one's message; ""
+    for none), or no selector when none was found."""
+    if not found:
+        return []
+    text = found[0]["message"] if text is None else text
+    return [_sel("event", reason=reason, text=text) if text else _sel("event", reason=reason)]
+
+
+def _crashloop(r: _Reader) -> _Found:
+    pods = [p for p in r.pods if "CrashLoopBackOff" in _waiting(p) and not _oom(p) and not _ex_config(p)]
+    deps = sorted({_deployment(p) for p in pods})
+    backoff = _event("BackOff", r.events_about(pods, "BackOff"), text=f"in pod {deps[0]}-" if deps else None)
+    return _pod_fault(r, pods, ["above"], backoff, r.service_error(deps))
+
+
+def _oom(pod: Json) -> bool:
+    return any(s.get("reason") == "OOMKilled" for s in _last(pod))
+
+
+def _ex_config(pod: Json) -> bool:
+    return any(s.get("exit_code") == EX_CONFIG for s in _last(pod))
+
+
+def _oom_killed(r: _Reader) -> _Found:
+    pods = [p for p in r.pods if _oom(p)]
+    kills = [e for e in r.events if e["reason"] == "OOMKilling"]
+    deps = sorted({_deployment(p) for p in pods})
+    memory = next((s for d in deps for s in r.monitor(f"memory near limit on {d}")), None)
+    return _pod_fault(r, pods, ["above"], _event("OOMKilling", kills), [memory] if memory else [])
+
+
+def _image_pull(r: _Reader) -> _Found:
+    pods = [p for p in r.pods if _waiting(p) & {"ImagePullBackOff", "ErrImagePull"}]
+    image = pods[0]["containers"][0]["image"] if pods else ""
+    failed = r.events_about(pods, "Failed", "Failed to pull image")
+    return _pod_fault(r, pods, [], _event("Failed", failed, text=f'Failed to pull image "{image}"'), [])
+
+
+def _bad_config(r: _Reader) -> _Found:
+    pods = [p for p in r.pods if "CreateContainerConfigError" in _waiting(p) or _ex_config(p)]
+    failed = r.events_about(pods, "Failed", "not found")
+    return _pod_fault(r, pods, [], _event("Failed", failed), r.service_error(sorted({_deployment(p) for p in pods})))
+
+
+def _pending(r: _Reader) -> _Found:
+    pods = [p for p in r.pods if p["phase"] == "Pending" and p["node_name"] == "unscheduled"]
+    events = r.events_about(pods, "FailedScheduling")
+    found = _pod_fault(r, pods, [], _event("FailedScheduling", events, text=""), [])
+    found.selectors += [_pod_sel(p) for p in found.pods[1:2]]  # a second pending pod, when there is one
+    return found
+
+
+def _quota(r: _Reader) -> _Found:
+    refused = [e for e in r.events if e["reason"] == "FailedCreate" and "exceeded quota" in e["message"]]
+    places = []
+    for e in refused:
+        replica_set = e["involved_object"].partition("/")[2]
+        places.append(replica_set.rsplit("-", 1)[0])
+        places += _QUOTA.findall(e["message"])
+    deployments = [
+        _sel("deploy", ["below"], namespace=d["namespace"], deployment=d["name"])
+        for d in r.d.deployments
+        if d["name"] in places and r.has("D")
+    ]
+    quota = r.monitor("resourcequota")
+    return _Found(_event("FailedCreate", refused, text="exceeded quota") + deployments[:1] + quota, [], places)
+
+
+def _probe(r: _Reader) -> _Found:
+    unhealthy = [e for e in r.events if e["reason"] == "Unhealthy" and "probe failed" in e["message"]]
+    workload = [p for p in r.pods if _deployment(p) == r.key.workload]
+    failing = r.events_about(workload, "Unhealthy")
+    names = {e["involved_object"].partition("/")[2] for e in failing}
+    pods = [p for p in workload if p["name"] in names] or [p for p in workload if _restarts(p) > 0]
+    probe = next((e["message"].split(":")[0] for e in failing or unhealthy), "")
+    found = _pod_fault(r, pods, ["above"], _event("Unhealthy", failing, text=probe), [])
+    found.selectors += _event("Killing", r.events_about(pods, "Killing", "probe"), text="probe")
+    return found
+
+
+def _restarts(pod: Json) -> int:
+    return sum(c["restart_count"] for c in pod["containers"])
+
+
+def _node_not_ready(r: _Reader) -> _Found:
+    nodes = [n for n in r.nodes if n["ready"] != "True"]
+    names = [n["name"] for n in nodes]
+    selectors = [_sel("node", ["below"], node=n) for n in names[:1]]
+    lost = [p for p in r.pods if p["node_name"] in names]
+    selectors += _event("NodeNotReady", r.events_about(lost, "NodeNotReady"), text="")
+    if not names and r.has("P"):  # no node file: the pods' node is the lost one
+        names = sorted({p["node_name"] for p in r.pods if p["phase"] == "Unknown"})
+    if r.has("G"):
+        said = [x for x in sorted(r.d.logs, key=lambda x: x["timestamp"]) if any(n in x["message"] for n in names)]
+        selectors += [_sel("log", text=names[0])] if said and names else []
+    # The pods lost with the node are where it shows; their deployment is not at fault.
+    return _Found(selectors, lost, names, own_deployments=False)
+
+
+def _rollout(r: _Reader) -> _Found:
+    stuck = [
+        d
+        for d in r.d.deployments
+        if any(c["reason"] == "ProgressDeadlineExceeded" for c in d["conditions"]) and r.has("D")
+    ]
+    names = [d["name"] for d in stuck] or [r.key.workload]
+    events = [e for e in r.events if e["reason"] == "ProgressDeadlineExceeded"]
+    selectors = _event("ProgressDeadlineExceeded", events, text="has timed out progressing")
+    selectors += [_sel("deploy", namespace=d["namespace"], deployment=d["name"]) for d in stuck[:1]]
+    new = [p for p in r.pods if _deployment(p) in names and not all(c["ready"] for c in p["containers"])]
+    return _Found(selectors + [_pod_sel(p) for p in r.ordered(new)[:1]], new[:1], names)
+
+
+def _evicted(r: _Reader) -> _Found:
+    pods = [
+        p for p in r.pods if p["phase"] == "Failed" and "Evicted" in {c["state"].get("reason") for c in p["containers"]}
+    ]
+    pressured = [n["name"] for n in r.nodes if "True" in (n["memory_pressure"], n["disk_pressure"], n["pid_pressure"])]
+    found = _pod_fault(r, pods, [], _event("Evicted", r.events_about(pods, "Evicted"), text="The node was low on"), [])
+    found.selectors += [_sel("node", node=n) for n in pressured[:1]]
+    found.places = pressured
+    return found
+
+
+def _dns(r: _Reader) -> _Found:
+    dns = [p for p in r.pods if p["namespace"] == "kube-system" and _deployment(p) == "coredns"]
+    unready = [p for p in dns if not all(c["ready"] for c in p["containers"])]
+    return _Found(
+        [_pod_sel(p) for p in unready[:1]] + _clues(r, "dns_resolution_failure") + r.monitor("coredns"), unready
+    )
+
+
+def _dependency(r: _Reader) -> _Found:
+    monitors = next((m for w in _where(r, "dependency_unavailable") for m in r.monitor(w)), None)
+    return _Found(_clues(r, "dependency_unavailable") + ([monitors] if monitors else []))
+
+
+def _where(r: _Reader, mode: str) -> list[str]:
+    return [name for m, name in r.key.where if m == mode]
+
+
+def _clues(r: _Reader, mode: str) -> list[Selector]:
+    return [_sel("log", text=text) for m, text in r.key.clues if m == mode]
+
+
+def _healthy(r: _Reader) -> _Found:
+    selectors = [
+        _sel("deploy", ["above"], namespace=d["namespace"], deployment=d["name"])
+        for d in r.d.deployments
+        if d["name"] == r.key.workload and r.has("D")
+    ]
+    workload = [p for p in r.pods if _deployment(p) == r.key.workload]
+    calm = sorted(workload, key=lambda p: (_restarts(p), p["name"]))
+    selectors += [_pod_sel(p, ["below"]) for p in calm[:1]]
+    flapped = [e["involved_object"].partition("/")[2] for e in r.events if e["reason"] == "NodeReady"]
+    selectors += [_sel("node", ["above"], node=n) for n in flapped[:1] if any(x["name"] == n for x in r.nodes)]
+    return _Found(selectors)
+
+
+RULES: dict[str, Callable[[_Reader], _Found]] = {
+    "crashloop_backoff": _crashloop,
+    "oom_killed": _oom_killed,
+    "image_pull_backoff": _image_pull,
+    "bad_config": _bad_config,
+    "pending_pod": _pending,
+    "resource_quota_exceeded": _quota,
+    "probe_failure": _probe,
+    "node_not_ready": _node_not_ready,
+    "deployment_rollout_stuck": _rollout,
+    "evicted_pods": _evicted,
+    "dns_resolution_failure": _dns,
+    "dependency_unavailable": _dependency,
+    "healthy": _healthy,
+}
+
+
+def _refuting(r: _Reader, hypothesis: str, found: dict[str, _Found]) -> list[Selector]:
+    """The items that contradict a ruled-out hypothesis (see the module docstring)."""
+    pods = [p for f in found.values() for p in f.pods]
+    if hypothesis == "node_not_ready":
+        where = {p["node_name"] for p in pods}
+        ready = [n for n in r.nodes if n["ready"] == "True"]
+        ready.sort(key=lambda n: (n["name"] not in where, n["name"]))
+        if ready:
+            return [_sel("node", ["above"], node=n["name"]) for n in ready[:2]]
+    if hypothesis == "pending_pod":
+        scheduled = [p for p in pods if p["node_name"] != "unscheduled"]
+        if scheduled:
+            return [_pod_sel(p) for p in scheduled[:2]]
+    if hypothesis == "resource_quota_exceeded" and pods:  # the pods exist: no quota refused them
+        created = sorted(pods, key=lambda p: (p["phase"] != "Pending", p["name"]))
+        return [_pod_sel(p) for p in created[:2]]
+    out: list[Selector] = []
+    for f in found.values():
+        out += [s for s in f.selectors if s not in out]
+    return out[:MAX_SELECTORS]
+
+
+def grounding(key: Key, d: Drill) -> Grounding:
+    """The location, decisive and refuting entries of one scenario's answer key (module docstring).
+
+    Raises:
+        ValueError: a mode whose evidence no rule finds in the scenario (fix the rule or the scenario).
+    """
+    r = _Reader(key, d)
+    found = {mode: RULES[mode](r) for mode in key.modes}
+    out = Grounding()
+    for mode, f in found.items():
+        if not f.selectors:
+            raise ValueError(f"{key.folder}: no evidence item shows {mode}; add a rule or a clue")
+        out.decisive[mode] = f.selectors[:MAX_SELECTORS]
+    if key.modes != ("healthy",):
+        names = [
+            n
+            for f in found.values()
+            for n in (*f.places, *sorted({_deployment(p) for p in f.pods if f.own_deployments}))
+        ]
+        names += [p["name"] for f in found.values() for p in f.pods] + [n for m in key.modes for n in _where(r, m)]
+        out.location = list(dict.fromkeys(names))
+        if not out.location:
+            raise ValueError(f"{key.folder}: no location found for {', '.join(key.modes)}")
+    for hypothesis in key.ruled_out:
+        out.refuting[hypothesis] = _refuting(r, hypothesis, found)
+    return out
