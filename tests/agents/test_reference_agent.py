@@ -23,7 +23,7 @@ from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.evidence.items import ServedItem
 from sredrill.grading import Grade, grade_diagnosis
 from sredrill.grading.facts import check_fact, trend_of
-from sredrill.scenarios import Pack, Scenario, load_pack
+from sredrill.scenarios import Pack, Scenario, load_pack, normalize_name
 from sredrill.trajectory import Recorder, ThinkingStep, Trajectory
 
 PROMPT = "Investigate this alert and find the root cause."
@@ -208,6 +208,17 @@ def test_most_alternatives_are_ruled_out_with_the_evidence_that_refutes_them(run
     for e in entries:
         if not e.citations:
             assert re.search(r"missing|cannot|no read replica|no failover|not excluded", e.reason, re.I), e
+
+
+def test_every_hypothesis_is_either_diagnosed_or_ruled_out_by_its_name(runs: list[Run], pack: Pack) -> None:
+    modes = {"replication_lag", "connection_exhaustion", "storage_full", "cpu_saturation", "checkpoint_io_storm"}
+    v = pack.vocabulary
+    for r in runs:
+        d = r.diagnosis
+        names = (normalize_name(e.hypothesis) for e in d.ruled_out)
+        dismissed = {v.resolve(n) for n in names if v.is_failure_mode(n)}
+        assert not dismissed & set(d.failure_modes), r.scenario.folder
+        assert modes | {"failover"} <= dismissed | set(d.failure_modes), (r.scenario.folder, sorted(dismissed))
 
 
 def test_the_location_is_where_the_fault_is_as_the_evidence_names_it(runs: list[Run]) -> None:
