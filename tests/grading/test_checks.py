@@ -225,6 +225,8 @@ def test_compositional_failure_modes_are_an_order_free_set_with_aliases(dual: Pa
     g = grade(dual, good(root_cause="CPU saturation and full storage", failure_modes=predicted))
     assert g.checks["failure_modes"].passed, g.checks["failure_modes"].detail
     assert g.checks["failure_modes"].detail == "cpu_saturation, storage_full"
+    # a set's name backs each of its modes with the claims that support the diagnosis
+    assert g.checks["decisive_evidence"].detail == "backed by decisive evidence: cpu_saturation, storage_full"
 
 
 def test_one_cause_of_a_compositional_fault_is_not_enough(dual: Pack) -> None:

@@ -158,8 +158,15 @@ def _decisive(citation: Citation, item: ServedItem, selectors: list[ItemSelector
 
 
 def _modes(names: Iterable[str], vocabulary: Vocabulary) -> frozenset[str]:
-    known = (normalize_name(m) for m in names)
-    return frozenset(vocabulary.resolve(n) for n in known if vocabulary.is_failure_mode(n))
+    """The canonical failure modes `names` give, a set's name expanded to its modes (as the grader reads them)."""
+    out: set[str] = set()
+    for name in names:
+        n = normalize_name(name)
+        if n in vocabulary.sets:
+            out.update(vocabulary.sets[n])
+        elif vocabulary.is_failure_mode(n):
+            out.add(vocabulary.resolve(n))
+    return frozenset(out)
 
 
 def hypothesis_name(name: str, vocabulary: Vocabulary) -> str:
