@@ -34,7 +34,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     help="Fire drills for AI SRE agents: benchmark, test and train agents that investigate incidents.",
 )
-runs_app = typer.Typer(no_args_is_help=True, help="Stored run history: list, show, compare.")
+runs_app = typer.Typer(no_args_is_help=True, help="Stored run history: list, show, compare, regrade.")
 app.add_typer(runs_app, name="runs")
 app.add_typer(scenarios_app, name="scenarios")
 
@@ -637,6 +637,41 @@ def runs_compare(
         for line in compare_lines(cmp):
             typer.echo(line)
         return ExitCode.OK
+
+    _guard(body)
+
+
+@runs_app.command("regrade")
+def runs_regrade(
+    run: Annotated[str, typer.Argument(help="Run id, unique prefix, or 'latest'.")],
+    db: DbOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Grade a stored run's trajectories again under the current rules, as a new run linked to the old.
+
+    Nothing runs again: each RCA result's served tool calls are replayed through a fresh toolset and its stored
+    diagnosis is graded. Exits 1 when a regraded test fails.
+    """
+
+    def body() -> int:
+        import asyncio
+
+        from sredrill.engine.regrade import regrade_run
+
+        store = _store(db)
+        report = asyncio.run(regrade_run(store, run))
+        if json_:
+            typer.echo(report.model_dump_json(indent=2))
+        else:
+            from sredrill.engine.reporters import make_reporter
+
+            make_reporter("console", output=None, stdout=sys.stdout, stderr=sys.stderr).on_run_end(report)
+            new = store.get_run(report.run_id)
+            old = new.config.get("regraded_from") if new is not None else None
+            typer.echo(f"run {report.run_id} regrades run {old}; see: sredrill runs compare {old} {report.run_id}")
+        if report.summary.errored:
+            return ExitCode.TESTS_ERRORED
+        return ExitCode.TESTS_FAILED if report.summary.failed else ExitCode.OK
 
     _guard(body)
 
