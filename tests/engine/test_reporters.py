@@ -513,3 +513,14 @@ def test_junit_labels_the_retried_rate(tmp_path: Path) -> None:
     props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
     assert (props["axis1.pass@1"], props["run.pass@1"], props["run.pass@3"]) == ("0.3333", "0.3333", "0.7500")
     assert "run.pass^3" not in props  # retries stop at a pass: pass^k is not measured
+
+
+def test_a_run_of_two_packs_shows_each_packs_score_and_every_packs_uncited_claims() -> None:
+    reporter, out, _ = console()
+    other = _scored("000", "passed", 0.2, 2, 2).model_copy(update={"id": "q/000#1", "name": "q/000#1", "file": "q"})
+    drive(reporter, report_of([_scored("000", "passed", 0.8, 3, 0), other]))
+    stdout = out.getvalue()
+    assert "axis 1: 2 of 5 (40.0%) (every pack)" in stdout
+    cells = [[c.strip() for c in line.split("│")] for line in stdout.splitlines() if "│" in line]
+    assert ["all", "1", "1", "1", "0", "0", "100.0%", "0.80"] in cells  # pack p's own table
+    assert ["all", "1", "1", "1", "0", "0", "100.0%", "0.20"] in cells  # pack q's

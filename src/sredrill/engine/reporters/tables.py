@@ -195,18 +195,23 @@ def _packs_table(every: RcaSummary, packs: dict[str, RcaSummary]) -> list[Render
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     table.add_column("pack")
     table.add_column("axis", justify="right")
-    for name in (*_COUNTS, "pass@1", "score", "uncited", "gap"):
-        table.add_column(name, justify="right")
+    # No score column: at a terminal's 80 columns it would cut the pack names; each pack's own table has it.
+    for name in (*_COUNTS, "pass@1", "gap"):
+        table.add_column(name, justify="right", no_wrap=True)
     for name, rca in (*packs.items(), ("all", every)):
         axes = [a for a in (rca.axis1, rca.axis2) if a is not None]
         for i, axis in enumerate(axes):
             gap = points(rca.gap.overall) if rca.gap is not None and axis is rca.axis2 else ""
-            uncited = percent(axis.hallucination_rate)
-            table.add_row(name if i == 0 else "", str(axis.axis), *_scored(axis), uncited, gap)
+            table.add_row(name if i == 0 else "", str(axis.axis), *_counts(axis), gap)
     axes = [a for a in (every.axis1, every.axis2) if a is not None]
     evidence = "; ".join(f"axis {a.axis}: {a.mode or 'mixed'} evidence" for a in axes)
-    legend = "pass@1: the first attempt's pass rate; score: mean score (0-1); uncited: claims citing no evidence item"
-    return [Text(f"RCA scenarios by pack ({evidence}; all: every pack)", style="bold"), table, Text(legend)]
+    # The legend is a paragraph of its own: the table's block holds only its rows.
+    parts: list[RenderableType] = [Text(f"RCA scenarios by pack ({evidence}; all: every pack)", style="bold"), table]
+    parts += [Text(""), Text("pass@1: the first attempt's pass rate")]
+    claims = claims_line(every)
+    if claims is not None:
+        parts.append(Text(f"{claims} (every pack)"))
+    return parts
 
 
 def scoreboard(summary: Summary, results: Sequence[TestResult] = ()) -> list[RenderableType]:
