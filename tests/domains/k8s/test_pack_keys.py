@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -17,9 +18,11 @@ from sredrill.evidence.items import ServedItem
 from sredrill.evidence.serving import server_factory
 from sredrill.grading import grade_diagnosis
 from sredrill.grading.facts import check_fact
-from sredrill.scenarios import Pack, Scenario, load_pack
+from sredrill.scenarios import Pack, Scenario, lint_pack, load_pack
 from sredrill.scenarios.answer import ItemSelector
 from tests.grading.agent_output import trajectory
+
+from .conftest import FAILING_POD, OOM, edited_pack
 
 
 @cache
@@ -208,3 +211,19 @@ async def test_the_reference_answer_citing_the_decisive_items_passes_its_key(axi
         if failed:
             failures[s.folder] = failed
     assert failures == {}, failures
+
+
+def test_lint_reports_a_selector_that_names_no_item(tmp_path: Path) -> None:
+    def grounded(text: str) -> str:
+        return text + (
+            "failure_modes: [oom_killed]\n"
+            "location: [ledger-api]\n"
+            "decisive:\n"
+            f"  oom_killed:\n    - {{kind: pod, pod: {FAILING_POD}, shows: [above]}}\n"
+            "    - {kind: pod, pod: ledger-api-no-such-pod}\n"
+        )
+
+    pack = edited_pack(tmp_path, {f"{OOM}/answer.yml": grounded})
+    findings = [f for f in lint_pack(pack) if f.rule == "key_selector"]
+    assert [f.field for f in findings] == ["decisive.oom_killed[1]"]
+    assert "ledger-api-no-such-pod" in findings[0].message and FAILING_POD in findings[0].fix

@@ -1,10 +1,12 @@
-"""The Kubernetes domain's lint rules (warnings; they never block a run) and the evidence strings lint's leak rule
-reads.
+"""The Kubernetes domain's lint rules (the evidence's are warnings; they never block a run) and the evidence
+strings lint's leak rule reads.
 
 Evidence about another namespace than the scenario's (cluster components in a `kube-*` namespace excepted, and
 Datadog logs of a dependency in its own namespace), events about a pod the pods file does not show (but a
 replaced one), events last seen before they were first seen, a pod log of a pod or container the pods file does
 not show, pods on a node the node file does not list, and `required_queries` that name no tool of the domain.
+Then the answer-key rule every domain has (`evidence.keys.selector_findings`): a `decisive` or `refuting`
+selector that names no evidence item of the scenario (an error).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 
+from sredrill.evidence.keys import selector_findings
 from sredrill.scenarios import Finding, Scenario, Vocabulary
 from sredrill.scenarios.domain import get_domain
 from sredrill.scenarios.findings import warning
@@ -378,5 +381,5 @@ def queries(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
             )
 
 
-RULES = (namespaces, event_objects, event_times, pod_logs, nodes, queries)
+RULES = (namespaces, event_objects, event_times, pod_logs, nodes, queries, selector_findings)
 """In the order lint reports them."""
