@@ -423,7 +423,7 @@ async def execute(
         mode=mode,
         started_at=started_at,
         duration_ms=round((time.perf_counter() - t0) * 1000, 3),
-        summary=summarize(results, repeat=options.repeat),
+        summary=summarize(results, repeat=options.repeat, retries=options.retries),
         results=results,
         insights=insights_for_run(results),
     )

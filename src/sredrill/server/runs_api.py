@@ -360,6 +360,8 @@ def run_row(record: "RunRecord", status: str) -> dict[str, Any]:
     """
     c = record.counts
     summary = record.summary
+    # A finished run's headline is its summary's pass@1; a run going on has only its final-status counts so far.
+    rate = summary.pass_rate if summary is not None else c.pass_rate
     return {
         "run_id": record.run_id,
         "kind": record.kind,
@@ -371,10 +373,10 @@ def run_row(record: "RunRecord", status: str) -> dict[str, Any]:
         "status": status,
         "counts": {
             **c.model_dump(),
-            "pass_rate": c.pass_rate,
+            "pass_rate": rate,
             "counts": summary.counts if summary is not None else _SO_FAR,
         },
-        "pass_rate": c.pass_rate,
+        "pass_rate": rate,
         "summary": summary.model_dump(mode="json") if summary is not None else None,
     }
 
