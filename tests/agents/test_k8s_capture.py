@@ -8,6 +8,10 @@ environment sredrill gave it and the HTTP tool listing; every tool answer) must 
 a failure mode or category in any word form (`find_leaks(vocabulary=)`) and must have no `error` or
 `k8s_failure_mode` key; and no blinded alert field's presence or emptiness separates healthy from faulty.
 Evidence keeps its native reasons (`OOMKilled`): the tool answers are checked for literal needles only.
+
+The vocabulary is published (issue 16): the prompt ends with it and `submit_diagnosis` lists it. That text is the
+pack's, byte-identical for every scenario, so it tells nothing about one: each is checked to be the published text
+and the same across the pack, and everything else an agent receives is checked without it.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ import pytest
 from sredrill.agents import Task
 from sredrill.diagnosis import Category
 from sredrill.engine import RunOptions, Settings, run_packs
+from sredrill.evidence import tool_specs
 from sredrill.results import RunReport, TestResult
-from sredrill.scenarios import Pack, Scenario, builtin_pack_names, find_leaks, leak_needles, load_pack
+from sredrill.scenarios import Pack, Scenario, builtin_pack_names, find_leaks, get_domain, leak_needles, load_pack
 from sredrill.scenarios.blind import predictive_fields
 from sredrill.trajectory import ToolError
 
@@ -226,6 +231,7 @@ def audit(seen: dict[str, dict[str, Any]], agent: str) -> list[str]:
     """Every leak in what the explorer received, one line each; asserts what else each capture must hold."""
     leaks: list[str] = []
     listings: dict[str, set[str]] = {}
+    prompts: dict[str, set[str]] = {}
     for qualified_id, got in sorted(seen.items()):
         pack, scenario = scenario_of(qualified_id)
         needles = leak_needles(scenario, pack.vocabulary)
@@ -236,8 +242,15 @@ def audit(seen: dict[str, dict[str, Any]], agent: str) -> list[str]:
         for found in find_leaks(json.dumps(alert), needles, vocabulary=pack.vocabulary):
             leaks.append(f"{qualified_id} alert: {found!r} in {json.dumps(alert)}")
         leaks += [f"{qualified_id} alert: key {k!r}" for k in keys(alert) if k in ANSWER_KEYS]
+        # The prompt: the domain's, then the pack's published vocabulary (the one text that names modes).
+        prompt = got["task"]["prompt"]
+        prompts.setdefault(pack.name, set()).add(prompt)
+        catalogue = pack.vocabulary.catalogue()
+        assert prompt == get_domain(pack.domain).task_prompt(pack.vocabulary), qualified_id
+        own = prompt.removesuffix(catalogue)
+        leaks += [f"{qualified_id} prompt: {found!r}" for found in find_leaks(own, needles)]
         # Everything else: no literal needle (evidence may say OOMKilled, the cluster's own word).
-        everything = [got["task"], got["calls"]]
+        everything = [{k: v for k, v in got["task"].items() if k != "prompt"}, got["calls"]]
         if agent == "cmd":
             everything += [got["argv"], sent_env(got["env"])]
             stdin = json.loads(got["stdin"])  # the Task as sent, byte for byte: the catalogue is checked apart
@@ -251,11 +264,17 @@ def audit(seen: dict[str, dict[str, Any]], agent: str) -> list[str]:
         failed = {n: a for n, _, a in got["calls"] if "tool_error" in a and n != "get_pod_logs"}
         assert failed == {}, f"{qualified_id}: {failed}"
         listings.setdefault(pack.name, set()).add(json.dumps(got["tools"], sort_keys=True))
-        # The listing but submit_diagnosis (whose schema lists the whole vocabulary) names no answer either.
+        # The listing but submit_diagnosis (whose schema lists the whole vocabulary) names no answer either, and
+        # submit_diagnosis is the published one: the pack's vocabulary and how to cite, nothing of the scenario.
         tools = [t for t in got["tools"] if t["name"] != "submit_diagnosis"]
         leaks += [f"{qualified_id} tool listing: {n!r}" for n in find_leaks(json.dumps(tools), needles)]
-    # The tool listing is the same for every scenario of a pack: it tells nothing about one of them.
+        (submit,) = [t for t in got["tools"] if t["name"] == "submit_diagnosis"]
+        (published,) = [t for t in tool_specs(get_domain(pack.domain), pack.vocabulary) if t.name == submit["name"]]
+        assert submit == published.model_dump(mode="json"), qualified_id
+        assert catalogue in submit["input_schema"]["properties"]["failure_modes"]["description"]
+    # The prompt and the tool listing are each one text for every scenario of a pack: they tell nothing about one.
     assert {name: len(texts) for name, texts in listings.items()} == dict.fromkeys(listings, 1)
+    assert {name: len(texts) for name, texts in prompts.items()} == dict.fromkeys(prompts, 1)
     return leaks
 
 

@@ -7,7 +7,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from sredrill.scenarios import leak_needles, load_pack
+from sredrill.evidence import tool_specs
+from sredrill.scenarios import get_domain, leak_needles, load_pack
 
 from .conftest import Project
 
@@ -16,9 +17,9 @@ EXPLORER = """
 import json, os, pathlib
 
 async def agent(task):
-    # The tool catalogue lists the whole vocabulary (submit_diagnosis's schema) identically for every
-    # scenario, so it carries nothing about this one: it is captured apart and compared across runs.
-    seen = [task.model_dump_json(exclude={"tools"})]
+    # The tool catalogue and the prompt list the whole vocabulary (it is published) identically for every
+    # scenario, so they carry nothing about this one: they are captured apart and compared across runs.
+    seen = [task.model_dump_json(exclude={"tools", "prompt"})]
     catalogue = json.dumps([t.model_dump(mode="json") for t in task.tools], sort_keys=True)
     async def call(name, **args):
         result = await task.call_tool(name, **args)
@@ -33,6 +34,7 @@ async def agent(task):
     out = pathlib.Path(os.environ["CAPTURE_DIR"]) / (task.run_id + ".txt")
     out.write_text("\\n".join(seen))
     out.with_suffix(".tools").write_text(catalogue)
+    out.with_suffix(".prompt").write_text(task.prompt)
     return {"root_cause": "nothing conclusive", "failure_modes": ["unknown"], "category": "unknown"}
 """
 
@@ -119,7 +121,11 @@ def test_blind_mode_sends_agents_no_answer_over_a_whole_pack(project: Project) -
     by_run = {r["agent_run_id"]: r["id"] for r in report["results"]}
     files = list(capture.glob("*.txt"))
     assert len(files) == 2 * len(pack.scenarios)
-    assert len({p.read_text() for p in capture.glob("*.tools")}) == 1  # one catalogue for every scenario
+    # One catalogue and one prompt for every scenario: the published ones (the pack's vocabulary, how to cite).
+    domain = get_domain(pack.domain)
+    published = json.dumps([t.model_dump(mode="json") for t in tool_specs(domain, pack.vocabulary)], sort_keys=True)
+    assert {p.read_text() for p in capture.glob("*.tools")} == {published}
+    assert {p.read_text() for p in capture.glob("*.prompt")} == {domain.task_prompt(pack.vocabulary)}
     leaks = []
     for path in files:
         seen = path.read_text()
@@ -140,6 +146,8 @@ def test_blind_mode_for_a_subprocess_agent_covers_argv_env_and_stdin(project: Pr
         stdin = sys.stdin.read()
         task = json.loads(stdin)
         tools = task.pop("tools")  # the same catalogue for every scenario (checked in the test above)
+        prompt = task.pop("prompt")  # the same published prompt for every scenario, checked apart
+        pathlib.Path(os.environ["CAPTURE_DIR"], task["run_id"] + ".prompt").write_text(prompt)
         stdin = json.dumps(task)
         env = {k: v for k, v in os.environ.items() if k.startswith(("SREDRILL_", "TRACEPARENT"))}
         pathlib.Path(os.environ["CAPTURE_DIR"], task["run_id"] + ".txt").write_text(
@@ -162,6 +170,7 @@ def test_blind_mode_for_a_subprocess_agent_covers_argv_env_and_stdin(project: Pr
         hits = [n for n in leak_needles(scenario, pack.vocabulary) if n.lower() in seen]
         assert not hits, f"{scenario.id}: {hits}"
     assert json.loads(files[0].read_text().splitlines()[2])["alert"]["title"]
+    assert {p.read_text() for p in capture.glob("*.prompt")} == {get_domain(pack.domain).task_prompt(pack.vocabulary)}
 
 
 def test_an_interrupted_pack_run_resumes_with_nothing_lost(project: Project) -> None:

@@ -9,6 +9,7 @@ from sredrill.diagnosis import Diagnosis
 from sredrill.domains.rds import DOMAIN as RDS
 from sredrill.domains.rds import EvidenceSource
 from sredrill.evidence import tool_specs as domain_tool_specs
+from sredrill.scenarios.domain import submit_description
 from sredrill.trajectory import ToolSpec
 
 TOOL_NAMES = RDS.tool_names
@@ -81,6 +82,14 @@ def test_performance_insights_schema_lists_the_dimensions() -> None:
 def test_submit_diagnosis_takes_the_diagnosis_fields() -> None:
     (spec,) = [s for s in tool_specs() if s.name == "submit_diagnosis"]
     assert list(spec.input_schema["properties"]) == list(Diagnosis.model_fields)  # type: ignore[arg-type]
+
+
+def test_submit_diagnosis_says_how_to_cite_and_lists_the_vocabulary() -> None:
+    (spec,) = [s for s in tool_specs() if s.name == "submit_diagnosis"]
+    assert spec.description == submit_description(RDS)
+    modes = spec.input_schema["properties"]["failure_modes"]["description"]  # type: ignore[index]
+    assert RDS.vocabulary().catalogue() in modes  # type: ignore[operator]
+    assert "- storage_full [resource_exhaustion]: allocated storage runs out (also: " in modes  # type: ignore[operator]
 
 
 def test_specs_are_fresh_copies() -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, JsonValue
 
-from sredrill.diagnosis import Diagnosis
+from sredrill.diagnosis import Category, Diagnosis
 from sredrill.errors import did_you_mean
 from sredrill.evidence.arguments import parse_arguments
 from sredrill.evidence.audit import AuditEntry
@@ -37,7 +37,7 @@ from sredrill.evidence.items import ServedItem, merge_items
 from sredrill.evidence.modes import BackendMode
 from sredrill.evidence.serving import CallContext, DomainServer, ToolAnswer, server_factory
 from sredrill.evidence.specs import tool_specs
-from sredrill.scenarios import BlindAlert, Scenario, Vocabulary, blind_alert
+from sredrill.scenarios import BlindAlert, Scenario, Vocabulary, blind_alert, normalize_name
 from sredrill.scenarios.domain import ALERT_TOOL, SUBMIT_TOOL, Domain, get_domain
 from sredrill.trajectory import ToolError, ToolSpec
 
@@ -103,6 +103,7 @@ class RcaToolset:
 
     Attributes:
         mode: the backend serving the evidence.
+        vocabulary: the pack's vocabulary: `submit_diagnosis` lists it and refuses a failure mode it lacks.
         submitted: the last diagnosis accepted by `submit_diagnosis`, or None.
     """
 
@@ -138,6 +139,7 @@ class RcaToolset:
         elif evidence.scenario is not scenario:
             raise ValueError(f"the evidence given is {evidence.scenario.qualified_id}'s, not {scenario.qualified_id}'s")
         self.domain = evidence.domain
+        self.vocabulary = evidence.vocabulary
         self._index = evidence.index
         self._alert_json = evidence.alert_json(blind)
         self._audit: list[AuditEntry] = []
@@ -154,8 +156,9 @@ class RcaToolset:
     # -- the Toolset protocol ---------------------------------------------------------------------------
 
     def specs(self) -> list[ToolSpec]:
-        """The domain's RCA tools, in the order agents see them (the same for every scenario and backend)."""
-        return tool_specs(self.domain)
+        """The domain's RCA tools, in the order agents see them: the same for every scenario of a pack and every
+        backend (`submit_diagnosis` lists the pack's vocabulary)."""
+        return tool_specs(self.domain, self.vocabulary)
 
     async def call(self, name: str, args: dict[str, Any]) -> JsonValue:
         """Run one tool.
@@ -251,6 +254,32 @@ class RcaToolset:
         if name == ALERT_TOOL:
             return ToolAnswer(json.loads(self._alert_json))
         if name == SUBMIT_TOOL:
+            self._check_failure_modes(args)
             self.submitted = args
             return ToolAnswer({"accepted": True})
         return self._index.answer(name, args, CallContext(self.mode.filters_by_name, self._clock))
+
+    def _check_failure_modes(self, diagnosis: Diagnosis) -> None:
+        """Refuse a diagnosis naming a failure mode the vocabulary does not know, so the agent can resubmit.
+
+        A mode, an alias or synonym, or a set's name is known (as grading resolves them); anything else, a
+        category included, is refused with what was meant and the known modes. The diagnosis is not accepted.
+        """
+        vocabulary = self.vocabulary
+        unknown = [n for n in diagnosis.failure_modes if not vocabulary.is_failure_mode(n) and not vocabulary.is_set(n)]
+        if not unknown:
+            return
+        known = sorted({*vocabulary.identifiers(), *vocabulary.synonyms} - {c.value for c in Category})
+        notes = []
+        for name in unknown:
+            if vocabulary.is_category(name):
+                notes.append(f"{name!r} is a category, not a failure mode (put it in category)")
+            else:
+                hint = did_you_mean(normalize_name(name), known)
+                notes.append(f"{name!r} is not a known failure mode" + (f" ({hint})" if hint else ""))
+        raise ToolError(
+            "unknown_failure_mode",
+            f"failure_modes: {'; '.join(notes)}; known failure modes: {', '.join(vocabulary.names)} "
+            "(the submit_diagnosis failure_modes field lists their synonyms); the diagnosis was not accepted: "
+            "fix the names and call submit_diagnosis again",
+        )

@@ -71,6 +71,7 @@ __all__ = [
     "every_domain",
     "get_domain",
     "recognise_domain",
+    "submit_description",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -352,6 +353,19 @@ class Domain:
             vocabulary = vocabulary.extended(keyword_aliases=self.keyword_aliases, source=f"the {self.name} domain")
         return vocabulary
 
+    def task_prompt(self, vocabulary: Vocabulary | None = None) -> str:
+        """What every agent of a pack of this domain is asked: `prompt`, then the published vocabulary.
+
+        Args:
+            vocabulary: the pack's vocabulary (`Pack.vocabulary`, which adds its `pack.yml`'s modes); default:
+                the domain's.
+
+        Returns:
+            The same text for every scenario of the pack: it names failure modes, but none of one scenario's
+            (DESIGN §2, amended by issue 16).
+        """
+        return f"{self.prompt}\n\n{(vocabulary or self.vocabulary()).catalogue()}"
+
     def identifiers(self) -> frozenset[str]:
         """Every name the domain declares that the core must never spell: its sources, its tools (not the core's
         `get_alert` and `submit_diagnosis`), their legacy names, its failure modes, aliases and sets, its resource
@@ -359,7 +373,7 @@ class Domain:
         names = {*self.source_names, *self.resource_kinds, *self.legacy_actions, *self.attributes}
         names.update(t.name for t in self.tools)
         for mode in self.failure_modes:
-            names.update((mode.name, *mode.aliases))
+            names.update((mode.name, *mode.aliases))  # not the synonyms: ordinary words (`FailureMode.synonyms`)
         names.update(self.failure_mode_sets)
         names.update(set(self.metadata.model_fields) - set(ScenarioMetadata.model_fields))
         return frozenset(names)
@@ -380,17 +394,36 @@ def _all_tools(domain: Domain) -> tuple[ToolDecl, ...]:
     alert = ToolDecl(
         ALERT_TOOL, _ALERT_DESCRIPTION, no_args, ALERT_SOURCE, legacy=domain.alert_legacy, action="inspect_alert"
     )
-    sources = ", ".join((ALERT_SOURCE, *domain.source_names))
-    submit = ToolDecl(
-        SUBMIT_TOOL,
-        "Submit your diagnosis: the root cause, its category, failure modes, the causal chain, claims with "
-        f"the evidence sources backing each ({sources}), and the hypotheses you ruled out with why. This ends "
-        "the investigation; an invalid diagnosis is rejected with what to fix.",
-        Diagnosis,
-        "",
-        action=SUBMIT_TOOL,
-    )
+    submit = ToolDecl(SUBMIT_TOOL, submit_description(domain), Diagnosis, "", action=SUBMIT_TOOL)
     return (alert, *domain.tools, submit)
+
+
+_SUBMIT_EXAMPLE = (
+    '{"root_cause": "...", "failure_modes": ["<mode>"], "claims": [{"text": "...", "evidence": [{"item": '
+    '"event-0a1b2c3d4e", "fact": "present"}], "supports": ["<mode>"]}], '
+    '"ruled_out": [{"hypothesis": "<other mode>", "reason": "...", "evidence": ["log-5d6e7f8a9b"]}], '
+    '"location": ["<resource>"]}'
+)
+
+
+def submit_description(domain: Domain) -> str:
+    """What `submit_diagnosis` tells every agent of the domain: what a diagnosis holds and how to cite evidence.
+
+    The vocabulary itself is in the `failure_modes` field's description (`evidence.tool_specs`) and in the task
+    prompt (`Domain.task_prompt`), from the pack's vocabulary. At most 1024 characters: the longest tool
+    description some OpenAI-compatible servers accept.
+    """
+    kinds = ", ".join(domain.resource_kinds) or "resource"
+    return (
+        "Submit your diagnosis (it ends the run). An invalid one (an unknown failure mode, say) is rejected with "
+        "what to fix: fix it and resubmit. failure_modes: names from that field's list. Cite the items tool "
+        'results name by their "id": an id, or {item, fact, value, start, end} with fact rising, falling, flat (the '
+        "trend of the points you got), above/below value (all points), absent (no point) or present; "
+        "start/end narrow it to a window. At most 3 per claim, 8 distinct items in all, each served in "
+        "this run. supports: the modes a claim backs (empty: all). ruled_out[].evidence: citations refuting the "
+        f"hypothesis. location: the resources at fault ({kinds}) as the evidence names them. "
+        f"Example: {_SUBMIT_EXAMPLE}"
+    )
 
 
 def domain_names() -> tuple[str, ...]:
@@ -457,8 +490,9 @@ def combined_vocabulary() -> Vocabulary:
                 continue
             # An alias another domain already uses (as a name or an alias) stays that domain's.
             aliases = tuple(a for a in mode.aliases if a not in taken)
-            modes[mode.name] = dataclasses.replace(mode, aliases=aliases)
-            taken.update((mode.name, *aliases))
+            synonyms = tuple(a for a in mode.synonyms if a not in taken)
+            modes[mode.name] = dataclasses.replace(mode, aliases=aliases, synonyms=synonyms)
+            taken.update((mode.name, *aliases, *synonyms))
         for name, members in domain.failure_mode_sets.items():
             sets.setdefault(name, members)
     return Vocabulary.builtin(modes.values(), sets)

@@ -36,7 +36,12 @@ class FailureMode:
     name: str
     category: Category
     aliases: tuple[str, ...] = ()
+    """Other names of the mode (the seed's, the upstream suite's): identifiers, blinded like the name."""
     description: str = ""
+    synonyms: tuple[str, ...] = ()
+    """More names that resolve to the mode but are ordinary words of the domain's evidence (`replica_lag` spells
+    CloudWatch's `ReplicaLag`): accepted in a diagnosis and published, but not identifiers, so blind mode and
+    the leak rule leave the evidence's own words alone."""
 
 
 # The failure modes every domain has. A domain's own come between them (`Vocabulary.builtin`), in the order
@@ -74,6 +79,8 @@ class Vocabulary:
     keyword_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     """Normalised keyword -> the spelling variants accepted for it."""
     _aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False)
+    """Alias or synonym -> canonical name."""
+    _synonyms: frozenset[str] = field(default_factory=frozenset, repr=False)
 
     @classmethod
     def builtin(cls, modes: Iterable[FailureMode] = (), sets: Mapping[str, Iterable[str]] | None = None) -> Vocabulary:
@@ -125,7 +132,7 @@ class Vocabulary:
         aliases: dict[str, str] = {}
         taken = {c.value for c in Category if c.value not in {"healthy", "unknown"}}
         for mode in modes:
-            names = [mode.name, *mode.aliases]
+            names = [mode.name, *mode.aliases, *mode.synonyms]
             for n in names:
                 if n in by_name or n in aliases or n in taken:
                     raise PackError(
@@ -135,7 +142,7 @@ class Vocabulary:
                         hint="give it a new name, or drop the duplicate",
                     )
             by_name[mode.name] = mode
-            aliases.update({a: mode.name for a in mode.aliases})
+            aliases.update({a: mode.name for a in (*mode.aliases, *mode.synonyms)})
         for name, members in sets.items():
             if name in by_name or name in aliases:
                 raise PackError(
@@ -162,6 +169,7 @@ class Vocabulary:
             sets=MappingProxyType({k: tuple(aliases.get(m, m) for m in v) for k, v in sets.items()}),
             keyword_aliases=MappingProxyType(kw),
             _aliases=MappingProxyType(aliases),
+            _synonyms=frozenset(s for mode in by_name.values() for s in mode.synonyms),
         )
 
     @property
@@ -170,13 +178,23 @@ class Vocabulary:
         return tuple(sorted(self.modes))
 
     def identifiers(self) -> frozenset[str]:
-        """Every name this vocabulary knows: failure modes, aliases, sets and category values."""
-        return frozenset({*self.modes, *self._aliases, *self.sets, *(c.value for c in Category)})
+        """Every name this vocabulary knows: failure modes, aliases, sets and category values (not the synonyms,
+        which are the evidence's own words)."""
+        return frozenset({*self.modes, *self._aliases, *self.sets, *(c.value for c in Category)} - self._synonyms)
 
     def is_failure_mode(self, name: str) -> bool:
         """True when `name` (or an alias of it) is a single failure mode."""
         n = normalize_name(name)
         return n in self.modes or n in self._aliases
+
+    def is_set(self, name: str) -> bool:
+        """True when `name` stands for several failure modes (`dual_resource_exhaustion`)."""
+        return normalize_name(name) in self.sets
+
+    @property
+    def synonyms(self) -> frozenset[str]:
+        """The names that resolve to a failure mode but are the evidence's own words (`FailureMode.synonyms`)."""
+        return self._synonyms
 
     @staticmethod
     def is_category(name: str) -> bool:
@@ -225,6 +243,34 @@ class Vocabulary:
             PackError: the failure mode is unknown.
         """
         return self.modes[self.resolve(mode)].category
+
+    def catalogue(self) -> str:
+        """The vocabulary as every agent of a pack is told it: each failure mode with its category, one-line
+        description and synonyms, the sets, and the categories (issue 16: the vocabulary is published).
+
+        The text depends on the vocabulary alone, so every scenario of a pack gets it byte for byte (it is
+        pack-wide text, which DESIGN §2 lets name failure modes); the task prompt and the `submit_diagnosis`
+        schema both carry this one text.
+
+        Examples:
+            >>> print(Vocabulary.builtin().catalogue().splitlines()[1])
+            - healthy [healthy]: nothing is wrong; alerts are noise or already recovered (also: recovered)
+        """
+        # `unknown` last, after any mode a pack's pack.yml adds (they come after it in `modes`).
+        modes = sorted(self.modes.values(), key=lambda m: m.name == UNKNOWN.name)
+        lines = ["Failure modes (for failure_modes: one or more of these names, or a synonym given after 'also'):"]
+        for mode in modes:
+            line = f"- {mode.name} [{mode.category.value}]"
+            if mode.description:
+                line += f": {mode.description}"
+            if mode.aliases or mode.synonyms:
+                line += f" (also: {', '.join((*mode.aliases, *mode.synonyms))})"
+            lines.append(line)
+        if self.sets:
+            lines.append("Names for several failure modes at once:")
+            lines += [f"- {name} = {' + '.join(members)}" for name, members in self.sets.items()]
+        lines.append("Categories (for category): " + ", ".join(c.value for c in Category))
+        return "\n".join(lines)
 
     def keyword_variants(self, keyword: str) -> tuple[str, ...]:
         """The keyword itself (normalised) followed by the spelling variants `pack.yml` accepts for it."""
