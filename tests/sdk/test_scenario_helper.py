@@ -85,8 +85,9 @@ def test_the_reference_agent_passes_every_gate_check() -> None:
 def test_the_keyword_baseline_fails_it_with_the_checks_detail() -> None:
     _, signals = _run("keyword", scenario(LAG))
     failed = {s.name: s.message for s in signals if s.role == SignalRole.GATE and not s.passed}
-    assert "evidence_queried" in failed
-    assert failed["evidence_queried"].startswith("never queried: aws_cloudwatch_metrics")
+    # It calls every tool once (so it queried the evidence), but cites nothing that backs the lag it names.
+    assert "evidence_queried" not in failed
+    assert failed["decisive_evidence"].startswith("no claim backs replication_lag: cite one of metric=ReplicaLag")
 
 
 def test_the_agent_gets_the_rca_prompt_the_blinded_alert_and_the_rca_tools() -> None:

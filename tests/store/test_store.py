@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sredrill.errors import InputError, StateError
-from sredrill.results import RunReport, SignalRole, TestResult, TestStatus, Verdict, summarize
+from sredrill.results import SCHEMA_VERSION, RunReport, SignalRole, TestResult, TestStatus, Verdict, summarize
 from sredrill.store import DEFAULT_DB_PATH, RunRecord, Store
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -378,7 +378,7 @@ def test_a_report_stored_by_an_older_sredrill_is_summarized_again(db: Path) -> N
     with Store(db) as store:
         report = store.report("old")
         record = store.get_run("old")
-    assert report is not None and report.schema_version == "2" and report.mode == "axis2"
+    assert report is not None and report.schema_version == SCHEMA_VERSION and report.mode == "axis2"
     assert report.summary == summarize(results) and report.summary.total == 2
     assert record is not None and record.summary is None and record.counts.total == 2
 
