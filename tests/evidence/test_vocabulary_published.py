@@ -9,15 +9,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
+from sredrill.agents import ToolHost
 from sredrill.diagnosis import Category, Diagnosis
-from sredrill.errors import PackError
+from sredrill.env import make, rca_task_id
+from sredrill.errors import ActionError, PackError
 from sredrill.evidence import RcaToolset, tool_specs
 from sredrill.scenarios import FailureMode, Pack, Vocabulary, blind_alert, get_domain, leak_needles, load_pack
 from sredrill.scenarios.domain import every_domain, submit_description
 from sredrill.sdk.scenario import ScenarioCase
-from sredrill.trajectory import ToolError
+from sredrill.trajectory import Recorder, ToolError
 from tests.support.scenario_builder import answer, build_pack, scenario_yml
 
 BUILTIN = {name: load_pack(name) for name in ("rds_postgres", "k8s")}
@@ -214,3 +217,34 @@ def extended_pack(tmp_path: Path) -> Pack:
         "answer.yml": answer(root_cause_category="code_defect", required_keywords=["plan"]),
     }
     return build_pack(tmp_path / "extended", {"001-slow-plan": files, "002-quiet": {}}, pack_yml=pack_yml)
+
+
+async def test_over_http_the_refusal_is_a_400_with_its_code_and_a_resubmission_is_accepted() -> None:
+    # What a `cmd:` or remote agent sees, on a real loopback tool server.
+    tools, recorder = rds_tools(), Recorder()
+    host = ToolHost()
+    try:
+        access = await host.open("run-1", tools, recorder)
+        headers = {"Authorization": f"Bearer {access.token}"}
+        async with httpx.AsyncClient() as http:
+            url = f"{access.tools_url}/tools/submit_diagnosis"
+            refused = await http.post(url, json={"root_cause": "x", "failure_modes": ["disk_ful"]}, headers=headers)
+            assert refused.status_code == 400
+            error = refused.json()["error"]
+            assert error["code"] == "unknown_failure_mode" and "did you mean 'disk_full'?" in error["message"]
+            assert tools.submitted is None
+            accepted = await http.post(url, json={"root_cause": "x", "failure_modes": ["disk_full"]}, headers=headers)
+            assert accepted.status_code == 200 and accepted.json() == {"result": {"accepted": True}}
+    finally:
+        await host.aclose()
+    assert tools.submitted is not None and tools.submitted.failure_modes == ["disk_full"]
+
+
+def test_an_environment_episode_refuses_an_unknown_mode_without_ending() -> None:
+    env = make(rca_task_id("rds_postgres", "001-replication-lag"), seed=0)
+    env.reset()
+    submit = {"action_type": "submit_diagnosis", "args": {"root_cause": "x", "failure_modes": ["replica_lagg"]}}
+    with pytest.raises(ActionError, match="did you mean 'replica_lag'"):
+        env.step(submit)
+    done = env.step({**submit, "args": {"root_cause": "x", "failure_modes": ["replica_lag"]}})
+    assert done.done
