@@ -348,3 +348,22 @@ def test_the_grounded_checks_are_observed_in_compat_mode(write_pack: PackWriter)
         assert g.checks[check].role is SignalRole.OBSERVE, check
     assert not g.checks["citations"].passed
     assert g.passed, g.failure_reason
+
+
+# selectors: the least informative bound a decisive citation may state, and prefixes
+
+
+def test_a_selector_bound_refuses_an_uninformative_above_or_below() -> None:
+    from sredrill.diagnosis import Citation
+    from sredrill.scenarios.answer import ItemSelector
+
+    sel = ItemSelector.model_validate({"kind": "pod", "pod": "checkout-*", "shows": ["above"], "above": 3})
+    assert sel.matches("pod", "eks_pods", {"namespace": "shop", "pod": "checkout-7d9f-abcde"})
+    assert not sel.matches("pod", "eks_pods", {"namespace": "shop", "pod": "cart-7d9f-abcde"})
+    assert sel.accepts(Citation(item="pod-0123456789", fact="above", value=5))
+    assert not sel.accepts(Citation(item="pod-0123456789", fact="above", value=-1))  # holds for any pod
+    assert not sel.accepts(Citation(item="pod-0123456789", fact="below", value=10))  # not a fact it shows
+    low = ItemSelector.model_validate({"metric": "CPUUtilization", "shows": ["below"], "below": 50})
+    assert low.accepts(Citation(item="metric-0123456789", fact="below", value=40))
+    assert not low.accepts(Citation(item="metric-0123456789", fact="below", value=1000))
+    assert "below 50" in low.describe()

@@ -120,3 +120,13 @@ def test_the_cli_exits_3_for_an_errored_scenario(tmp_path: Path) -> None:
     bad = results["conflicts/002-contradicts#1"]
     assert bad["status"] == "errored"
     assert "failure mode 'cpu_saturation' is also in ruled_out" in bad["failure_reason"]
+
+
+def test_an_environment_episode_of_a_self_contradicting_key_is_refused_when_it_starts(
+    write_pack: PackWriter,
+) -> None:
+    from sredrill.env.rca import RcaEpisode, RcaTask
+
+    pack = write_pack(failure_mode="cpu_saturation", **CONTRADICTING)
+    with pytest.raises(AnswerKeyConflict, match="contradicts itself"):
+        RcaEpisode(RcaTask.of(pack, only(pack)), seed=0)

@@ -26,6 +26,7 @@ from sredrill.env.models import Inspection, Observation
 from sredrill.errors import ActionError, StateError, did_you_mean
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.grading import grade_diagnosis
+from sredrill.grading.checks import refuse_conflicts
 from sredrill.incidents import Action, validate_envelope
 from sredrill.scenarios import Domain, Pack, Scenario, get_domain
 from sredrill.scenarios.domain import all_action_targets
@@ -237,6 +238,8 @@ class RcaEpisode:
     """An episode of an RCA task: the evidence toolset behind the wire models, graded at submission."""
 
     def __init__(self, task: RcaTask, seed: int) -> None:
+        # A key no diagnosis can pass is refused when the episode starts, not when the agent submits.
+        refuse_conflicts(task.scenario)
         # The evidence is fixed data: the seed changes nothing here, but it is kept for the state's sake.
         self.task = task
         self.seed = seed

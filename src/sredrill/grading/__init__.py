@@ -22,7 +22,7 @@ Examples:
 
 from __future__ import annotations
 
-from sredrill.grading.checks import grade_diagnosis
+from sredrill.grading.checks import AnswerKeyConflict, grade_diagnosis
 from sredrill.grading.grade import CheckId, CheckOutcome, Grade
 from sredrill.grading.keywords import (
     KeywordAliases,
@@ -37,6 +37,7 @@ from sredrill.grading.sources import cited_source, cited_sources, queried_source
 from sredrill.grading.trajectory_score import TrajectoryScore, count_loops, count_redundant_calls, score_trajectory
 
 __all__ = [
+    "AnswerKeyConflict",
     "CheckId",
     "CheckOutcome",
     "Grade",

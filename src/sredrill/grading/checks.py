@@ -34,7 +34,7 @@ from sredrill.results import Actual, Expected, GradingMode, Signal, SignalKind, 
 from sredrill.scenarios import Scenario, Vocabulary, get_domain
 from sredrill.trajectory import Trajectory
 
-__all__ = ["NO_DIAGNOSIS", "AnswerKeyConflict", "grade_diagnosis"]
+__all__ = ["NO_DIAGNOSIS", "AnswerKeyConflict", "grade_diagnosis", "refuse_conflicts"]
 
 NO_DIAGNOSIS = "no diagnosis: the agent returned nothing usable (neither a Diagnosis nor ROOT_CAUSE: text)"
 
@@ -42,6 +42,24 @@ NO_DIAGNOSIS = "no diagnosis: the agent returned nothing usable (neither a Diagn
 class AnswerKeyConflict(PackError):
     """Raised when a scenario's answer key contradicts itself (`AnswerKey.conflicts()`): no diagnosis can pass it,
     so grading refuses it and the engine records the scenario's results as errored, not failed."""
+
+
+def refuse_conflicts(scenario: Scenario) -> None:
+    """Refuse a scenario whose answer key (sredrill format) contradicts itself: no diagnosis could pass it.
+
+    Raises:
+        AnswerKeyConflict: naming every conflict and the fix.
+    """
+    # An upstream key may name its own mode among forbidden categories (upstream compares coarse categories
+    # there, so it never fires): compat mode reads it so. A key in sredrill's format means what it says.
+    conflicts = scenario.answer.conflicts() if scenario.grading == GradingMode.SREDRILL else []
+    if conflicts:
+        raise AnswerKeyConflict(
+            f"the answer key contradicts itself, so no diagnosis can pass it: {'; '.join(conflicts)}",
+            path=f"{scenario.qualified_id}/answer.yml",
+            hint="fix answer.yml (a failure mode is never also ruled out or forbidden; decisive names only "
+            "failure_modes, refuting only ruled_out), then check with: sredrill scenarios lint --pack PATH",
+        )
 
 
 def grade_diagnosis(
@@ -84,16 +102,7 @@ def grade_diagnosis(
     if axis not in (1, 2):
         raise InputError(f"axis must be 1 or 2, got {axis!r}", field="axis", allowed=["1", "2"])
     answer = scenario.answer
-    # An upstream key may name its own mode among forbidden categories (upstream compares coarse categories
-    # there, so it never fires): compat mode reads it so. A key in sredrill's format means what it says.
-    conflicts = answer.conflicts() if scenario.grading == GradingMode.SREDRILL else []
-    if conflicts:
-        raise AnswerKeyConflict(
-            f"the answer key contradicts itself, so no diagnosis can pass it: {'; '.join(conflicts)}",
-            path=f"{scenario.qualified_id}/answer.yml",
-            hint="fix answer.yml (a failure mode is never also ruled out or forbidden; decisive names only "
-            "failure_modes, refuting only ruled_out), then check with: sredrill scenarios lint --pack PATH",
-        )
+    refuse_conflicts(scenario)
     expected_modes = scenario.failure_modes or vocabulary.resolve_all([scenario.metadata.failure_mode])
     domain = get_domain(scenario.domain)
     trajectory_score = score_trajectory(

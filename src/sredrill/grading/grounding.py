@@ -154,7 +154,7 @@ def _decisive(citation: Citation, item: ServedItem, selectors: list[ItemSelector
     """
     if not selectors:
         return True
-    return any(selector_matches(s, item) and (not s.shows or citation.fact in s.shows) for s in selectors)
+    return any(selector_matches(s, item) and s.accepts(citation) for s in selectors)
 
 
 def _modes(names: Iterable[str], vocabulary: Vocabulary) -> frozenset[str]:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, PositiveInt, model_validator
 from pydantic_core import core_schema
 
-from sredrill.diagnosis import Category, FactKind
+from sredrill.diagnosis import Category, Citation, FactKind
 
 __all__ = ["SREDRILL_KEYS", "TEXT_FIELDS", "AnswerKey", "ItemSelector", "SourceName"]
 
@@ -49,13 +49,19 @@ class ItemSelector(BaseModel):
 
     Every field other than `shows` is an identity field of the item (`kind`, `source`, `metric`, `stat`,
     `resource`, `text`, `pod`, …): an item matches when it has each one, equal case-insensitively (`text`,
-    `message` and `statement` as a substring). `shows`: the facts a citation of it must state to count (any
-    fact that holds when empty).
+    `message` and `statement` as a substring; a value ending in `*` as a prefix, so `checkout-*` names every
+    pod of a deployment). `shows`: the facts a citation of it must state to count (any fact that holds when
+    empty). `above` / `below`: the least informative bound a citation of that fact may state — without them,
+    "restarts above -1" would hold for any pod.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
 
     shows: list[FactKind] = Field(default_factory=list)
+    above: float | None = None
+    """A citation `above V` counts only when V >= this (it says at least this much)."""
+    below: float | None = None
+    """A citation `below V` counts only when V <= this."""
 
     @model_validator(mode="after")
     def _identity_fields(self) -> ItemSelector:
@@ -80,13 +86,35 @@ class ItemSelector(BaseModel):
             if have is None:
                 return False
             w, h = want.casefold(), have.casefold()
-            if not (w in h if name in TEXT_FIELDS else w == h):
+            if w.endswith("*"):
+                if not h.startswith(w[:-1]):
+                    return False
+            elif not (w in h if name in TEXT_FIELDS else w == h):
                 return False
+        return True
+
+    def accepts(self, citation: Citation) -> bool:
+        """True when a citation (of an item this selector matches, its fact holding) states a fact that counts."""
+        if self.shows and citation.fact not in self.shows:
+            return False
+        value = citation.value
+        if citation.fact == FactKind.ABOVE and self.above is not None:
+            return value is not None and value >= self.above
+        if citation.fact == FactKind.BELOW and self.below is not None:
+            return value is not None and value <= self.below
         return True
 
     def describe(self) -> str:
         named = ", ".join(f"{k}={v}" for k, v in self.fields.items())
-        return named + (f" ({'/'.join(self.shows)})" if self.shows else "")
+        facts = [
+            f"above {self.above:g}"
+            if f == FactKind.ABOVE and self.above is not None
+            else f"below {self.below:g}"
+            if f == FactKind.BELOW and self.below is not None
+            else f.value
+            for f in self.shows
+        ]
+        return named + (f" ({'/'.join(facts)})" if facts else "")
 
 
 # Category values that are not also failure-mode names ("healthy" and "unknown" are both).
