@@ -367,3 +367,14 @@ def test_a_selector_bound_refuses_an_uninformative_above_or_below() -> None:
     assert low.accepts(Citation(item="metric-0123456789", fact="below", value=40))
     assert not low.accepts(Citation(item="metric-0123456789", fact="below", value=1000))
     assert "below 50" in low.describe()
+
+
+def test_a_healthy_scenario_has_nothing_to_locate(write_pack: PackWriter) -> None:
+    healthy = write_pack(
+        failure_mode="healthy", root_cause_category="healthy", failure_modes=["healthy"], required_keywords=["normal"]
+    )
+    quiet = Diagnosis(root_cause="Nothing is wrong.", category="healthy", failure_modes=["healthy"])
+    assert grade(healthy, quiet, served=SERVED).checks["location"].passed
+    located = quiet.model_copy(update={"location": ["ledger-pg-prod"]})
+    check = grade(healthy, located, served=SERVED).checks["location"]
+    assert not check.passed and check.detail == "nothing is at fault here, but location names ledger-pg-prod"

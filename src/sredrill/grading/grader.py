@@ -237,9 +237,12 @@ class Grader:
         accepted = self.scenario.answer.location
         if self.diagnosis is None:
             return self._gate(False, self.no_diagnosis)
-        if not accepted:
-            return self._gate(True, "the answer key names no location")
         given = self.diagnosis.location
+        if not accepted:
+            # Nothing is at fault in a healthy scenario: a diagnosis that locates a fault there is wrong.
+            if given and self.expected_modes == {"healthy"}:
+                return self._gate(False, f"nothing is at fault here, but location names {listed(given)}")
+            return self._gate(True, "the answer key names no location")
         if not given:
             return self._gate(False, "no location given (name the resource at fault in `location`)")
         wrong = [g for g in given if not any(_same_place(g, a) for a in accepted)]
