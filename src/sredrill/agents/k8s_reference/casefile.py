@@ -178,6 +178,13 @@ class CaseFile:
     def our_deployment(self) -> DeploymentView | None:
         return next((d for d in self.deployments if d.name == self.workload), None)
 
+    def met_first(self, pod: str) -> int:
+        """How soon an investigation meets a pod: 0 the alert's, 1 one whose log was read, 2 any other (for
+        putting what was read first in front of what was merely listed)."""
+        if pod == self.alert.pod:
+            return 0
+        return 1 if any(log.pod == pod and log.lines for log in self.pod_logs) else 2
+
     def pod(self, name: str) -> PodView | None:
         return next((p for p in self.pods if p.name == name), None)
 

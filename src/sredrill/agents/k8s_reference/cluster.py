@@ -168,7 +168,9 @@ def assess_nodes(case: CaseFile) -> Finding:
     facts = [node_fact(n) for n in bad[:2]] + [pod_fact(case, p) for p in (lost or ours_on_bad)[:_KEEP]]
     facts += hit_facts(case, hits)[:_KEEP]
     pods = frozenset(p.name for p in (*lost, *ours_on_bad))
-    return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), pods, weight=hits.weight + 6 * len(bad) + 3)
+    where = tuple(n.name for n in bad) or ((named,) if named else ())
+    weight = hits.weight + 6 * len(bad) + 3
+    return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), pods, weight=weight, where=where)
 
 
 def _strongest_first(events: list[EventView] | tuple[EventView, ...]) -> list[EventView]:

@@ -51,7 +51,8 @@ def _workload(case: CaseFile) -> str:
 
 def hit_facts(case: CaseFile, hits: Hits) -> list[Fact]:
     """The facts of where a signal shows now: containers, events, log records, pod log lines."""
-    facts = [container_fact(case, c) for c in hits.containers[:_KEEP]]
+    first = sorted(hits.containers, key=lambda c: case.met_first(c.pod))  # stable: otherwise as listed
+    facts = [container_fact(case, c) for c in first[:_KEEP]]
     facts += [event_fact(case, e) for e in _strongest(hits.events)[:_KEEP]]
     if hits.logs:
         facts.append(log_fact(case, hits.logs))

@@ -1,7 +1,8 @@
 """Facts in an SRE's words: one sentence per pod, container, event, log record, deployment, node or monitor.
 
 Each sentence quotes Kubernetes' own reasons and messages (`OOMKilled`, `Back-off pulling image …`) and cites
-the source it was read from, so a claim built from it is validated by construction.
+the source it was read from and the items it is about, each with a fact that holds (`citing`), so a claim built
+from it is grounded by construction.
 """
 
 from __future__ import annotations
@@ -9,6 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from sredrill.agents.k8s_reference.casefile import SRC, CaseFile
+from sredrill.agents.k8s_reference.citing import (
+    cite_deployment,
+    cite_event,
+    cite_log,
+    cite_monitor,
+    cite_node,
+    cite_pod,
+    unique,
+)
 from sredrill.agents.k8s_reference.findings import Fact
 from sredrill.agents.k8s_reference.observations import (
     ContainerView,
@@ -31,6 +41,7 @@ __all__ = [
     "line_fact",
     "log_fact",
     "monitor_fact",
+    "monitors_fact",
     "node_fact",
     "plural",
     "pod_fact",
@@ -97,7 +108,7 @@ def container_fact(case: CaseFile, c: ContainerView) -> Fact:
     image = f" (image {c.image})" if c.image else ""
     limit = f", memory limit {c.memory_limit}" if c.memory_limit else ""
     text = f"Pod {c.pod}, container {c.name}{image}: {state}, {ready}, restart count {c.restarts}{limit}{tail}"
-    return Fact(sentence(text), (SRC.pods,))
+    return Fact(sentence(text), (SRC.pods,), unique([cite_pod(case.pod(c.pod))]))
 
 
 def pod_fact(case: CaseFile, p: PodView) -> Fact:
@@ -107,14 +118,14 @@ def pod_fact(case: CaseFile, p: PodView) -> Fact:
     conditions = f"; conditions not met: {'; '.join(notes)}" if notes else ""
     deleting = "; being deleted" if p.deleting else ""
     text = f"Pod {p.name} is {p.phase} and {ready}, {node}{conditions}{deleting}"
-    return Fact(sentence(text), (SRC.pods,))
+    return Fact(sentence(text), (SRC.pods,), unique([cite_pod(p)]))
 
 
 def event_fact(case: CaseFile, e: EventView) -> Fact:
     when = case.age(e.last)
     seen = f", last seen {when}" if when else ""
     first = f", first seen {case.age(e.first)}" if e.first and e.count > 1 and e.first != e.last else ""
-    return Fact(sentence(f"{e.type} event {e.quoted}{first}{seen}"), (SRC.events,))
+    return Fact(sentence(f"{e.type} event {e.quoted}{first}{seen}"), (SRC.events,), unique([cite_event(e)]))
 
 
 def log_fact(case: CaseFile, records: Sequence[LogRecord], what: str = "") -> Fact:
@@ -130,12 +141,13 @@ def log_fact(case: CaseFile, records: Sequence[LogRecord], what: str = "") -> Fa
     example = records[-1].message
     label = f" {what}" if what else ""
     text = f"Datadog logs: {plural(len(records), kind + 'record')}{label}{where}{span}; the latest: “{clip(example)}”"
-    return Fact(sentence(text), (SRC.logs,))
+    return Fact(sentence(text), (SRC.logs,), unique([cite_log(records[-1])]))
 
 
 def line_fact(pod: str, lines: Sequence[LogRecord]) -> Fact:
     shown = "; ".join(f"“{clip(r.message, 140)}”" for r in lines[-2:])
-    return Fact(sentence(f"The log of pod {pod} says {shown}"), (SRC.pod_logs,))
+    cites = unique(cite_log(r) for r in lines[-2:])
+    return Fact(sentence(f"The log of pod {pod} says {shown}"), (SRC.pod_logs,), cites)
 
 
 def deployment_state(d: DeploymentView) -> str:
@@ -152,13 +164,14 @@ def deployment_fact(d: DeploymentView) -> Fact:
     stalled = d.condition_message("ProgressDeadlineExceeded")
     extra = f"; Progressing: ProgressDeadlineExceeded (“{clip(stalled, 140)}”)" if stalled else ""
     image = f", image {d.image}" if d.image else ""
-    return Fact(sentence(f"Deployment {d.name}: {deployment_state(d)}{image}{extra}"), (SRC.deployments,))
+    text = f"Deployment {d.name}: {deployment_state(d)}{image}{extra}"
+    return Fact(sentence(text), (SRC.deployments,), unique([cite_deployment(d)]))
 
 
 def node_fact(n: NodeView) -> Fact:
     ready = "Ready" if n.is_ready else f"NotReady (Ready condition {n.ready})"
     pressure = f", with {' and '.join(n.pressures)} pressure" if n.pressures else ", no memory, disk or PID pressure"
-    return Fact(sentence(f"Node {n.name} is {ready}{pressure}"), (SRC.nodes,))
+    return Fact(sentence(f"Node {n.name} is {ready}{pressure}"), (SRC.nodes,), unique([cite_node(n)]))
 
 
 def monitor_fact(monitors: Iterable[MonitorView]) -> Fact | None:
@@ -172,4 +185,50 @@ def monitor_fact(monitors: Iterable[MonitorView]) -> Fact | None:
     more = (
         (f"; {len(rest)} more ({firing} alerting)" if firing else f"; {len(rest)} more, none alerting") if rest else ""
     )
-    return Fact(sentence(f"Datadog monitors: {shown}{more}"), (SRC.monitors,))
+    cites = unique(cite_monitor(m) for m in ranked[:3])
+    return Fact(sentence(f"Datadog monitors: {shown}{more}"), (SRC.monitors,), cites)
+
+
+# The words a monitor of each fault has in its name or query (an SRE's names for what is measured).
+_MONITOR_WORDS: dict[str, tuple[str, ...]] = {
+    "oom_killed": ("memory", "oom"),
+    "crashloop_backoff": ("restart", "crash"),
+    "probe_failure": ("probe", "restart", "ready"),
+    "image_pull_backoff": ("image", "pull"),
+    "bad_config": ("config",),
+    "pending_pod": ("pending", "schedul"),
+    "resource_quota_exceeded": ("quota",),
+    "node_not_ready": ("node", "ready"),
+    "evicted_pods": ("evict", "pressure", "disk"),
+    "deployment_rollout_stuck": ("rollout", "replica", "available"),
+    "dns_resolution_failure": ("dns", "resolv"),
+    "dependency_unavailable": ("upstream", "error", "connect"),
+}
+
+
+def _labels(name: str) -> list[str]:
+    """A place's names for matching monitors: itself, and a host's telling label (`seatplan` of
+    `api.seatplan.example`, `cache` of `cache.ns.svc.cluster.local`)."""
+    host = name.split(":")[0]
+    parts = host.split(".")
+    if len(parts) < 2 or host.replace(".", "").isdigit():
+        return [name]
+    return [name, parts[0] if ".svc." in host else parts[-2]]
+
+
+def monitors_fact(case: CaseFile, mode: str, places: Iterable[str]) -> Fact | None:
+    """The monitors in Alert that measure one cause: those naming where it is, those with its words first."""
+    names = [label.lower() for place in places for label in _labels(place)]
+    words = _MONITOR_WORDS.get(mode, ())
+
+    def about(m: MonitorView) -> tuple[bool, bool]:
+        text = f"{m.name} {m.query}".lower()
+        return any(n in text for n in names), any(w in text for w in words)
+
+    firing = [m for m in case.monitors if m.alerting and any(about(m))]
+    ranked = sorted(firing, key=lambda m: (not all(about(m)), not about(m)[1]))[:3]
+    if not ranked:
+        return None
+    shown = "; ".join(f"“{m.name}” is {m.state}" for m in ranked)
+    cites = unique(cite_monitor(m) for m in ranked)
+    return Fact(sentence(f"Datadog monitors firing on it: {shown}"), (SRC.monitors,), cites)

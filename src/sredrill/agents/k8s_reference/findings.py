@@ -2,7 +2,8 @@
 
 Each failure mode of the Kubernetes vocabulary is a hypothesis; its assessment returns a `Finding` whose verdict
 says whether it is a root cause now, a transient that is over (history), or contradicted by the evidence. Facts
-cite the evidence source they come from, so claims are validated by construction.
+cite the evidence source they come from and the items they read, each with a fact that holds (`citing`); a
+finding that is not a cause carries the citations that refute it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from types import MappingProxyType
 
-from sredrill.diagnosis import Category
+from sredrill.diagnosis import Category, Citation
 from sredrill.domains.k8s import DOMAIN
 
 __all__ = ["HYPOTHESES", "Fact", "Finding", "Verdict", "category_of"]
@@ -56,10 +57,12 @@ def category_of(mode: str) -> Category:
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One observation, with the evidence sources it rests on."""
+    """One observation, with the evidence sources it rests on and the items it read."""
 
     text: str
     sources: tuple[str, ...]
+    cites: tuple[Citation, ...] = ()
+    """The items the sentence is about, each with a fact that holds (none when the tools named no item)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,11 @@ class Finding:
     tags: frozenset[str] = frozenset()
     """What kind of it this is, for the causal links (`readiness` for a probe that only takes pods out of
     service, `taint` for pods a NotReady node's taint keeps unscheduled)."""
+    where: tuple[str, ...] = ()
+    """Where the fault is, as the evidence names it, when not the alerted workload: a NotReady node, the DNS
+    server, a dependency's host."""
+    refutes: tuple[Citation, ...] = ()
+    """For a finding that is not a cause: the items whose facts contradict it (or show it is over)."""
 
     @property
     def hypothesis(self) -> str:

@@ -19,12 +19,14 @@ import re
 from collections.abc import Sequence
 
 from sredrill.agents.k8s_reference.casefile import CaseFile
+from sredrill.agents.k8s_reference.citing import cite_deployment, cite_log, cite_monitor, unique
 from sredrill.agents.k8s_reference.containers import hit_facts
 from sredrill.agents.k8s_reference.facts import clip, clip_middle, deployment_fact, log_fact, plural
 from sredrill.agents.k8s_reference.findings import Fact, Finding, Verdict
 from sredrill.agents.k8s_reference.observations import LogRecord
 from sredrill.agents.k8s_reference.scan import scan
 from sredrill.agents.k8s_reference.signals import Signal, signals_of
+from sredrill.diagnosis import Citation
 
 __all__ = ["assess_dependency", "assess_dns", "targets", "telling"]
 
@@ -129,11 +131,13 @@ def _dns_servers_on(case: CaseFile, node: str) -> bool:
     return any(_DNS_SERVER.search(p.name) and p.node == node for p in case.pods)
 
 
-def _why_dns(case: CaseFile, records: Sequence[LogRecord]) -> tuple[list[str], list[str], list[Fact]]:
-    """What the DNS path itself says: (root-cause clauses, causal-chain steps, facts)."""
+def _why_dns(case: CaseFile, records: Sequence[LogRecord]) -> tuple[list[str], list[str], list[Fact], list[str]]:
+    """What the DNS path itself says: (root-cause clauses, causal-chain steps, facts, where: the DNS server and
+    the node dropping packets, as the records name them)."""
     clauses: list[str] = []
     steps: list[str] = []
     facts: list[Fact] = []
+    places: list[str] = []
     timeouts = any(_TIMEOUT.search(r.message) for r in records)
     drops = _packet_drops(case) if timeouts else []  # lost packets explain timeouts, not NXDOMAIN
     if drops:
@@ -144,6 +148,7 @@ def _why_dns(case: CaseFile, records: Sequence[LogRecord]) -> tuple[list[str], l
                        "queries among them")  # fmt: skip
         steps.append(f"node {node} drops packets (“{clip(r.message, 80)}”)")
         facts.append(log_fact(case, drops, f"of dropped packets on node {node}"))
+        places += [r.host] if r.host else []
     resolver = _resolver_errors(case)
     if resolver:
         r = telling(resolver)[0]
@@ -161,11 +166,13 @@ def _why_dns(case: CaseFile, records: Sequence[LogRecord]) -> tuple[list[str], l
             clauses.append(f"{server} itself logs errors (“{clip(r.message, 120)}”)")
             steps.append(f"{server} fails")
         facts.append(log_fact(case, resolver, f"from {server}"))
-    return clauses, steps, facts
+        places.insert(0, r.tags.get("kube_deployment") or r.service or r.host)
+    return clauses, steps, facts, [p for p in places if p]
 
 
-def _resolves(case: CaseFile) -> str:
-    """A dependency reached by name that answers: its name resolves (`api.x resolves and answers “… 503 …”`)."""
+def _resolves(case: CaseFile) -> tuple[str, LogRecord | None]:
+    """A dependency reached by name that answers: its name resolves (`api.x resolves and answers “… 503 …”`), and
+    the record that shows it."""
     hits = scan(case, Signal.CONNECTION)
     records = [*hits.logs, *hits.lines]
     for name in targets(records):
@@ -173,8 +180,9 @@ def _resolves(case: CaseFile) -> str:
             continue
         answered = [r for r in records if name in r.message and _HTTP_ERROR.search(r.message)]
         if answered:
-            return f"; {name} resolves and answers (“{clip(telling(answered, name)[0].message, 120)}”)"
-    return ""
+            r = telling(answered, name)[0]
+            return f"; {name} resolves and answers (“{clip(r.message, 120)}”)", r
+    return "", None
 
 
 def assess_dns(case: CaseFile) -> Finding:
@@ -190,17 +198,19 @@ def assess_dns(case: CaseFile) -> Finding:
                 "but names resolve again since",
                 facts=(log_fact(case, hits.old_logs, "(history)"),) if hits.old_logs else (),
             )
+        said, answer = _resolves(case)
         return Finding(
             mode,
             Verdict.ABSENT,
-            f"names resolve: no log reports a failed DNS lookup (no such host, NXDOMAIN, timeout){_resolves(case)}",
+            f"names resolve: no log reports a failed DNS lookup (no such host, NXDOMAIN, timeout){said}",
+            refutes=unique([cite_log(answer)]),
         )
     names = targets(records)
     named = f" {', '.join(names[:2])}" if names else " its dependencies' names"
     ours = [r for r in records if case.log_is_ours(r) or case.is_ours(r.host)]
     who = _workload(case) if ours else ", ".join(sorted({r.origin for r in hits.logs if r.origin})[:3])
     example = telling(records)[0]
-    clauses, steps, facts = _why_dns(case, records)
+    clauses, steps, facts, where = _why_dns(case, records)
     why = f"; {'; '.join(clauses)}" if clauses else ""
     summary = (
         f"DNS resolution fails in the cluster: {who or _workload(case)} cannot resolve{named} "
@@ -214,32 +224,38 @@ def assess_dns(case: CaseFile) -> Finding:
     )
     tags = frozenset(f"host:{n}" for n in names)
     facts = hit_facts(case, hits) + facts
-    return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), weight=hits.weight + 3, tags=tags)
+    return Finding(
+        mode, Verdict.CAUSE, summary, chain, tuple(facts), weight=hits.weight + 3, tags=tags, where=tuple(where)
+    )
 
 
 # -- a dependency ------------------------------------------------------------------------------------------------
 
 
-def _alive(case: CaseFile, hosts: Sequence[str]) -> list[str]:
+def _alive(case: CaseFile, hosts: Sequence[str]) -> tuple[list[str], tuple[Citation, ...]]:
     """Evidence that the services behind names that do not resolve are up: their own monitors or synthetic checks
-    are OK, they log their own requests, their deployments are ready."""
+    are OK, they log their own requests, their deployments are ready (what it says, and the items)."""
     said: list[str] = []
+    cites: list[Citation | None] = []
     for host in hosts[:3]:
         label = host.split(".")[0].split(":")[0]
         for m in case.monitors:
             if not m.alerting and m.state and (host in m.name or host in m.query):
                 kind = "synthetic check" if "synthetic" in (m.type + m.name).lower() else "monitor"
                 said.append(f"the {kind} “{m.name}” is {m.state}: {host} itself answers")
+                cites.append(cite_monitor(m))
                 break
         served = [
             r for r in case.current_logs if label in (r.service, r.tags.get("kube_deployment")) and not r.is_problem
         ]
         if served and label != case.workload:
             said.append(f"{label} itself serves requests (“{clip(served[-1].message, 80)}”)")
+            cites.append(cite_log(served[-1]))
         d = next((d for d in case.deployments if d.name == label and d.name != case.workload), None)
         if d is not None and d.desired and not d.short:
             said.append(f"deployment {d.name} has {d.ready}/{d.desired} replicas ready")
-    return said
+            cites.append(cite_deployment(d))
+    return said, unique(cites)
 
 
 def assess_dependency(case: CaseFile) -> Finding:
@@ -261,13 +277,14 @@ def assess_dependency(case: CaseFile) -> Finding:
                 facts=(log_fact(case, hits.old_logs, "(history)"),),
             )
         unresolved = targets(scan(case, Signal.DNS, logs=lambda r: True).logs)
-        alive = _alive(case, [n for n in unresolved if not _IP.match(n)])
+        alive, cites = _alive(case, [n for n in unresolved if not _IP.match(n)])
         if alive:
             return Finding(
                 mode,
                 Verdict.ABSENT,
                 f"the services {_workload(case)} calls are up: its calls fail before they connect, as their names "
                 f"do not resolve; {'; '.join(alive[:3])}",
+                refutes=cites,
             )
         return Finding(
             mode, Verdict.ABSENT, f"{_workload(case)} reaches its dependencies: no connection refused or timeout"
@@ -295,4 +312,6 @@ def assess_dependency(case: CaseFile) -> Finding:
     )
     facts = hit_facts(case, hits) + [deployment_fact(d) for d in down[:1]]
     tags = frozenset(f"host:{n}" for n in names)
-    return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), weight=hits.weight + 2 + 3 * len(down), tags=tags)
+    where = tuple(dict.fromkeys([*names[:1], *(d.name for d in down[:1])]))
+    weight = hits.weight + 2 + 3 * len(down)
+    return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), weight=weight, tags=tags, where=where)

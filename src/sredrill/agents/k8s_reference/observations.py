@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from sredrill.diagnosis import ITEM_ID
+
 __all__ = [
     "AlertView",
     "ContainerView",
@@ -32,6 +34,7 @@ __all__ = [
     "parse_pod_log",
     "parse_pods",
     "parse_time",
+    "ref_of",
 ]
 
 
@@ -47,6 +50,13 @@ def parse_time(text: object) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else None
+
+
+def ref_of(raw: Mapping[str, Any]) -> str | None:
+    """The id a tool result gives a record's evidence item (`"id": "pod-3f9a1c2e4b"`); None when it gives none
+    (an older server), and then there is nothing to cite."""
+    ref = raw.get("id")
+    return ref if isinstance(ref, str) and ITEM_ID.match(ref) else None
 
 
 def _text(value: object) -> str:
@@ -204,6 +214,8 @@ class PodView:
     conditions: tuple[tuple[str, str, str, str], ...]
     """(type, status, reason, message) per condition."""
     containers: tuple[ContainerView, ...]
+    ref: str | None = None
+    """The id of the pod's evidence item (its point: the total restarts of its containers)."""
 
     def condition(self, kind: str) -> tuple[str, str, str] | None:
         """(status, reason, message) of a condition type, or None."""
@@ -291,6 +303,7 @@ def parse_pods(payload: Mapping[str, Any] | None) -> list[PodView]:
                 deleting=bool(raw.get("deletion_timestamp")),
                 conditions=conditions,
                 containers=tuple(containers),
+                ref=ref_of(raw),
             )
         )
     return out
@@ -314,6 +327,8 @@ class EventView:
     first: datetime | None
     last: datetime | None
     count: int
+    ref: str | None = None
+    """The id of the event's evidence item (dated at its last time; its point: its count)."""
 
     @property
     def is_warning(self) -> bool:
@@ -349,6 +364,7 @@ def parse_events(payload: Mapping[str, Any] | None) -> list[EventView]:
                 first=parse_time(raw.get("first_time")),
                 last=parse_time(raw.get("last_time")) or parse_time(raw.get("first_time")),
                 count=max(1, _int(raw.get("count")) or 1),
+                ref=ref_of(raw),
             )
         )
     return out
@@ -373,6 +389,8 @@ class DeploymentView:
     conditions: tuple[tuple[str, str, str, str], ...]
     rollout: str
     """`complete`, `progressing`, `stalled` or `degraded` (the tool derives it)."""
+    ref: str | None = None
+    """The id of the deployment's evidence item (its point: the ready replicas)."""
 
     @property
     def short(self) -> bool:
@@ -414,6 +432,7 @@ def parse_deployments(payload: Mapping[str, Any] | None) -> list[DeploymentView]
                     for c in _items(raw, "conditions")
                 ),
                 rollout=_text(raw.get("rollout_status")),
+                ref=ref_of(raw),
             )
         )
     return out
@@ -429,6 +448,8 @@ class NodeView:
     pressures: tuple[str, ...]
     """The pressure conditions that are on (`memory`, `disk`, `PID`)."""
     instance_type: str
+    ref: str | None = None
+    """The id of the node's evidence item (its point: 1 when Ready, else 0)."""
 
     @property
     def is_ready(self) -> bool:
@@ -452,7 +473,7 @@ def parse_nodes(payload: Mapping[str, Any] | None) -> list[NodeView]:
             word for key, word in (("memory_pressure", "memory"), ("disk_pressure", "disk"), ("pid_pressure", "PID"))
             if _flag(raw.get(key))
         )  # fmt: skip
-        out.append(NodeView(name, text.capitalize(), pressures, _text(raw.get("instance_type"))))
+        out.append(NodeView(name, text.capitalize(), pressures, _text(raw.get("instance_type")), ref_of(raw)))
     return out
 
 
@@ -469,6 +490,8 @@ class LogRecord:
     host: str
     message: str
     tags: Mapping[str, str]
+    ref: str | None = None
+    """The id of the record's (or the line's) evidence item."""
 
     @property
     def is_problem(self) -> bool:
@@ -503,6 +526,7 @@ def parse_logs(payload: Mapping[str, Any] | None) -> list[LogRecord]:
                 host=_text(raw.get("host")),
                 message=message,
                 tags=tags,
+                ref=ref_of(raw),
             )
         )
     return sorted(out, key=lambda r: r.time or _EPOCH)
@@ -527,16 +551,20 @@ def parse_pod_log(payload: Mapping[str, Any] | None) -> PodLog | None:
     raw = payload.get("lines")
     if not pod or not isinstance(raw, Sequence):
         return None
+    # `ids` is parallel to `lines`; a list of another length (or none) names no line.
+    ids = payload.get("ids")
+    refs = list(ids) if isinstance(ids, list) and len(ids) == len(raw) else [None] * len(raw)
     records = []
-    for line in raw:
+    for line, ref in zip(raw, refs, strict=True):
         if not isinstance(line, str) or not line.strip():
             continue
+        ref = ref if isinstance(ref, str) and ITEM_ID.match(ref) else None
         m = _LINE.match(line)
         if m:
             level = (m.group(2) or "").lower()
-            records.append(LogRecord(parse_time(m.group(1)), level, "", pod, m.group(3).strip(), {}))
+            records.append(LogRecord(parse_time(m.group(1)), level, "", pod, m.group(3).strip(), {}, ref))
         else:
-            records.append(LogRecord(None, "", "", pod, line.strip(), {}))
+            records.append(LogRecord(None, "", "", pod, line.strip(), {}, ref))
     return PodLog(pod=pod, container=_text(payload.get("container")), lines=tuple(records))
 
 
@@ -549,6 +577,8 @@ class MonitorView:
     query: str
     state: str
     message: str
+    ref: str | None = None
+    """The id of the monitor's evidence item (its point: 1 in Alert, 0.5 in Warn, 0 in OK, none in No Data)."""
 
     @property
     def alerting(self) -> bool:
@@ -564,6 +594,7 @@ def parse_monitors(payload: Mapping[str, Any] | None) -> list[MonitorView]:
             query=_text(raw.get("query")),
             state=_text(raw.get("overall_state")),
             message=_text(raw.get("message")),
+            ref=ref_of(raw),
         )
         for raw in _items(payload, "monitors")
         if _text(raw.get("name"))

@@ -155,8 +155,13 @@ def _symptom(finding: Finding, of: Finding) -> Finding:
         finding,
         verdict=Verdict.SYMPTOM,
         follows=of.mode,
-        summary=f"a symptom of the {of.hypothesis}, not a cause of its own: {finding.summary}",
+        summary=f"a symptom of the {of.hypothesis}, not {_article(finding.hypothesis)} {finding.hypothesis} of its "
+        f"own: {finding.summary}",
     )
+
+
+def _article(phrase: str) -> str:
+    return "an" if phrase[:1].lower() in "aeiou" else "a"
 
 
 def _assess(case: CaseFile) -> tuple[list[Finding], list[Finding]]:

@@ -1,8 +1,9 @@
 """Writing the diagnosis: root cause, category, failure modes, causal chain, cited claims, ruled out, report.
 
 Prose uses Kubernetes' and an SRE's words (`OOMKilled`, `ImagePullBackOff`, "a stuck rollout"); the vocabulary's
-identifiers appear only in `failure_modes`. Claims carry the facts that support the conclusion, each citing its
-evidence source; dismissed alternatives go to `ruled_out` (and the report), never to the claims.
+identifiers appear only in `failure_modes`. Claims carry the facts that support the conclusion, each citing the
+items it is about with a fact that holds (`claims`); dismissed alternatives go to `ruled_out` (and the report),
+never to the claims, each citing the items that refute it; `location` names where the fault is.
 """
 
 from __future__ import annotations
@@ -12,12 +13,23 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from sredrill.agents.k8s_reference.casefile import SRC, CaseFile
+from sredrill.agents.k8s_reference.citing import (
+    cite_event,
+    cite_log,
+    cite_node,
+    cite_pod,
+    pod_cites,
+    state_cites,
+    unique,
+)
+from sredrill.agents.k8s_reference.claims import Backing, build_claims, location, location_of, refuting
 from sredrill.agents.k8s_reference.facts import (
     clip,
     deployment_fact,
     event_fact,
     log_fact,
     monitor_fact,
+    monitors_fact,
     node_fact,
     plural,
     sentence,
@@ -25,7 +37,7 @@ from sredrill.agents.k8s_reference.facts import (
 from sredrill.agents.k8s_reference.findings import HYPOTHESES, Fact, Finding, Verdict, category_of
 from sredrill.agents.k8s_reference.observations import LogRecord
 from sredrill.agents.k8s_reference.reasoning import Conclusion, Outcome
-from sredrill.diagnosis import Category, Claim, Diagnosis, RuledOut
+from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, Category, Citation, Claim, Diagnosis, RuledOut
 
 __all__ = ["write_diagnosis"]
 
@@ -165,6 +177,7 @@ def _state_facts(case: CaseFile, cited: set[str]) -> list[Fact]:
                         f"{len(ready)} of {plural(len(pods), 'pod')} of {_workload(case)} are Running and ready{counts}"
                     ),
                     (SRC.pods,),
+                    pod_cites(case, MAX_CITATIONS_PER_CLAIM),
                 )
             )
         else:
@@ -181,6 +194,7 @@ def _state_facts(case: CaseFile, cited: set[str]) -> list[Fact]:
                 Fact(
                     f"{_all_nodes(len(case.nodes))} Ready, with no memory, disk or PID pressure.",
                     (SRC.nodes,),
+                    unique(cite_node(n) for n in case.nodes[:MAX_CITATIONS_PER_CLAIM]),
                 )
             )
     if SRC.events in case.read and SRC.events not in cited:
@@ -199,6 +213,7 @@ def _state_facts(case: CaseFile, cited: set[str]) -> list[Fact]:
                         f"{case.age(last.last)}"
                     ),
                     (SRC.events,),
+                    unique([cite_event(last)]),
                 )
             )
     if SRC.logs in case.read and SRC.logs not in cited:
@@ -214,6 +229,7 @@ def _state_facts(case: CaseFile, cited: set[str]) -> list[Fact]:
                         f"“{clip(latest.message, 140)}”"
                     ),
                     (SRC.logs,),
+                    unique([cite_log(latest)]),
                 )
             )
     if SRC.monitors in case.read and SRC.monitors not in cited:
@@ -260,7 +276,8 @@ def _cluster_activity(case: CaseFile, *, involved_only: bool) -> Fact | None:
     said = "; ".join(
         f"{r.service or r.host or 'the cluster'} ({case.age(r.time)}): “{clip(r.message, 120)}”" for r in chosen
     )
-    return Fact(sentence(f"Elsewhere in the cluster, around the alert: {said}"), (SRC.logs,))
+    cites = unique(cite_log(r) for r in chosen[-MAX_CITATIONS_PER_CLAIM:])
+    return Fact(sentence(f"Elsewhere in the cluster, around the alert: {said}"), (SRC.logs,), cites)
 
 
 def _all_nodes(n: int) -> str:
@@ -284,6 +301,7 @@ def _red_herrings(case: CaseFile, linked: Iterable[str] = ()) -> list[RuledOut]:
                 f"they concern another workload, not {_workload(case)} ({example.reason}: "
                 f"“{clip(example.message, 100)}”); its own pods tell the story"
             ),
+            evidence=list(unique([cite_event(example), *state_cites(case)])[:MAX_CITATIONS_PER_CLAIM]),
         )
     ]
 
@@ -306,6 +324,7 @@ def _other_restarts(conclusion: Conclusion) -> list[RuledOut]:
                         f"its restart count ({c.restarts}) is stale: it last restarted {when or 'long ago'} and has "
                         "run ready since, so it is not the cause"
                     ),
+                    evidence=list(unique([cite_pod(p)])),
                 )
             )
     return out[:3]
@@ -327,6 +346,7 @@ def _siblings(conclusion: Conclusion) -> list[RuledOut]:
                 f"the sibling pods (the other replicas: {names}) are Running and ready with no fresh restarts, so "
                 "only the affected pods fail"
             ),
+            evidence=list(unique(cite_pod(p) for p in healthy[:MAX_CITATIONS_PER_CLAIM])),
         )
     ]
 
@@ -337,15 +357,22 @@ def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
         reason = f.summary
         if f.verdict == Verdict.RECOVERED:
             reason = f"recovered, not active: {reason}"
-        out.append(RuledOut(hypothesis=f.hypothesis, reason=sentence(reason)))
+        evidence: list[Citation | str] = [*refuting(conclusion.case, f, conclusion.causes)]
+        out.append(RuledOut(hypothesis=f.hypothesis, reason=sentence(reason), evidence=evidence))
     out += _red_herrings(conclusion.case, (name for name, _ in conclusion.linked))
     out += _other_restarts(conclusion)
     out += _siblings(conclusion)
     if conclusion.outcome == Outcome.FAULTS:
+        cause = conclusion.causes[0]
+        cites = [c for fact in cause.facts for c in fact.cites] + list(state_cites(conclusion.case))
         out.append(
             RuledOut(
-                hypothesis="a healthy workload with a false alarm",
-                reason=sentence(f"{_workload(conclusion.case)} is failing now: {_now_state(conclusion.case)}"),
+                hypothesis="healthy",
+                reason=sentence(
+                    f"not a healthy workload with a false alarm: {_workload(conclusion.case)} is failing now: "
+                    f"{_now_state(conclusion.case)}"
+                ),
+                evidence=list(unique(cites)[:MAX_CITATIONS_PER_CLAIM]),
             )
         )
     return out
@@ -359,42 +386,47 @@ def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Cl
         lines.append("Causal chain: " + " | ".join(chain))
     if claims:
         lines.append("Evidence:")
-        lines += [
-            f"- {c.text} [{', '.join(e if isinstance(e, str) else e.describe() for e in c.evidence) or 'not validated'}]"
-            for c in claims
-        ]
+        lines += [f"- {c.text} [evidence: {_evidence(c.evidence)}]" for c in claims]
     if ruled:
         lines.append("Ruled out:")
-        lines += [f"- {r.hypothesis}: {r.reason}" for r in ruled]
+        lines += [f"- {r.hypothesis}: {r.reason} [evidence: {_evidence(r.evidence)}]" for r in ruled]
     missing = [s for s in (SRC.pods, SRC.events, SRC.deployments, SRC.nodes, SRC.logs) if s not in case.read]
     if missing:
         lines.append(f"Limits: not available: {', '.join(missing)}; nothing is claimed about them.")
     return "\n".join(lines)
 
 
+def _monitors(case: CaseFile, cause: Finding) -> list[Fact]:
+    fact = monitors_fact(case, cause.mode, location_of(case, cause))
+    return [fact] if fact is not None else []
+
+
+def _evidence(entries: Iterable[Citation | str]) -> str:
+    return "; ".join(e if isinstance(e, str) else e.describe() for e in entries) or "not validated"
+
+
 _TAIL = 3
 _WARNING_LEVELS = frozenset({"warn", "warning", "error", "err", "fatal", "critical", "panic", "crit"})
 
 
-def _log_tails(conclusion: Conclusion) -> list[Fact]:
-    """The last lines of the affected pods' logs: what the container was doing when it failed."""
+def _log_tails(conclusion: Conclusion, cause: Finding) -> list[Fact]:
+    """The last lines of the cause's pods' logs (the first cause's: the other causes' pods whose logs were read,
+    once each): what the container was doing when it failed."""
     case = conclusion.case
-    affected = [p for f in conclusion.causes for p in sorted(f.pods)]
-    logs = [log for log in case.pod_logs if log.pod in affected and log.lines]
+    earlier = {p for f in conclusion.causes[: conclusion.causes.index(cause)] for p in f.pods}
+    logs = [log for log in case.pod_logs if log.pod in cause.pods and log.pod not in earlier and log.lines]
     facts = []
     for log in logs[:2]:
         container = f" (container {log.container})" if log.container else ""
         warned = list({r.message: r for r in log.lines if r.status in _WARNING_LEVELS}.values())[-2:]
         if warned:
             lines = "; ".join(f"“{clip(r.message, 140)}”" for r in warned)
-            facts.append(Fact(sentence(f"The log of pod {log.pod}{container} warns {lines}"), (SRC.pod_logs,)))
+            cites = unique(cite_log(r) for r in warned)
+            facts.append(Fact(sentence(f"The log of pod {log.pod}{container} warns {lines}"), (SRC.pod_logs,), cites))
         lines = "; ".join(f"“{clip(r.message, 140)}”" for r in log.lines[-_TAIL:])
-        facts.append(Fact(sentence(f"The log of pod {log.pod}{container} ends with {lines}"), (SRC.pod_logs,)))
+        cites = unique(cite_log(r) for r in log.lines[-_TAIL:])
+        facts.append(Fact(sentence(f"The log of pod {log.pod}{container} ends with {lines}"), (SRC.pod_logs,), cites))
     return facts
-
-
-def _unique(facts: Iterable[Fact]) -> list[Fact]:
-    return list(dict.fromkeys(facts))
 
 
 def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
@@ -402,17 +434,17 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
     case = conclusion.case
     root = _root_cause(conclusion)
     chain = [" -> ".join(f.chain) for f in conclusion.causes if f.chain]
-    facts = [fact for f in conclusion.causes for fact in f.facts] + _log_tails(conclusion)
-    facts += [fact for f in _symptoms(conclusion) for fact in f.facts[:2]]
+    causes = [(f.mode, [*f.facts, *_log_tails(conclusion, f), *_monitors(case, f)]) for f in conclusion.causes]
+    others = [Backing(fact, (f.follows,) if f.follows else ()) for f in _symptoms(conclusion) for fact in f.facts[:2]]
     if conclusion.outcome == Outcome.HEALTHY:
-        facts += [fact for f in _recovered(conclusion) for fact in f.facts[:2]]
+        others += [Backing(fact) for f in _recovered(conclusion) for fact in f.facts[:2]]
         chain = [_healthy_chain(conclusion)]
-    cited = {s for fact in facts for s in fact.sources}
+    cited = {s for _, facts in causes for fact in facts for s in fact.sources}
+    cited |= {s for b in others for s in b.fact.sources}
     if conclusion.outcome != Outcome.FAULTS:
         cited = set()  # a healthy or open verdict rests on the whole current state
-    facts += _state_facts(case, cited)
-    facts += _context_facts(case, involved_only=conclusion.outcome == Outcome.FAULTS)
-    claims = [Claim(text=f.text, evidence=list(dict.fromkeys(f.sources))) for f in _unique(facts)]
+    rest = _state_facts(case, cited) + _context_facts(case, involved_only=conclusion.outcome == Outcome.FAULTS)
+    claims = build_claims(causes, [*others, *map(Backing, rest)])
     ruled = _ruled_out(conclusion)
     return Diagnosis(
         root_cause=root,
@@ -421,6 +453,7 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
         causal_chain=chain,
         claims=claims,
         ruled_out=ruled,
+        location=location(case, conclusion.causes) if conclusion.outcome == Outcome.FAULTS else [],
         report=_report(conclusion, root, chain, claims, ruled),
     )
 
