@@ -168,9 +168,14 @@ def _alert_forms(scenario: Scenario, reset: str, alert: dict) -> list[str]:
 
 @pytest.mark.parametrize("scenario", PACK.scenarios, ids=lambda s: s.folder)
 def test_nothing_an_episode_emits_names_the_scenario_or_its_answer(scenario: Scenario) -> None:
-    # Every byte of the task listing (but the shared schema), the reset and every inspection is captured.
+    # Every byte of the task listing (but the shared schema and the pack's published vocabulary, the same text for
+    # every scenario of the pack), the reset and every inspection is captured.
     env = CATALOG.make(task_of(scenario))
-    emitted = [env.info.model_dump_json(exclude={"action_schema"}), env.reset_result().model_dump_json()]
+    catalogue = PACK.vocabulary.catalogue()
+    assert env.info.description.endswith("\n\n" + catalogue)
+    listing = env.info.model_dump(mode="json", exclude={"action_schema"})
+    listing["description"] = env.info.description.removesuffix(catalogue)
+    emitted = [json.dumps(listing), env.reset_result().model_dump_json()]
     results = inspections(env)
     emitted += [json.dumps(r) for r in results.values()]
     text = "\n".join(emitted)

@@ -100,7 +100,7 @@ def test_the_agent_gets_the_rca_prompt_the_blinded_alert_and_the_rca_tools() -> 
 
     _in_test(ctx, body)
     (task,) = agent.tasks
-    assert task.prompt == RDS.prompt == case.prompt
+    assert task.prompt == RDS.task_prompt(load_pack("rds_postgres").vocabulary) == case.prompt
     assert task.alert == case.alert
     assert task.alert is not None and "replication_lag" not in json.dumps(task.alert)  # blinded
     assert [t.name for t in task.tools] == list(RDS.tool_names)
@@ -112,7 +112,7 @@ def test_the_prompt_is_the_one_sredrill_run_asks() -> None:
 
     assert RCA_PROMPT == SUITE_PROMPT  # the domain-neutral shape, exported by both
     pack = load_pack("rds_postgres")
-    assert {t.prompt for t in rca_tests([pack], axes_for(None, False))} == {RDS.prompt}  # its domain's
+    assert {t.prompt for t in rca_tests([pack], axes_for(None, False))} == {RDS.task_prompt(pack.vocabulary)}
 
 
 def test_each_test_gets_its_own_toolset_and_grades_what_it_served() -> None:

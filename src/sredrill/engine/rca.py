@@ -166,7 +166,7 @@ def rca_tests(
                         describe_path=(),
                         labels=(f"difficulty:{scenario.difficulty}", f"axis:{axis.number}", f"mode:{axis.mode}"),
                         timeout_s=timeout_s,
-                        prompt=get_domain(scenario.domain).prompt,
+                        prompt=get_domain(scenario.domain).task_prompt(pack.vocabulary),
                         context=(),
                         skip_judge=True,
                         description=None,

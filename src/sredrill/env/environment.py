@@ -66,7 +66,7 @@ def task_info(task: EnvTask) -> TaskInfo:
         max_steps=task.max_steps,
         max_reward=1.0,
         actions=list(RCA_ACTIONS),
-        description=rca_description(task.domain),
+        description=rca_description(task.domain, task.pack.vocabulary),
         action_schema=json.loads(rca_action_schema(task.domain)),
     )
 

@@ -28,7 +28,7 @@ from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.grading import grade_diagnosis
 from sredrill.grading.checks import refuse_conflicts
 from sredrill.incidents import Action, validate_envelope
-from sredrill.scenarios import Domain, Pack, Scenario, get_domain
+from sredrill.scenarios import Domain, Pack, Scenario, Vocabulary, get_domain
 from sredrill.scenarios.domain import all_action_targets
 from sredrill.trajectory import ToolCallStep, ToolError, ToolResultStep, Trajectory, without_nulls
 
@@ -191,9 +191,10 @@ class RcaTask:
         return get_domain(self.scenario.domain)
 
 
-def rca_description(domain: Domain) -> str:
+def rca_description(domain: Domain, vocabulary: Vocabulary | None = None) -> str:
     """An RCA task's description: `RCA_DESCRIPTION`, then what each inspection of the domain reads, from its
-    tools' declarations (the target that picks each tool, or the argument a free target fills)."""
+    tools' declarations (the target that picks each tool, or the argument a free target fills), then the pack's
+    published vocabulary (the same for every scenario of the pack)."""
     reads = []
     for action in _INSPECTIONS:
         for tool in domain.tools:
@@ -206,7 +207,8 @@ def rca_description(domain: Domain) -> str:
                 reads.append(f"{action} with a target (the tool's {tool.target_argument}): {what}")
             else:
                 reads.append(f"{action} without a target: {what}")
-    return f"{RCA_DESCRIPTION} What the inspections read ({domain.title}): " + "; ".join(reads) + "."
+    text = f"{RCA_DESCRIPTION} What the inspections read ({domain.title}): " + "; ".join(reads) + "."
+    return text + "\n\n" + (vocabulary or domain.vocabulary()).catalogue()
 
 
 @cache

@@ -101,7 +101,7 @@ class ScenarioCase:
         self.difficulty = scenario.difficulty
         self.axis = axis
         self.blind = blind
-        self.prompt = get_domain(scenario.domain).prompt
+        self.prompt = get_domain(scenario.domain).task_prompt(pack.vocabulary)
         self._key = f"sredrill.scenario:{id(self)}"
         self._local: RcaToolset | None = None
         self._evidence = evidence if evidence is not None else ScenarioEvidence(scenario, pack.vocabulary)

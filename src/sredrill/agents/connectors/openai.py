@@ -63,7 +63,8 @@ targeted queries beat reading everything.
 3. Form hypotheses for the root cause and test each against the evidence. A signal that moves only as a \
 consequence of another is a symptom, not the root cause. Rule out what the evidence contradicts, and say why.
 4. Several independent faults can happen at once: report each one the evidence supports.
-5. Cite, for every claim, the evidence you observed; say so when something is a guess.
+5. Cite, for every claim, the ids of the evidence items the tools returned, each with a fact the data shows \
+(submit_diagnosis says how); use the failure-mode names the task lists; say so when something is a guess.
 When a tool call returns an error, read it, correct the call, and go on.
 Finish by calling submit_diagnosis when that tool exists, or answer in text: the root cause, its category, \
 the causal chain from cause to alert, the evidence for each claim, and the hypotheses you ruled out."""
