@@ -301,7 +301,7 @@ def test_a_fact_is_stated_only_when_it_holds_and_an_item_without_id_is_not_cited
 
     pod = {"name": "a-1", "containers": [{"name": "c", "restart_count": 4}, {"name": "s", "restart_count": 1}]}
     (restarted,) = parse_pods({"pods": [{**pod, "id": "pod-0123456789"}]})
-    assert cite_pod(restarted) == Citation(item="pod-0123456789", fact=FactKind.ABOVE, value=0)
+    assert cite_pod(restarted) == Citation(item="pod-0123456789", fact=FactKind.ABOVE, value=4)  # 5 restarts
     (quiet,) = parse_pods({"pods": [{"name": "a-2", "id": "pod-abcdefabcd", "containers": [{"name": "c"}]}]})
     assert cite_pod(quiet) == Citation(item="pod-abcdefabcd", fact=FactKind.BELOW, value=1)
     (unnamed,) = parse_pods({"pods": [pod]})  # an older server: no id, nothing to cite
@@ -312,7 +312,7 @@ def test_a_fact_is_stated_only_when_it_holds_and_an_item_without_id_is_not_cited
         {"name": "a", "id": "deploy-0000000001", "desired": 3, "ready": 1},
         {"name": "b", "id": "deploy-0000000002", "desired": 2, "ready": 2},
     ]})  # fmt: skip
-    assert cite_deployment(short) == Citation(item="deploy-0000000001", fact=FactKind.BELOW, value=3)
+    assert cite_deployment(short) == Citation(item="deploy-0000000001", fact=FactKind.BELOW, value=2)
     assert cite_deployment(full) == Citation(item="deploy-0000000002", fact=FactKind.ABOVE, value=1)
     down, up = parse_nodes({"nodes": [{"name": "n1", "id": "node-000000000a", "ready": "False"},
                                       {"name": "n2", "id": "node-000000000b", "ready": True}]})  # fmt: skip

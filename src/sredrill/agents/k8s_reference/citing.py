@@ -96,19 +96,21 @@ def cite_log(r: LogRecord | None) -> Citation | None:
 
 
 def cite_pod(p: PodView | None) -> Citation | None:
-    """A pod by its restart count: `above 0` when its containers restarted, `below 1` when never."""
+    """A pod by its restart count, as much as it says: `above N-1` when its containers restarted N times (at least
+    N), `below 1` when never (a bound keys may require: "above -1" would hold for any pod)."""
     if p is None:
         return None
-    return _checked(p, FactKind.ABOVE, 0) if p.restarts > 0 else _checked(p, FactKind.BELOW, 1)
+    return _checked(p, FactKind.ABOVE, p.restarts - 1) if p.restarts > 0 else _checked(p, FactKind.BELOW, 1)
 
 
 def cite_deployment(d: DeploymentView | None) -> Citation | None:
-    """A deployment by its ready replicas: `below DESIRED` when short of them, else `above DESIRED - 1`."""
+    """A deployment by its ready replicas, as much as they say: short of its desired count, `below READY+1` (at
+    most READY ready); else `above READY-1` (all READY of them)."""
     if d is None:
         return None
     if d.ready < d.desired:
-        return _checked(d, FactKind.BELOW, d.desired)
-    return _checked(d, FactKind.ABOVE, d.desired - 1) if d.desired > 0 else cite_present(d)
+        return _checked(d, FactKind.BELOW, d.ready + 1)
+    return _checked(d, FactKind.ABOVE, d.ready - 1) if d.ready > 0 else cite_present(d)
 
 
 def cite_node(n: NodeView | None) -> Citation | None:

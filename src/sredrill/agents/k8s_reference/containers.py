@@ -41,6 +41,7 @@ __all__ = ["assess_bad_config", "assess_crash", "assess_image_pull", "assess_oom
 
 _IMAGE = re.compile(r"image\s+(?:[\"“']([^\"”']+)[\"”']|([\w./@-]+(?::[\w.-]+)?))", re.IGNORECASE)
 _KEEP = 3  # facts of one kind shown per finding
+_PODS = 2  # containers shown per finding: the pods met first (each a cited item of the budget)
 _MIN_FAILURES = 5
 _SUSTAINED = timedelta(minutes=3)
 
@@ -52,7 +53,7 @@ def _workload(case: CaseFile) -> str:
 def hit_facts(case: CaseFile, hits: Hits) -> list[Fact]:
     """The facts of where a signal shows now: containers, events, log records, pod log lines."""
     first = sorted(hits.containers, key=lambda c: case.met_first(c.pod))  # stable: otherwise as listed
-    facts = [container_fact(case, c) for c in first[:_KEEP]]
+    facts = [container_fact(case, c) for c in first[:_PODS]]
     facts += [event_fact(case, e) for e in _strongest(hits.events)[:_KEEP]]
     if hits.logs:
         facts.append(log_fact(case, hits.logs))

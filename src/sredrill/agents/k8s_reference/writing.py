@@ -378,7 +378,14 @@ def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
     return out
 
 
-def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Claim], ruled: list[RuledOut]) -> str:
+def _report(
+    conclusion: Conclusion,
+    root: str,
+    chain: list[str],
+    claims: list[Claim],
+    ruled: list[RuledOut],
+    absences: list[Fact],
+) -> str:
     case = conclusion.case
     alert = case.alert
     lines = [f"Summary: {root}", f"Alert: {alert.title or '(no title)'} (state {alert.state or 'unknown'})."]
@@ -387,6 +394,9 @@ def _report(conclusion: Conclusion, root: str, chain: list[str], claims: list[Cl
     if claims:
         lines.append("Evidence:")
         lines += [f"- {c.text} [evidence: {_evidence(c.evidence)}]" for c in claims]
+    if absences:
+        lines.append("Not seen:")
+        lines += [f"- {f.text} [{', '.join(f.sources)}]" for f in absences]
     if ruled:
         lines.append("Ruled out:")
         lines += [f"- {r.hypothesis}: {r.reason} [evidence: {_evidence(r.evidence)}]" for r in ruled]
@@ -444,7 +454,9 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
     if conclusion.outcome != Outcome.FAULTS:
         cited = set()  # a healthy or open verdict rests on the whole current state
     rest = _state_facts(case, cited) + _context_facts(case, involved_only=conclusion.outcome == Outcome.FAULTS)
-    claims = build_claims(causes, [*others, *map(Backing, rest)])
+    # What no item can back (an absence: no Warning event) is said in the report, not claimed uncited.
+    absences = [f for f in rest if not f.cites]
+    claims = build_claims(causes, [*others, *(Backing(f) for f in rest if f.cites)])
     ruled = _ruled_out(conclusion)
     return Diagnosis(
         root_cause=root,
@@ -454,7 +466,7 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
         claims=claims,
         ruled_out=ruled,
         location=location(case, conclusion.causes) if conclusion.outcome == Outcome.FAULTS else [],
-        report=_report(conclusion, root, chain, claims, ruled),
+        report=_report(conclusion, root, chain, claims, ruled, absences),
     )
 
 
