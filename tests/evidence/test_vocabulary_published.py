@@ -248,3 +248,14 @@ def test_an_environment_episode_refuses_an_unknown_mode_without_ending() -> None
         env.step(submit)
     done = env.step({**submit, "args": {"root_cause": "x", "failure_modes": ["replica_lag"]}})
     assert done.done
+
+
+def test_a_pack_file_declares_synonyms_that_resolve_and_are_published() -> None:
+    from sredrill.scenarios import PackConfig
+
+    config = PackConfig.model_validate(
+        {"failure_modes": {"wal_archive_stuck": {"category": "infrastructure", "synonyms": ["archiver-stuck"]}}}
+    )
+    vocabulary = config.vocabulary(get_domain("rds").vocabulary())
+    assert vocabulary.resolve("archiver_stuck") == "wal_archive_stuck"
+    assert "archiver_stuck" in vocabulary.catalogue()

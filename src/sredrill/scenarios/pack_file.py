@@ -18,6 +18,8 @@ class PackFailureMode(BaseModel):
     category: Category
     aliases: list[str] = Field(default_factory=list)
     description: str = ""
+    synonyms: list[str] = Field(default_factory=list)
+    """Names that resolve to the mode and are published, but are ordinary words of the evidence (not blinded)."""
 
 
 class PackConfig(BaseModel):
@@ -52,6 +54,7 @@ class PackConfig(BaseModel):
                 spec.category,
                 tuple(normalize_name(a) for a in spec.aliases),
                 spec.description,
+                tuple(normalize_name(s) for s in spec.synonyms),
             )
             for name, spec in self.failure_modes.items()
         ]
