@@ -138,9 +138,14 @@ def test_no_blinded_alert_contains_a_leak_needle(pack: Pack) -> None:
         assert find_leaks(payload, leak_needles(s, pack.vocabulary)) == [], s.folder
 
 
+# The checks that need a diagnosis's item citations: the reference texts cite none (item ids exist only in a run),
+# so these are checked with citations of what a run served in tests/domains/k8s/test_pack_keys.py.
+GROUNDED = {"decisive_evidence", "evidence_cited", "location", "ruling_out", "uncited_claims"}
+
+
 @pytest.mark.parametrize("axis", [1, 2])
-def test_every_reference_answer_passes_its_own_key(pack: Pack, axis: int) -> None:
-    failures = {}
+def test_every_reference_answer_passes_its_own_key_on_words_and_fails_without_citations(pack: Pack, axis: int) -> None:
+    failures, ungrounded = {}, []
     for s in pack.scenarios:
         diagnosis = parse_diagnosis_text(s.answer.model_response)
         assert diagnosis is not None, s.folder
@@ -153,10 +158,13 @@ def test_every_reference_answer_passes_its_own_key(pack: Pack, axis: int) -> Non
             returned_metrics=set(s.answer.required_queries or ()),
             vocabulary=pack.vocabulary,
         )
-        failed = {k: c.detail for k, c in grade.checks.items() if not c.passed}
+        failed = {k: c.detail for k, c in grade.checks.items() if not c.passed and k not in GROUNDED}
         if failed:
             failures[s.folder] = failed
+        if grade.passed or grade.checks["decisive_evidence"].passed:
+            ungrounded.append(s.folder)
     assert failures == {}
+    assert ungrounded == []  # words and labels alone pass no scenario
 
 
 async def test_every_tool_answers_on_every_backend(pack: Pack) -> None:

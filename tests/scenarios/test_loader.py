@@ -117,9 +117,9 @@ def test_unknown_difficulty(pack_dir: Path) -> None:
 
 
 def test_unknown_failure_mode(pack_dir: Path) -> None:
-    error = broken_pack(pack_dir, {"answer.yml": answer(failure_modes=["healthy", "replica_lag"])})
+    error = broken_pack(pack_dir, {"answer.yml": answer(failure_modes=["healthy", "replicaton_lag"])})
     assert (error.path, error.field) == ("drillpack/002-broken/answer.yml", "failure_modes[1]")
-    assert "'replica_lag' is not a known failure mode" in error.message
+    assert "'replicaton_lag' is not a known failure mode" in error.message
     assert "did you mean 'replication_lag'?" in (error.hint or "") and "pack.yml" in (error.hint or "")
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from sredrill.domains.rds import DOMAIN as RDS
 from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.evidence.items import item_id
 from sredrill.scenarios import Scenario, Severity, lint_pack, load_pack
 from sredrill.server.ui.evidence import evidence_html
 from sredrill.trajectory import ToolError
@@ -115,8 +116,10 @@ async def test_a_substring_search_returns_matching_records_oldest_first(tmp_path
     assert [r["message"] for r in out["records"]] == ["sorry, too many clients already"] * 2
     assert out["matched"] == out["returned"] == 2 and out["truncated"] is False and "note" not in out
     first = out["records"][0]
-    assert first == {"timestamp": z(T0 + timedelta(minutes=3)), "level": "FATAL", "pid": 4242, "user": "orders_api",
-                     "database": "", "client": "", "message": "sorry, too many clients already"}  # fmt: skip
+    when, message = z(T0 + timedelta(minutes=3)), "sorry, too many clients already"
+    assert first == {"id": item_id("log", {"time": when, "text": message}), "timestamp": when, "level": "FATAL",
+                     "pid": 4242, "user": "orders_api", "database": "", "client": "", "message": message}  # fmt: skip
+    assert out["records"][1]["id"] != first["id"]  # the same message at another time is another record
     assert out["log_file"] == "error/postgresql.log.2024-05-01-10"
 
 
