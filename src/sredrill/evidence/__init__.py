@@ -16,6 +16,7 @@ Examples:
 from __future__ import annotations
 
 from sredrill.evidence.audit import AuditEntry
+from sredrill.evidence.items import Point, ServedItem, item_id, merge_items
 from sredrill.evidence.modes import BackendMode
 from sredrill.evidence.serving import CallContext, DomainServer, ToolAnswer
 from sredrill.evidence.specs import tool_specs
@@ -26,8 +27,12 @@ __all__ = [
     "BackendMode",
     "CallContext",
     "DomainServer",
+    "Point",
     "RcaToolset",
     "ScenarioEvidence",
+    "ServedItem",
     "ToolAnswer",
+    "item_id",
+    "merge_items",
     "tool_specs",
 ]

@@ -23,6 +23,7 @@ Examples:
 from __future__ import annotations
 
 from sredrill.grading.checks import AnswerKeyConflict, grade_diagnosis
+from sredrill.grading.facts import check_fact, trend_of
 from sredrill.grading.grade import CheckId, CheckOutcome, Grade
 from sredrill.grading.keywords import (
     KeywordAliases,
@@ -45,6 +46,7 @@ __all__ = [
     "KeywordMatcher",
     "TrajectoryScore",
     "UpstreamKeywordMatcher",
+    "check_fact",
     "cited_source",
     "cited_sources",
     "count_loops",
@@ -56,5 +58,6 @@ __all__ = [
     "reported_sources",
     "score_trajectory",
     "split_passages",
+    "trend_of",
     "word_tokens",
 ]

@@ -24,8 +24,9 @@ from sredrill.agents.k8s_reference.observations import (
     PodView,
 )
 from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, Citation, FactKind
-from sredrill.evidence.items import Point, ServedItem
-from sredrill.grading.facts import check_fact
+from sredrill.domains.k8s.payloads import MONITOR_LEVELS
+from sredrill.evidence import Point, ServedItem
+from sredrill.grading import check_fact
 
 __all__ = [
     "cite_deployment",
@@ -43,7 +44,6 @@ __all__ = [
 View = PodView | EventView | DeploymentView | NodeView | LogRecord | MonitorView
 
 # The point the monitors tool serves for each state (the domain's contract); No Data has none: unknown is not 0.
-_MONITOR_LEVELS = MappingProxyType({"alert": 1.0, "warn": 0.5, "ok": 0.0})
 
 
 def _points(view: View) -> tuple[Point, ...]:
@@ -57,7 +57,7 @@ def _points(view: View) -> tuple[Point, ...]:
     elif isinstance(view, NodeView):
         value = 1.0 if view.is_ready else 0.0
     elif isinstance(view, MonitorView):
-        value = _MONITOR_LEVELS.get(view.state.casefold())
+        value = MONITOR_LEVELS.get(view.state.casefold())
     return ((None, float(value)),) if value is not None else ()
 
 
@@ -125,7 +125,7 @@ def cite_monitor(m: MonitorView | None) -> Citation | None:
     data."""
     if m is None:
         return None
-    level = _MONITOR_LEVELS.get(m.state.casefold())
+    level = MONITOR_LEVELS.get(m.state.casefold())
     if level is None:
         return _checked(m, FactKind.ABSENT)
     if level >= 1.0:

@@ -17,8 +17,8 @@ from typing import Any
 
 from sredrill.agents.reference.observations import item_ref, number, parse_time
 from sredrill.diagnosis import Citation, FactKind
-from sredrill.evidence.items import Point, ServedItem, merge_items
-from sredrill.grading.facts import check_fact, trend_of
+from sredrill.evidence import Point, ServedItem, merge_items
+from sredrill.grading import check_fact, trend_of
 
 __all__ = ["holds", "items_of", "level", "merged", "present", "trend"]
 
