@@ -7,6 +7,7 @@ Each command's arguments become a `RunPlan` (`pack_plan`, `eval_plan`), which th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .selection import LastFailures, parse_difficulties
 
 __all__ = [
     "BASELINE_AGENTS",
+    "NotRun",
     "TestPlan",
     "eval_plan",
     "list_tests",
@@ -216,6 +218,17 @@ class _Silent:
     def on_run_end(self, report: RunReport) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class NotRun:
+    """A baseline that could not run on some packs, and why (`majority` on a pack declaring no training split):
+    its row says so and the others run."""
+
+    agent: str
+    packs: tuple[str, ...]
+    """The names of the packs it did not run on, as the tables name them (a folder's name)."""
+    reason: str
+
+
 async def run_baselines(
     packs: Sequence[str],
     *,
@@ -226,31 +239,75 @@ async def run_baselines(
     agents: Sequence[str] = BASELINE_AGENTS,
     seeds: str | Sequence[int] | None = None,
     episode_key: str | None = None,
-) -> list[RunReport]:
+) -> list[RunReport | NotRun]:
     """Every naive baseline and the reference agent on the same packs (Axis 1, full backend), one run each.
 
     A benchmark that a constant guess or the alert title alone can pass is caught here (DESIGN §9).
     `seeds` is `--seeds` for the incidents pack (see `run_packs`); every agent plays the same episodes (one
-    episode key for all of them, unless `episode_key` is given).
+    episode key for all of them, unless `episode_key` is given). An agent whose spec cannot be used on a pack
+    (`majority` where no training split is declared) runs on the other packs and is reported as `NotRun` on
+    that one, after its report (or alone, when it runs on none).
+
+    Raises:
+        InputError: a bad pack, option, seed or episode key (an agent's refusal is a `NotRun`, not an error).
     """
     from dataclasses import replace
 
     key = new_episode_key(episode_key)
-    reports = []
+    out: list[RunReport | NotRun] = []
     for spec in agents:
-        reports.append(
-            await run_packs(
-                packs,
-                settings=replace(settings, agent=spec),
-                options=options,
-                listener=_Silent(),
-                store=store,
-                seed=seed,
-                seeds=seeds,
-                episode_key=key,
+        playable, refused = _playable(packs, spec, seed)
+        if playable or not refused:
+            out.append(
+                await run_packs(
+                    playable,
+                    settings=replace(settings, agent=spec),
+                    options=options,
+                    listener=_Silent(),
+                    store=store,
+                    seed=seed,
+                    seeds=seeds,
+                    episode_key=key,
+                )
             )
-        )
-    return reports
+        out += [NotRun(spec, names, reason) for reason, names in refused.items()]
+    return out
+
+
+def _why(exc: InputError) -> str:
+    """A refusal in one line: what is wrong, then how to fix it."""
+    return f"{exc.message}; {exc.hint}" if exc.hint else exc.message
+
+
+def _playable(packs: Sequence[str], spec: str, seed: int | None) -> tuple[list[str], dict[str, tuple[str, ...]]]:
+    """The packs `spec` can be connected for (all of them when it connects for them together, as a run
+    connects it), and the reasons it cannot for the others -> their names. Only the agent's own refusal
+    (`AgentSpecError`) is caught: a pack that does not load fails as `run_packs` would."""
+    from sredrill.agents.spec import resolve_agent
+    from sredrill.errors import AgentSpecError
+    from sredrill.scenarios import builtin_pack_names, load_pack
+
+    from .incident_suite import INCIDENTS_PACK
+
+    names = list(dict.fromkeys(packs)) or [*builtin_pack_names(), INCIDENTS_PACK]
+    loaded = {n: load_pack(n) for n in names if n != INCIDENTS_PACK}
+    try:
+        resolve_agent(spec, packs=list(loaded.values()), seed=seed)
+        return list(packs), {}
+    except AgentSpecError as whole:
+        refused: dict[str, tuple[str, ...]] = {}
+        playable = []
+        for name in names:
+            try:
+                if name in loaded:
+                    resolve_agent(spec, packs=[loaded[name]], seed=seed)
+                playable.append(name)
+            except AgentSpecError as exc:
+                refused[_why(exc)] = (*refused.get(_why(exc), ()), loaded[name].name)
+        if not refused:  # no pack alone is refused: it is the packs together
+            refused[_why(whole)] = tuple(p.name for p in loaded.values())
+            playable = []
+        return playable, refused
 
 
 def run(

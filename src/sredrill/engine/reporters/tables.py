@@ -7,7 +7,7 @@ console, the CLI's history commands and the web UI show the same numbers under t
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from rich.table import Table
@@ -25,6 +25,9 @@ from sredrill.results import (
     TestStatus,
     summarize,
 )
+
+if TYPE_CHECKING:
+    from sredrill.engine.api import NotRun
 
 __all__ = [
     "baselines_rows",
@@ -388,18 +391,26 @@ def _development(report: RunReport, group: str, builtin: Collection[str]) -> boo
     return report.agent == "reference" and group in builtin and group != _INCIDENTS
 
 
-def baselines_rows(reports: Sequence[RunReport], builtin: Collection[str] = ()) -> list[dict[str, Any]]:
+def baselines_rows(reports: Sequence[RunReport | NotRun], builtin: Collection[str] = ()) -> list[dict[str, Any]]:
     """`sredrill baselines --json`: per agent, its run's totals (every result, each once), its RCA Axis 1 results
     of every pack together (`rca`: counts, pass rate and failure-mode accuracy, each per difficulty), the same per
     pack (`packs`: each pack's own difficulty scale; `development_figure` on the reference agent's row of a
-    built-in pack) and its incident episodes (`incident`).
+    built-in pack), its incident episodes (`incident`) and the packs it did not run on (`not_run`: pack -> why;
+    an agent that ran on none has only `agent`, `run_id: null` and `not_run`).
 
     Args:
-        reports: one run per agent, on the same packs.
+        reports: one run per agent, on the same packs, and what did not run (`engine.api.NotRun`).
         builtin: the names of the built-in scenario packs among them (given by name, not as a folder).
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
+    by_agent: dict[str, dict[str, Any]] = {}
     for r in reports:
+        if not isinstance(r, RunReport):
+            if r.agent not in by_agent:
+                by_agent[r.agent] = {"agent": r.agent, "run_id": None}
+                rows.append(by_agent[r.agent])
+            by_agent[r.agent].setdefault("not_run", {}).update(dict.fromkeys(r.packs, r.reason))
+            continue
         s = r.summary
         row: dict[str, Any] = {
             "agent": r.agent,
@@ -426,6 +437,7 @@ def baselines_rows(reports: Sequence[RunReport], builtin: Collection[str] = ()) 
         if s.incident is not None:
             row["incident"] = _rate_dict(s.incident)
         rows.append(row)
+        by_agent.setdefault(r.agent or "?", row)
     return rows
 
 
@@ -433,19 +445,27 @@ def _cell(rate: Rate | None) -> str:
     return "—" if rate is None else f"{rate.passed}/{rate.total} ({percent(rate.pass_rate)})"
 
 
-def _group_table(reports: Sequence[RunReport], group: str, builtin: Collection[str]) -> list[RenderableType]:
+def _group_table(
+    reports: Sequence[RunReport], skipped: Sequence[NotRun], group: str, builtin: Collection[str]
+) -> list[RenderableType]:
     """One pack's (or the incident episodes') table: per agent, passed/total and pass rate overall and per
-    difficulty; for RCA a second row, the failure-mode accuracy."""
+    difficulty; for RCA a second row, the failure-mode accuracy; an agent that did not run on the pack, a row
+    saying so (and why, below the table)."""
     rca = group != _INCIDENTS
+    not_run = {n.agent: n.reason for n in skipped if group in n.packs}
+    # An agent refused on this pack may have run on others: its run holds nothing here, its refusal says why.
+    reports = [r for r in reports if (r.agent or "?") not in not_run or _group_results(r, group)]
     results = {r.run_id: _group_results(r, group) for r in reports}
     sections = {r.run_id: _group_section(results[r.run_id], group) for r in reports}
     present = [s for s in sections.values() if s is not None]
     levels = _levels(*present)
     table = Table("agent", "", "all", *(f"d{d}" for d in levels), "run", header_style="bold")
     dev = False
+    shown: set[str] = set()
     for r in reports:
         section = sections[r.run_id]
         label = r.agent or "?"
+        shown.add(label)
         if _development(r, group, builtin):
             label, dev = _DEV_LABEL, True
         passed = [section, *(section.by_difficulty.get(d) if section else None for d in levels)]
@@ -455,6 +475,9 @@ def _group_table(reports: Sequence[RunReport], group: str, builtin: Collection[s
             by_level = _modes_by_difficulty(mine)
             modes = [_modes_rate(mine) if section else None, *(by_level.get(d) for d in levels)]
             table.add_row("", "modes", *map(_cell, modes), "", end_section=True)
+    for agent in not_run:
+        if agent not in shown:
+            table.add_row(agent, "not run", *(["—"] * (1 + len(levels))), "", end_section=True)
     counts = present[0].counts if present else ""
     title = f"pack {group}: {counts}" if rca else counts
     legend = "passed: results that passed"
@@ -465,7 +488,9 @@ def _group_table(reports: Sequence[RunReport], group: str, builtin: Collection[s
         table,
         Text(f"{legend}; dN: difficulty N; n/total (rate, errored excluded)"),
     ]
-    compat = compat_line(summarize(results[reports[0].run_id]).rca) if rca and reports else None
+    parts += [Text(f"{agent}: not run: {reason}") for agent, reason in not_run.items() if agent not in shown]
+    played = [r for r in reports if results[r.run_id]]
+    compat = compat_line(summarize(results[played[0].run_id]).rca) if rca and played else None
     if compat is not None:
         parts.append(Text(compat))
     if dev:
@@ -478,16 +503,21 @@ def _group_table(reports: Sequence[RunReport], group: str, builtin: Collection[s
     return parts
 
 
-def baselines_table(reports: Sequence[RunReport], builtin: Collection[str] = ()) -> list[RenderableType]:
+def baselines_table(reports: Sequence[RunReport | NotRun], builtin: Collection[str] = ()) -> list[RenderableType]:
     """`sredrill baselines`: one table per scenario pack (a domain's difficulty scale is its own, so RDS and
     Kubernetes figures never mix), then one for the incident episodes; per agent, passed/total and pass rate per
     difficulty, and for RCA the failure-mode accuracy beside it. A naive baseline scoring near the reference agent
     means the pack does not discriminate; the reference agent's row of a built-in pack (named in `builtin`) is
-    labelled a development figure.
+    labelled a development figure. An agent that did not run on a pack (`engine.api.NotRun`: `majority` where no
+    training split is declared) has a `not run` row there, and why below it.
     """
+    runs = [r for r in reports if isinstance(r, RunReport)]
+    skipped = [r for r in reports if not isinstance(r, RunReport)]
+    groups = _groups(runs)
+    groups += [p for n in skipped for p in n.packs if p not in groups]
     parts: list[RenderableType] = []
-    for group in _groups(reports):
+    for group in dict.fromkeys(groups):
         if parts:
             parts.append(Text(""))
-        parts += _group_table(reports, group, builtin)
+        parts += _group_table(runs, skipped, group, builtin)
     return parts
