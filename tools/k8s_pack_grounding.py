@@ -9,15 +9,18 @@ that measure the fault. From them come:
 
 - `location`: the faulty pods, their deployments, the nodes at fault, and the row's `where` (a dependency's host);
 - `decisive`: per mode, 1-3 `ItemSelector`s naming those items by the identity fields of `domains/k8s/payloads.py`
-  (plus the row's `clues`, log text only a log can show), with the fact a citation must state where one fits
-  (`above` for a restart count, `below` for a node not Ready);
+  (plus the row's `clues`, log text only a log can show), with the fact a citation must state where one fits and
+  the least informative bound it may state, read off the data (`bounds`): restarts above 2 (or above the most any
+  pod not at fault has) for a crash loop, a deployment's ready replicas below its desired ones, a node's
+  readiness below 0.5, a monitor above 0.5 (Alert, not Warn). The pods of one replica set are named by its
+  prefix (`checkout-7d9f-*`) when every pod with that prefix is at fault;
 - `refuting`: per ruled-out hypothesis, the items that contradict it (a Ready node refutes `node_not_ready`, a
   scheduled pod `pending_pod`); otherwise the true modes' decisive items, since evidence of the real cause is what
   dismisses the alternative.
 
-A healthy scenario has no location; its decisive items show health (the workload's deployment ready, a pod of
-it below a restart count, the node that came back Ready). `test_pack_keys.py` checks every selector against the
-loaded scenario's items.
+A healthy scenario has no location; its decisive items show health (the workload's deployment with every
+replica ready, its pods below one restart, the node that came back Ready). `test_pack_keys.py` checks every
+selector against the loaded scenario's items.
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ from k8s_pack_keys import Key
 MAX_SELECTORS = 3
 """Per mode and per ruled-out hypothesis."""
 EX_CONFIG = 78
+CRASH_RESTARTS = 2
+"""A crash loop's pods restarted more than this (and more than any pod not at fault): one or two restarts are
+the noise every namespace has."""
+READY = 0.5
+"""A node's point is 1 Ready, 0 not; a monitor's 1 Alert, 0.5 Warn, 0 OK (`domains/k8s/payloads.py`)."""
 _QUOTA = re.compile(r"exceeded quota: ([a-z0-9.-]+)")
 
 Selector = dict[str, Any]
@@ -47,10 +55,16 @@ class Grounding:
     refuting: dict[str, list[Selector]] = field(default_factory=dict)
 
 
-def _sel(kind: str, shows: Iterable[str] = (), **identity: str) -> Selector:
+def _sel(
+    kind: str, shows: Iterable[str] = (), *, above: float | None = None, below: float | None = None, **identity: str
+) -> Selector:
+    """A selector: the item's kind and identity, the facts a citation must state, the bound it must clear."""
     out: Selector = {"kind": kind, **identity}
     if shows:
         out["shows"] = list(shows)
+    for name, bound in (("above", above), ("below", below)):
+        if bound is not None:
+            out[name] = int(bound) if float(bound).is_integer() else bound
     return out
 
 
@@ -66,8 +80,12 @@ def _last(pod: Json) -> list[Json]:
     return [c["last_state"] for c in pod["containers"] if c.get("last_state")]
 
 
-def _pod_sel(pod: Json, shows: Iterable[str] = ()) -> Selector:
-    return _sel("pod", shows, namespace=pod["namespace"], pod=pod["name"])
+def _pod_sel(pod: Json, shows: Iterable[str] = (), **bound: float) -> Selector:
+    return _sel("pod", shows, namespace=pod["namespace"], pod=pod["name"], **bound)
+
+
+def _restarts(pod: Json) -> int:
+    return sum(c["restart_count"] for c in pod["containers"])
 
 
 class _Reader:
@@ -103,6 +121,32 @@ class _Reader:
         """The pods with the ones an investigation meets first in front."""
         return sorted(pods, key=lambda p: (p["name"] not in self._first, p["name"]))
 
+    def pods_sel(
+        self, pods: list[Json], shows: Iterable[str] = (), ok: Callable[[Json], bool] | None = None, **bound: float
+    ) -> Selector:
+        """One selector for the first of these pods: by its replica set's prefix (`name-hash-*`) when every pod
+        with that prefix is one of them and `ok` (the fact the selector asks for holds on it), else by its name."""
+        first = pods[0]
+        prefix = first["name"].rsplit("-", 1)[0] + "-"
+        names = {p["name"] for p in pods if ok is None or ok(p)}
+        members = [p["name"] for p in self.pods if p["name"].startswith(prefix)]
+        if len(members) > 1 and set(members) <= names:
+            return _sel("pod", shows, namespace=first["namespace"], pod=prefix + "*", **bound)
+        return _pod_sel(first, shows, **bound)
+
+    def restart_bound(self, pods: list[Json]) -> int:
+        """What a faulty pod's restarts must be said to be above: `CRASH_RESTARTS`, or the most a pod not at
+        fault has restarted when that is more.
+
+        Raises:
+            ValueError: no faulty pod restarted more than that (the scenario does not show a crash loop).
+        """
+        faulty = {p["name"] for p in pods}
+        bound = max([CRASH_RESTARTS, *(_restarts(p) for p in self.pods if p["name"] not in faulty)])
+        if not any(_restarts(p) > bound for p in pods):
+            raise ValueError(f"{self.key.folder}: no faulty pod restarted more than {bound} times")
+        return bound
+
     def events_about(self, pods: list[Json], reason: str, text: str = "") -> list[Json]:
         names = {f"Pod/{p['name']}" for p in pods}
         return [
@@ -112,7 +156,7 @@ class _Reader:
     def monitor(self, words: str) -> list[Selector]:
         """The first monitor in Alert whose name has these words (case-insensitive), as a selector."""
         hits = [m for m in self.alerting if words.casefold() in m["name"].casefold()]
-        return [_sel("monitor", ["above"], monitor=hits[0]["name"])] if hits else []
+        return [_sel("monitor", ["above"], above=READY, monitor=hits[0]["name"])] if hits else []
 
     def service_error(self, deployments: Iterable[str]) -> list[Selector]:
         """The workload's own first error record (Datadog), as a log selector."""
@@ -137,10 +181,19 @@ class _Found:
 
 
 def _pod_fault(
-    r: _Reader, pods: list[Json], shows: Iterable[str], events: list[Selector], extra: list[Selector]
+    r: _Reader, pods: list[Json], events: list[Selector], extra: list[Selector], *, crashing: bool
 ) -> _Found:
+    """The faulty pods (one selector: their replica set's, or the first met), then the events and the rest.
+    `crashing`: the pods restart, so a citation must say they restarted more than `restart_bound`."""
     pods = r.ordered(pods)
-    first = [_pod_sel(pods[0], shows)] if pods else []
+    first: list[Selector] = []
+    if pods and crashing:
+        bound = r.restart_bound(pods)
+        # The pod met first must itself be citable: the ones that restarted more than the bound, it leading.
+        over = [p for p in pods if _restarts(p) > bound]
+        first = [r.pods_sel(over, ["above"], lambda p: _restarts(p) > bound, above=bound)]
+    elif pods:
+        first = [r.pods_sel(pods)]
     return _Found(first + events + extra, pods)
 
 
@@ -157,7 +210,7 @@ def _crashloop(r: _Reader) -> _Found:
     pods = [p for p in r.pods if "CrashLoopBackOff" in _waiting(p) and not _oom(p) and not _ex_config(p)]
     deps = sorted({_deployment(p) for p in pods})
     backoff = _event("BackOff", r.events_about(pods, "BackOff"), text=f"in pod {deps[0]}-" if deps else None)
-    return _pod_fault(r, pods, ["above"], backoff, r.service_error(deps))
+    return _pod_fault(r, pods, backoff, r.service_error(deps), crashing=True)
 
 
 def _oom(pod: Json) -> bool:
@@ -173,27 +226,30 @@ def _oom_killed(r: _Reader) -> _Found:
     kills = [e for e in r.events if e["reason"] == "OOMKilling"]
     deps = sorted({_deployment(p) for p in pods})
     memory = next((s for d in deps for s in r.monitor(f"memory near limit on {d}")), None)
-    return _pod_fault(r, pods, ["above"], _event("OOMKilling", kills), [memory] if memory else [])
+    return _pod_fault(r, pods, _event("OOMKilling", kills), [memory] if memory else [], crashing=True)
 
 
 def _image_pull(r: _Reader) -> _Found:
     pods = [p for p in r.pods if _waiting(p) & {"ImagePullBackOff", "ErrImagePull"}]
     image = pods[0]["containers"][0]["image"] if pods else ""
     failed = r.events_about(pods, "Failed", "Failed to pull image")
-    return _pod_fault(r, pods, [], _event("Failed", failed, text=f'Failed to pull image "{image}"'), [])
+    return _pod_fault(r, pods, _event("Failed", failed, text=f'Failed to pull image "{image}"'), [], crashing=False)
 
 
 def _bad_config(r: _Reader) -> _Found:
     pods = [p for p in r.pods if "CreateContainerConfigError" in _waiting(p) or _ex_config(p)]
     failed = r.events_about(pods, "Failed", "not found")
-    return _pod_fault(r, pods, [], _event("Failed", failed), r.service_error(sorted({_deployment(p) for p in pods})))
+    deps = sorted({_deployment(p) for p in pods})
+    # A config error that exits (EX_CONFIG) restarts the pods; one that stops the container starting does not.
+    return _pod_fault(r, pods, _event("Failed", failed), r.service_error(deps), crashing=any(map(_ex_config, pods)))
 
 
 def _pending(r: _Reader) -> _Found:
     pods = [p for p in r.pods if p["phase"] == "Pending" and p["node_name"] == "unscheduled"]
     events = r.events_about(pods, "FailedScheduling")
-    found = _pod_fault(r, pods, [], _event("FailedScheduling", events, text=""), [])
-    found.selectors += [_pod_sel(p) for p in found.pods[1:2]]  # a second pending pod, when there is one
+    found = _pod_fault(r, pods, _event("FailedScheduling", events, text=""), [], crashing=False)
+    if found.selectors and not str(found.selectors[0].get("pod", "")).endswith("*"):
+        found.selectors += [_pod_sel(p) for p in found.pods[1:2]]  # a second pending pod, when there is one
     return found
 
 
@@ -205,9 +261,9 @@ def _quota(r: _Reader) -> _Found:
         places.append(replica_set.rsplit("-", 1)[0])
         places += _QUOTA.findall(e["message"])
     deployments = [
-        _sel("deploy", ["below"], namespace=d["namespace"], deployment=d["name"])
+        _sel("deploy", ["below"], below=d["desired"], namespace=d["namespace"], deployment=d["name"])
         for d in r.d.deployments
-        if d["name"] in places and r.has("D")
+        if d["name"] in places and r.has("D") and d["ready"] < d["desired"]
     ]
     quota = r.monitor("resourcequota")
     return _Found(_event("FailedCreate", refused, text="exceeded quota") + deployments[:1] + quota, [], places)
@@ -220,19 +276,15 @@ def _probe(r: _Reader) -> _Found:
     names = {e["involved_object"].partition("/")[2] for e in failing}
     pods = [p for p in workload if p["name"] in names] or [p for p in workload if _restarts(p) > 0]
     probe = next((e["message"].split(":")[0] for e in failing or unhealthy), "")
-    found = _pod_fault(r, pods, ["above"], _event("Unhealthy", failing, text=probe), [])
+    found = _pod_fault(r, pods, _event("Unhealthy", failing, text=probe), [], crashing=True)
     found.selectors += _event("Killing", r.events_about(pods, "Killing", "probe"), text="probe")
     return found
-
-
-def _restarts(pod: Json) -> int:
-    return sum(c["restart_count"] for c in pod["containers"])
 
 
 def _node_not_ready(r: _Reader) -> _Found:
     nodes = [n for n in r.nodes if n["ready"] != "True"]
     names = [n["name"] for n in nodes]
-    selectors = [_sel("node", ["below"], node=n) for n in names[:1]]
+    selectors = [_sel("node", ["below"], below=READY, node=n) for n in names[:1]]
     lost = [p for p in r.pods if p["node_name"] in names]
     selectors += _event("NodeNotReady", r.events_about(lost, "NodeNotReady"), text="")
     if not names and r.has("P"):  # no node file: the pods' node is the lost one
@@ -253,9 +305,15 @@ def _rollout(r: _Reader) -> _Found:
     names = [d["name"] for d in stuck] or [r.key.workload]
     events = [e for e in r.events if e["reason"] == "ProgressDeadlineExceeded"]
     selectors = _event("ProgressDeadlineExceeded", events, text="has timed out progressing")
-    selectors += [_sel("deploy", namespace=d["namespace"], deployment=d["name"]) for d in stuck[:1]]
+    # The deployment shows it only when replicas are missing: a rollout held by its new pods keeps the old ready.
+    selectors += [
+        _sel("deploy", ["below"], below=d["desired"], namespace=d["namespace"], deployment=d["name"])
+        for d in stuck[:1]
+        if d["ready"] < d["desired"]
+    ]
     new = [p for p in r.pods if _deployment(p) in names and not all(c["ready"] for c in p["containers"])]
-    return _Found(selectors + [_pod_sel(p) for p in r.ordered(new)[:1]], new[:1], names)
+    new = r.ordered(new)
+    return _Found(selectors + ([r.pods_sel(new)] if new else []), new[:1], names)
 
 
 def _evicted(r: _Reader) -> _Found:
@@ -263,7 +321,8 @@ def _evicted(r: _Reader) -> _Found:
         p for p in r.pods if p["phase"] == "Failed" and "Evicted" in {c["state"].get("reason") for c in p["containers"]}
     ]
     pressured = [n["name"] for n in r.nodes if "True" in (n["memory_pressure"], n["disk_pressure"], n["pid_pressure"])]
-    found = _pod_fault(r, pods, [], _event("Evicted", r.events_about(pods, "Evicted"), text="The node was low on"), [])
+    evicted = _event("Evicted", r.events_about(pods, "Evicted"), text="The node was low on")
+    found = _pod_fault(r, pods, evicted, [], crashing=False)
     found.selectors += [_sel("node", node=n) for n in pressured[:1]]
     found.places = pressured
     return found
@@ -273,7 +332,7 @@ def _dns(r: _Reader) -> _Found:
     dns = [p for p in r.pods if p["namespace"] == "kube-system" and _deployment(p) == "coredns"]
     unready = [p for p in dns if not all(c["ready"] for c in p["containers"])]
     return _Found(
-        [_pod_sel(p) for p in unready[:1]] + _clues(r, "dns_resolution_failure") + r.monitor("coredns"), unready
+        ([r.pods_sel(unready)] if unready else []) + _clues(r, "dns_resolution_failure") + r.monitor("coredns"), unready
     )
 
 
@@ -291,16 +350,19 @@ def _clues(r: _Reader, mode: str) -> list[Selector]:
 
 
 def _healthy(r: _Reader) -> _Found:
+    # Every replica ready: ready above desired - 1.
     selectors = [
-        _sel("deploy", ["above"], namespace=d["namespace"], deployment=d["name"])
+        _sel("deploy", ["above"], above=d["desired"] - 1, namespace=d["namespace"], deployment=d["name"])
         for d in r.d.deployments
-        if d["name"] == r.key.workload and r.has("D")
+        if d["name"] == r.key.workload and r.has("D") and d["ready"] == d["desired"]
     ]
     workload = [p for p in r.pods if _deployment(p) == r.key.workload]
-    calm = sorted(workload, key=lambda p: (_restarts(p), p["name"]))
-    selectors += [_pod_sel(p, ["below"]) for p in calm[:1]]
+    calm = sorted((p for p in workload if _restarts(p) == 0), key=lambda p: p["name"])
+    selectors += [r.pods_sel(calm, ["below"], lambda p: _restarts(p) == 0, below=1)] if calm else []
     flapped = [e["involved_object"].partition("/")[2] for e in r.events if e["reason"] == "NodeReady"]
-    selectors += [_sel("node", ["above"], node=n) for n in flapped[:1] if any(x["name"] == n for x in r.nodes)]
+    selectors += [
+        _sel("node", ["above"], above=READY, node=n) for n in flapped[:1] if any(x["name"] == n for x in r.nodes)
+    ]
     return _Found(selectors)
 
 
@@ -321,6 +383,12 @@ RULES: dict[str, Callable[[_Reader], _Found]] = {
 }
 
 
+def _some_pods(r: _Reader, pods: list[Json]) -> list[Selector]:
+    """The pods' replica set by its prefix, or the first two pods."""
+    first = r.pods_sel(pods)
+    return [first] if str(first["pod"]).endswith("*") else [_pod_sel(p) for p in pods[:2]]
+
+
 def _refuting(r: _Reader, hypothesis: str, found: dict[str, _Found]) -> list[Selector]:
     """The items that contradict a ruled-out hypothesis (see the module docstring)."""
     pods = [p for f in found.values() for p in f.pods]
@@ -329,14 +397,13 @@ def _refuting(r: _Reader, hypothesis: str, found: dict[str, _Found]) -> list[Sel
         ready = [n for n in r.nodes if n["ready"] == "True"]
         ready.sort(key=lambda n: (n["name"] not in where, n["name"]))
         if ready:
-            return [_sel("node", ["above"], node=n["name"]) for n in ready[:2]]
+            return [_sel("node", ["above"], above=READY, node=n["name"]) for n in ready[:2]]
     if hypothesis == "pending_pod":
         scheduled = [p for p in pods if p["node_name"] != "unscheduled"]
         if scheduled:
-            return [_pod_sel(p) for p in scheduled[:2]]
+            return _some_pods(r, scheduled)
     if hypothesis == "resource_quota_exceeded" and pods:  # the pods exist: no quota refused them
-        created = sorted(pods, key=lambda p: (p["phase"] != "Pending", p["name"]))
-        return [_pod_sel(p) for p in created[:2]]
+        return _some_pods(r, sorted(pods, key=lambda p: (p["phase"] != "Pending", p["name"])))
     out: list[Selector] = []
     for f in found.values():
         out += [s for s in f.selectors if s not in out]

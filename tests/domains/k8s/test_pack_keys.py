@@ -13,6 +13,7 @@ import pytest
 
 from sredrill.diagnosis import Citation, Claim, Diagnosis, FactKind, RuledOut, parse_diagnosis_text
 from sredrill.domains.k8s import DOMAIN
+from sredrill.domains.k8s.payloads import MONITOR_LEVELS
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.evidence.items import ServedItem
 from sredrill.evidence.serving import server_factory
@@ -22,7 +23,7 @@ from sredrill.scenarios import Pack, Scenario, lint_pack, load_pack
 from sredrill.scenarios.answer import ItemSelector
 from tests.grading.agent_output import trajectory
 
-from .conftest import FAILING_POD, OOM, edited_pack
+from .conftest import FAILING_POD, OOM, SIBLING, edited_pack
 
 
 @cache
@@ -61,11 +62,12 @@ def can_hold(fact: FactKind, item: ServedItem) -> bool:
 
 
 def cite(selectors: list[ItemSelector], served: Mapping[str, ServedItem]) -> list[Citation]:
-    """One holding citation per selector (at most 3), of the first served item it names."""
+    """One holding citation per selector (at most 3) that the selector accepts, of the first served item it names."""
     out = []
     for selector in selectors[:3]:
         for item in matching(selector, tuple(served.values())):
-            good = [c for f in selector.shows or [FactKind.PRESENT] if check_fact(c := citation(f, item), item) is None]
+            facts = selector.shows or [FactKind.PRESENT]
+            good = [c for f in facts if check_fact(c := citation(f, item), item) is None and selector.accepts(c)]
             if good:
                 out.append(good[0])
                 break
@@ -104,7 +106,8 @@ def test_every_selector_names_items_the_scenario_has(folder: str) -> None:
                 found = matching(selector, items)
                 assert found, f"{name}: {selector.describe()} names no item"
                 facts = selector.shows or [FactKind.PRESENT]
-                assert any(can_hold(f, i) for f in facts for i in found), f"{name}: {selector.describe()}"
+                citable = [c for f in facts for i in found if can_hold(f, i) and selector.accepts(c := citation(f, i))]
+                assert citable, f"{name}: {selector.describe()}: no citation of its items holds and counts"
 
 
 @pytest.mark.parametrize("folder", scenarios())
@@ -133,13 +136,56 @@ def test_healthy_keys_ask_for_facts_of_health() -> None:
         assert shows <= {FactKind.ABOVE, FactKind.BELOW} and shows, scenario.id
 
 
-def test_a_crashing_pods_selector_rejects_a_present_fact_and_another_pod() -> None:
+def bounded(key_table: Mapping[str, list[ItemSelector]]) -> list[tuple[str, ItemSelector]]:
+    return [(n, s) for n, sels in key_table.items() for s in sels if {FactKind.ABOVE, FactKind.BELOW} & set(s.shows)]
+
+
+@pytest.mark.parametrize("folder", scenarios())
+def test_every_bound_separates_the_fault_from_the_rest(folder: str) -> None:
+    """Every above/below a selector asks for has a bound (without one, `restarts above -1` would count), and the
+    bound says something: no pod or node away from the fault clears it, a monitor must be in Alert (not Warn), a
+    deployment's ready replicas are compared with its desired ones."""
+    scenario = builtin().scenario(folder)
+    key = scenario.answer
+    items = items_of(scenario)
+    desired = {d.name: d.desired for d in scenario.deployments}
+    healthy = key.expected_failure_modes == ("healthy",)
+    for name, selector in bounded(key.decisive) + bounded(key.refuting):
+        (fact,) = selector.shows
+        bound = selector.above if fact == FactKind.ABOVE else selector.below
+        assert bound is not None, f"{name}: {selector.describe()} states {fact.value} without a bound"
+        kind = selector.fields["kind"]
+        if kind == "deploy":
+            wanted = desired[selector.fields["deployment"]]
+            assert bound == (wanted - 1 if fact == FactKind.ABOVE else wanted), f"{name}: {selector.describe()}"
+        elif kind == "monitor":
+            assert fact == FactKind.ABOVE and bound >= MONITOR_LEVELS["warn"], f"{name}: {selector.describe()}"
+        elif healthy:  # nothing is at fault to separate: the bound is health itself
+            health = {"pod": (FactKind.BELOW, 1), "node": (FactKind.ABOVE, 0.5)}
+            assert (fact, bound) == health[kind], f"{name}: {selector.describe()}"
+        elif name in key.decisive and kind in ("pod", "node"):
+            away = [i for i in items if i.kind == kind and not at_location(i, key.location)]
+            cleared = [i.id for i in away if check_fact(Citation(item=i.id, fact=fact, value=bound), i) is None]
+            assert away and not cleared, f"{name}: {selector.describe()} also holds for {cleared}"
+
+
+def test_a_crashing_pods_selector_names_its_replica_set_and_asks_for_more_than_noise() -> None:
     scenario = builtin().scenario("001-crashloop-startup-panic")
     (pod,) = [s for s in scenario.answer.decisive["crashloop_backoff"] if s.fields["kind"] == "pod"]
-    assert pod.shows == [FactKind.ABOVE]
+    assert pod.shows == [FactKind.ABOVE] and pod.above == 2 and pod.fields["pod"].endswith("-*")
     items = items_of(scenario)
-    (item,) = matching(pod, items)
-    assert check_fact(Citation(item=item.id, fact=FactKind.ABOVE, value=5), item) is None
+    crashing = matching(pod, items)
+    assert len(crashing) == 4 and all(i.identity["pod"] in scenario.answer.location for i in crashing)
+    item = crashing[0]
+    (restarts,) = [v for _, v in item.points]
+
+    def counts(fact: FactKind, value: float | None = None) -> bool:
+        c = Citation(item=item.id, fact=fact, value=value)
+        return check_fact(c, item) is None and pod.accepts(c)
+
+    assert counts(FactKind.ABOVE, restarts - 1) and counts(FactKind.ABOVE, 2)
+    assert not counts(FactKind.ABOVE, 0), "one restart is noise, not a crash loop"
+    assert not counts(FactKind.PRESENT) and not counts(FactKind.ABOVE, restarts)
     healthy_pods = [i for i in items if i.kind == "pod" and i.points == ((None, 0),)]
     assert healthy_pods and not any(pod.matches(i.kind, i.source, i.identity) for i in healthy_pods)
 
@@ -227,3 +273,22 @@ def test_lint_reports_a_selector_that_names_no_item(tmp_path: Path) -> None:
     findings = [f for f in lint_pack(pack) if f.rule == "key_selector"]
     assert [f.field for f in findings] == ["decisive.oom_killed[1]"]
     assert "ledger-api-no-such-pod" in findings[0].message and FAILING_POD in findings[0].fix
+
+
+def test_lint_reports_a_bound_missing_unreachable_or_shared_with_the_rest(tmp_path: Path) -> None:
+    # The failing pod restarted 6 times, its sibling once, the third pod never: no bound, one it cannot clear,
+    # one the sibling clears too (each reported), and an informative one (not reported).
+    pod = f"{{kind: pod, pod: {FAILING_POD}, shows: [above]"
+    selectors = [f"{pod}}}", f"{pod}, above: 6}}", f"{pod}, above: 0}}", f"{pod}, above: 2}}"]
+
+    def grounded(text: str) -> str:
+        lines = "".join(f"    - {s}\n" for s in selectors)
+        return text + f"failure_modes: [oom_killed]\nlocation: [{FAILING_POD}]\ndecisive:\n  oom_killed:\n{lines}"
+
+    pack = edited_pack(tmp_path, {f"{OOM}/answer.yml": grounded})
+    findings = {f.field: f for f in lint_pack(pack) if f.rule == "key_bound"}
+    assert sorted(findings) == [f"decisive.oom_killed[{j}]" for j in range(3)], [f.render() for f in findings.values()]
+    none, unreachable, shared = (findings[f"decisive.oom_killed[{j}]"] for j in range(3))
+    assert none.severity.value == "warning" and "without a bound" in none.message
+    assert unreachable.severity.value == "error" and "their points: 6" in unreachable.message
+    assert shared.severity.value == "warning" and SIBLING in shared.message and "1 pod(s)" in shared.message

@@ -6,7 +6,10 @@ Datadog logs of a dependency in its own namespace), events about a pod the pods 
 replaced one), events last seen before they were first seen, a pod log of a pod or container the pods file does
 not show, pods on a node the node file does not list, and `required_queries` that name no tool of the domain.
 Then the answer-key rule every domain has (`evidence.keys.selector_findings`): a `decisive` or `refuting`
-selector that names no evidence item of the scenario (an error).
+selector that names no evidence item of the scenario (an error); and this domain's `key_bounds`: a decisive
+selector stating `above`/`below` without a bound (a warning: `restarts above -1` would count), with a bound
+none of its items clears (an error: no citation of it can count), or, for pods and nodes, with one that pods
+or nodes away from the fault clear too (a warning: it does not tell the fault from the rest).
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 
+from sredrill.diagnosis import FactKind
+from sredrill.evidence.items import ServedItem
 from sredrill.evidence.keys import selector_findings
+from sredrill.evidence.serving import server_factory
 from sredrill.scenarios import Finding, Scenario, Vocabulary
 from sredrill.scenarios.domain import get_domain
-from sredrill.scenarios.findings import warning
+from sredrill.scenarios.findings import error, warning
 
 from .metadata import EvidenceSource
 from .records import (
@@ -35,7 +41,17 @@ from .records import (
 )
 from .sources import file_of
 
-__all__ = ["RULES", "event_objects", "event_times", "namespaces", "nodes", "pod_logs", "queries", "visible_text"]
+__all__ = [
+    "RULES",
+    "event_objects",
+    "event_times",
+    "key_bounds",
+    "namespaces",
+    "nodes",
+    "pod_logs",
+    "queries",
+    "visible_text",
+]
 
 _S = EvidenceSource
 UNSCHEDULED = "unscheduled"
@@ -381,5 +397,68 @@ def queries(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
             )
 
 
-RULES = (namespaces, event_objects, event_times, pod_logs, nodes, queries, selector_findings)
+_BOUNDED = {FactKind.ABOVE, FactKind.BELOW}
+_ONE_SCALE = ("pod", "node")
+"""Kinds whose one point means the same for every item of the scenario (a pod's restarts, a node's readiness),
+so a decisive bound can be held against the items away from the fault (a deployment's ready count is not)."""
+
+
+def _clears(item: ServedItem, fact: FactKind, bound: float) -> bool:
+    """True when the item's served points are all above (below) the bound: a citation stating it holds."""
+    values = [v for _, v in item.points]
+    return bool(values) and all(v > bound if fact == FactKind.ABOVE else v < bound for v in values)
+
+
+def key_bounds(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
+    """The bounds of the decisive selectors that state above or below (the module docstring)."""
+    decisive = s.answer.decisive
+    bounded = [(m, j, sel) for m, sels in decisive.items() for j, sel in enumerate(sels) if _BOUNDED & set(sel.shows)]
+    if not bounded:
+        return
+    items = server_factory(get_domain(s.domain))(s).items()
+    path = s.files["answer.yml"]
+    named = {
+        i.id for i in items for sels in decisive.values() for sel in sels if sel.matches(i.kind, i.source, i.identity)
+    }
+    places = {n.casefold() for n in s.answer.location}
+    for mode, j, sel in bounded:
+        field = f"decisive.{mode}[{j}]"
+        kind = sel.fields.get("kind", "")
+        matched = [i for i in items if sel.matches(i.kind, i.source, i.identity)]
+        for fact in sorted(_BOUNDED & set(sel.shows)):
+            bound = sel.above if fact == FactKind.ABOVE else sel.below
+            if bound is None:
+                yield warning(
+                    "key_bound", path, field,
+                    f"{sel.describe()} asks for {fact.value} without a bound, so a citation of any value counts "
+                    f"({fact.value} {-1 if fact == FactKind.ABOVE else 1e9:g} holds for every {kind or 'item'})",
+                    f"add {fact.value}: the least informative value that still says the fault (above: 2 restarts "
+                    "for a crash loop, below: 0.5 for a node not Ready, below: the desired replicas)",
+                )  # fmt: skip
+                continue
+            if matched and not any(_clears(i, fact, bound) for i in matched):
+                points = sorted({v for i in matched for _, v in i.points})
+                yield error(
+                    "key_bound", path, field,
+                    f"no item {sel.describe()} names is {fact.value} {bound:g} (their points: "
+                    f"{', '.join(f'{v:g}' for v in points) or 'none'}), so no citation of it can count",
+                    f"set {fact.value} to a value its items clear, or name the items that show it",
+                )  # fmt: skip
+            elif kind in _ONE_SCALE and places:
+                away = [
+                    i for i in items
+                    if i.kind == kind and i.id not in named and i.identity.get(kind, "").casefold() not in places
+                ]  # fmt: skip
+                cleared = [i.identity.get(kind, i.id) for i in away if _clears(i, fact, bound)]
+                if cleared:
+                    yield warning(
+                        "key_bound", path, field,
+                        f"{sel.describe()}: {len(cleared)} {kind}(s) away from the fault are {fact.value} {bound:g} "
+                        f"too ({', '.join(cleared[:3])}{', …' if len(cleared) > 3 else ''}), so the bound does not "
+                        "tell the fault from the rest",
+                        f"raise the bound past what the rest show, or name the {kind}s at fault in location",
+                    )  # fmt: skip
+
+
+RULES = (namespaces, event_objects, event_times, pod_logs, nodes, queries, selector_findings, key_bounds)
 """In the order lint reports them."""
