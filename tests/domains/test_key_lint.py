@@ -1,13 +1,16 @@
 """Answer-key lint (`evidence/keys.py`, `scenarios/lint.answer_key_findings`): selectors that match no item, a series
-selector without `shows`, keys that contradict themselves, and a sredrill key without `location` or `decisive`.
-Each finding has a failing and a passing case, on tmp packs written by the scenario builder and loaded by the real
-loader; `lint_pack` (what `sredrill scenarios lint` runs) reports them.
+selector without `shows`, `above` / `below` without a bound (or with one the data never clears), keys that
+contradict themselves, and a sredrill key without `location` or `decisive`. Each finding has a failing and a passing
+case, on tmp packs written by the scenario builder and loaded by the real loader; `lint_pack` (what `sredrill
+scenarios lint` runs) reports them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from sredrill.domains.rds.serve import RdsEvidence
 from sredrill.evidence.keys import key_findings, near_items
@@ -100,6 +103,41 @@ def test_a_series_selector_without_shows_is_a_warning(tmp_path: Path) -> None:
     assert (f.severity, f.rule, f.field) == (Severity.WARNING, "key_shows", "decisive.cpu_saturation[0]")
     # A statement is no series: present is what there is to say about it.
     assert lint(tmp_path / "ok", cpu_key(decisive={"cpu_saturation": [{"kind": "sql", "statement": "orders"}]})) == []
+
+
+def test_above_or_below_without_a_bound_is_a_warning(tmp_path: Path) -> None:
+    # "CPU above -1" holds for any series: without a bound the fact says nothing about the fault.
+    (f,) = lint(
+        tmp_path / "bad", cpu_key(decisive={"cpu_saturation": [{"metric": "CPUUtilization", "shows": ["above"]}]})
+    )
+    assert (f.severity, f.rule, f.field) == (Severity.WARNING, "key_bound", "decisive.cpu_saturation[0]")
+    assert "accepts 'above' with no bound" in f.message and "above: V" in f.fix
+    refuting = {"storage_full": [{"metric": "FreeStorageSpace", "shows": ["flat", "below"]}]}
+    (f,) = lint(tmp_path / "below", cpu_key(ruled_out=["storage_full"], refuting=refuting))
+    assert (f.rule, f.field) == ("key_bound", "refuting.storage_full[0]") and "'below' with no bound" in f.message
+
+
+def test_a_bound_the_data_clears_has_no_finding(tmp_path: Path) -> None:
+    # The CPU series climbs to 94: above 90 is met; free storage sits at 90 GB: below 100 GB is met.
+    decisive = {"cpu_saturation": [{"metric": "CPUUtilization", "shows": ["rising", "above"], "above": 90}]}
+    refuting = {"storage_full": [{"metric": "FreeStorageSpace", "shows": ["below"], "below": 1e11}]}
+    assert lint(tmp_path, cpu_key(decisive=decisive, ruled_out=["storage_full"], refuting=refuting)) == []
+
+
+@pytest.mark.parametrize(
+    ("selector", "said"),
+    [
+        ({"shows": ["above"], "above": 99}, "no point of the items it selects is above 99 (its data reaches 94)"),
+        ({"shows": ["below"], "below": 5}, "no point of the items it selects is below 5 (its data reaches 10)"),
+        ({"shows": ["rising"], "above": 90}, "sets above: 90 but its shows does not accept 'above'"),
+    ],
+)
+def test_a_bound_no_point_clears_or_that_is_never_read_is_a_warning(
+    tmp_path: Path, selector: dict[str, Any], said: str
+) -> None:
+    (f,) = lint(tmp_path, cpu_key(decisive={"cpu_saturation": [{"metric": "CPUUtilization", **selector}]}))
+    assert (f.severity, f.rule, f.field) == (Severity.WARNING, "key_bound", "decisive.cpu_saturation[0]")
+    assert said in f.message
 
 
 # -- the key alone -----------------------------------------------------------------------------------------

@@ -5,11 +5,15 @@ ruled-out hypothesis its refuting ones.
 
 Generic over the built-in packs (`builtin_pack_names`): a pack added later is covered without a change here. Facts
 are checked by the grader's own rules (`grading.facts.check_fact`) on the items of the domain's server
-(`DomainServer.items()`: every item with all its points). `above` and `below` take the value a citation gives; the
-key names none, so for them this checks only that the item has points to compare.
+(`DomainServer.items()`: every item with all its points). A selector accepting `above` or `below` must set the bound
+a citation has to state (`above: 90`): without one, "CPU above -1" would count. The bound must be met by the data,
+over a sustained stretch: `SUSTAINED` consecutive points of a matched item all clear it (every point, for an item
+with fewer), as a citation of that window stating the bound itself would be checked.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import pytest
 
@@ -36,19 +40,36 @@ def items_of(scenario: Scenario) -> tuple[ServedItem, ...]:
     return server_factory(get_domain(scenario.domain))(scenario).items()
 
 
+SUSTAINED = 3
+"""Consecutive points a bound must hold over (what a trend needs too): one sample over the line may be noise."""
+
+
+def windows(item: ServedItem) -> list[tuple[datetime | None, datetime | None]]:
+    """Every stretch of `SUSTAINED` consecutive points of a dated series; the whole item otherwise."""
+    times = [t for t, _ in item.points if t is not None]
+    if len(times) < SUSTAINED:
+        return [(None, None)]
+    return [(times[i], times[i + SUSTAINED - 1]) for i in range(len(times) - SUSTAINED + 1)]
+
+
+def citations(selector: ItemSelector, fact: FactKind, item: ServedItem) -> list[Citation]:
+    """The citations of `item` stating `fact` that the selector would accept: for `above`/`below`, its bound over
+    each sustained window (none without a bound: `test_every_level_selector_sets_its_bound` reports that)."""
+    if fact not in (FactKind.ABOVE, FactKind.BELOW):
+        return [Citation(item=item.id, fact=fact)]
+    bound = selector.above if fact == FactKind.ABOVE else selector.below
+    if bound is None:
+        return []
+    return [Citation(item=item.id, fact=fact, value=bound, start=s, end=e) for s, e in windows(item)]
+
+
 def holding(selector: ItemSelector, item: ServedItem) -> list[FactKind]:
     """The facts the selector accepts that hold on the item's full data (`present` when it names none)."""
-    out = []
-    for fact in selector.shows or [FactKind.PRESENT]:
-        value = None
-        if fact in (FactKind.ABOVE, FactKind.BELOW):
-            values = [v for _, v in item.points]
-            if not values:
-                continue
-            value = min(values) - 1 if fact == FactKind.ABOVE else max(values) + 1
-        if check_fact(Citation(item=item.id, fact=fact, value=value), item) is None:
-            out.append(fact)
-    return out
+    return [
+        fact
+        for fact in selector.shows or [FactKind.PRESENT]
+        if any(check_fact(c, item) is None and selector.accepts(c) for c in citations(selector, fact, item))
+    ]
 
 
 def selectors(scenario: Scenario) -> list[tuple[str, ItemSelector]]:
@@ -83,6 +104,17 @@ def test_every_selector_matches_an_item_on_which_a_fact_it_accepts_holds(pack: P
     assert not bad, "\n".join(bad)
 
 
+def test_every_level_selector_sets_its_bound(pack: Pack) -> None:
+    bad = [
+        f"{scenario.folder}: {where}: {selector.describe()} accepts {fact.value} with no {fact.value}: bound"
+        for scenario in pack.scenarios
+        for where, selector in selectors(scenario)
+        for fact, bound in ((FactKind.ABOVE, selector.above), (FactKind.BELOW, selector.below))
+        if fact in selector.shows and bound is None
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_every_key_is_in_the_sredrill_format_and_complete(pack: Pack) -> None:
     bad = []
     for scenario in pack.scenarios:
@@ -113,3 +145,15 @@ def test_the_check_sees_a_fact_that_does_not_hold() -> None:
     (lag,) = [i for i in items_of(scenario) if i.identity.get("metric") == "ReplicaLag"]
     assert holding(ItemSelector.model_validate({"metric": "ReplicaLag", "shows": ["falling"]}), lag) == []
     assert holding(ItemSelector.model_validate({"metric": "ReplicaLag", "shows": ["rising"]}), lag) == ["rising"]
+
+
+def test_the_check_sees_a_bound_the_data_does_not_sustain_and_a_missing_one() -> None:
+    # Lag on 001 climbs from about a second to about 16 minutes (959 s at the last point).
+    scenario = load_pack("rds_postgres").scenario("001-replication-lag")
+    (lag,) = [i for i in items_of(scenario) if i.identity.get("metric") == "ReplicaLag"]
+    level = {"metric": "ReplicaLag", "shows": ["above"]}
+    assert holding(ItemSelector.model_validate({**level, "above": 300}), lag) == ["above"]
+    assert holding(ItemSelector.model_validate({**level, "above": 950}), lag) == []  # one point: not sustained
+    assert holding(ItemSelector.model_validate(level), lag) == []  # no bound: nothing to check it against
+    low = {"metric": "ReplicaLag", "shows": ["below"], "below": 2}
+    assert holding(ItemSelector.model_validate(low), lag) == ["below"]  # the first minutes, before the backfill

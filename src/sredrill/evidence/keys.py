@@ -3,8 +3,10 @@
 A selector (`scenarios.answer.ItemSelector`) that matches no item of the scenario can never be cited, so the
 mode it backs could never count: lint reports it as an error, naming the selector and the items nearest to it.
 A selector of a time series without `shows` accepts a bare `present` citation (true of any series served), so
-it is a warning. The checks that need no evidence (conflicts, a missing `location` or `decisive`) are the
-core's (`scenarios.lint.answer_key_findings`); `key_findings` gives both.
+it is a warning; so is one accepting `above` / `below` without the bound a citation must state (`above -1`
+holds for any series), a bound on a fact it does not accept, or a bound no point of its items clears. The
+checks that need no evidence (conflicts, a missing `location` or `decisive`) are the core's
+(`scenarios.lint.answer_key_findings`); `key_findings` gives both.
 
 A domain lists `selector_findings` among its lint rules (`Domain.lint`): the scenarios layer cannot build a
 domain's server, this layer can (`server_factory`).
@@ -21,6 +23,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Iterator, Sequence
 
+from sredrill.diagnosis import FactKind
 from sredrill.evidence.items import ServedItem
 from sredrill.evidence.serving import server_factory
 from sredrill.scenarios import Finding, Scenario, Vocabulary
@@ -64,6 +67,50 @@ def selector_findings(scenario: Scenario, _: Vocabulary | None = None, /) -> Ite
                         "merely present (true of any series served) counts",
                         "add shows: [rising], [falling], [flat], [above] or [below], whichever the data shows",
                     )
+                else:
+                    yield from _bound_findings(selector, matched, path, field)
+
+
+def _bound_findings(selector: ItemSelector, matched: Sequence[ServedItem], path: str, field: str) -> Iterator[Finding]:
+    """`above` / `below` without the bound that makes them say something, a bound on a fact the selector does not
+    accept (none is read: an empty `shows` accepts every fact), and a bound no point of the matched items clears
+    (no citation of it could count)."""
+    for fact, bound in ((FactKind.ABOVE, selector.above), (FactKind.BELOW, selector.below)):
+        side = fact.value
+        if fact in selector.shows and bound is None:
+            yield warning(
+                "key_bound",
+                path,
+                field,
+                f"{selector.describe()} accepts '{side}' with no bound, so a citation of any value counts, "
+                "however little it says (restarts above -1)",
+                f"add {side}: V, the least a citation must assert for the fact to show the fault (e.g. "
+                "above: 90 for CPU saturation), chosen so the data clears it",
+            )
+        elif bound is not None and selector.shows and fact not in selector.shows:
+            yield warning(
+                "key_bound",
+                path,
+                field,
+                f"{selector.describe()} sets {side}: {bound:g} but its shows does not accept '{side}', so the bound "
+                "is never read",
+                f"add {side} to shows, or remove {side}: {bound:g}",
+            )
+        elif bound is not None and not any(_clears(i, fact, bound) for i in matched):
+            values = [v for i in matched for _, v in i.points]
+            reach = f" (its data reaches {max(values) if fact == FactKind.ABOVE else min(values):g})" if values else ""
+            yield warning(
+                "key_bound",
+                path,
+                field,
+                f"{selector.describe()}: no point of the items it selects is {side} {bound:g}{reach}, so no citation "
+                "of it can count",
+                f"choose a bound the data clears ({side} what the fault's points show)",
+            )
+
+
+def _clears(item: ServedItem, fact: FactKind, bound: float) -> bool:
+    return any(v > bound if fact == FactKind.ABOVE else v < bound for _, v in item.points)
 
 
 def near_items(selector: ItemSelector, items: Sequence[ServedItem], n: int = _NEAR) -> list[ServedItem]:
