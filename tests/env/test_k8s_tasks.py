@@ -2,7 +2,8 @@
 episode through every inspection to a graded submission, and nothing emitted that names the answer.
 
 The pack is a test fixture in the upstream EKS layout (`tests/fixtures/k8s_env`, our own data). The correct
-diagnosis is built here from each answer key, never in library code.
+diagnosis is built from each answer key and the ids the inspections returned (`tests/support/grounded.py`),
+never in library code.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from sredrill.diagnosis import Claim, Diagnosis, RuledOut, parse_diagnosis_text
+from sredrill.diagnosis import Diagnosis
 from sredrill.env import RCA_ACTIONS, Env, RcaTask, TaskCatalog, TaskKind, list_tasks, make, rca_task_id
 from sredrill.env.toolset import EnvToolset, action_tools
 from sredrill.errors import ActionError
 from sredrill.scenarios import Scenario, get_domain, leak_needles, load_pack
+from tests.support.grounded import grounded_diagnosis, served_in
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "k8s_env"
 PACK = load_pack(FIXTURE)
@@ -30,20 +32,9 @@ def task_of(scenario: Scenario) -> str:
     return RcaTask.of(PACK, scenario).task_id
 
 
-def correct_diagnosis(scenario: Scenario) -> Diagnosis:
-    answer = scenario.answer
-    reference = parse_diagnosis_text(answer.model_response)
-    assert reference is not None
-    citations = [Claim(text="supporting evidence", evidence=[str(s)]) for s in answer.required_evidence_sources]
-    dismissed = [RuledOut(hypothesis=h, reason="contradicted by the evidence") for h in answer.ruled_out]
-    dismissed += [RuledOut(hypothesis=k, reason="ruled out") for k in answer.ruling_out_keywords or ()]
-    return reference.model_copy(
-        update={
-            "failure_modes": list(scenario.failure_modes),
-            "claims": [*reference.claims, *citations],
-            "ruled_out": [*reference.ruled_out, *dismissed],
-        }
-    )
+def correct_diagnosis(scenario: Scenario, results: dict[str, dict]) -> Diagnosis:
+    """The key's diagnosis citing items the inspections returned (their ids, facts that hold)."""
+    return grounded_diagnosis(scenario, served_in(scenario, [evidence(r) for r in results.values()]))
 
 
 def inspections(env: Env) -> dict[str, dict]:
@@ -134,7 +125,9 @@ def test_an_episode_inspects_everything_and_the_correct_diagnosis_earns_one(scen
     restart = seen["restart monitors"]["monitors"]
     assert restart and len(restart) < len(scenario.monitors)
     assert all("restart" in json.dumps(m).lower() for m in restart)
-    done = env.step({"action_type": "submit_diagnosis", "args": correct_diagnosis(scenario).model_dump(mode="json")})
+    done = env.step(
+        {"action_type": "submit_diagnosis", "args": correct_diagnosis(scenario, results).model_dump(mode="json")}
+    )
     assert done.done and done.reward == 1.0, done.info.message
     assert done.info.resolved is True and done.info.grade == 1.0
 

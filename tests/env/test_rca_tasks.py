@@ -1,8 +1,8 @@
 """RCA scenarios as environment tasks: opaque ids, the action mapping, blind observations, the gate-fraction reward.
 
-The correct diagnosis is built here, from each scenario's answer key (never in library code): the reference
-answer parsed, with the answer's failure modes, a claim citing each required evidence source, and the
-hypotheses the answer requires to be ruled out.
+The correct diagnosis is built from each scenario's answer key (never in library code) and the item ids the
+inspections returned (`tests/support/grounded.py`): a claim citing a decisive item per failure mode with a fact
+that holds, the required sources, each expected rule-out citing what refutes it, and the fault's location.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import json
 
 import pytest
 
-from sredrill.diagnosis import Claim, Diagnosis, RuledOut, parse_diagnosis_text
+from sredrill.diagnosis import Diagnosis
 from sredrill.env import RCA_ACTIONS, Env, RcaTask, TaskCatalog, TaskKind, list_tasks, make
 from sredrill.errors import ActionError
 from sredrill.scenarios import Pack, Scenario, load_pack
+from tests.support.grounded import grounded_diagnosis, served_in
 
 PACK = load_pack("rds_postgres")
 CATALOG = TaskCatalog([PACK])
@@ -26,38 +27,42 @@ INSPECTIONS = [
 ]
 
 
-def correct_diagnosis(scenario: Scenario) -> Diagnosis:
-    answer = scenario.answer
-    reference = parse_diagnosis_text(answer.model_response)
-    assert reference is not None
-    citations = [Claim(text="supporting evidence", evidence=[str(s)]) for s in answer.required_evidence_sources]
-    dismissed = [RuledOut(hypothesis=h, reason="contradicted by the evidence") for h in answer.ruled_out]
-    dismissed += [RuledOut(hypothesis=k, reason="ruled out") for k in answer.ruling_out_keywords or ()]
-    return reference.model_copy(
-        update={
-            "failure_modes": list(scenario.failure_modes),
-            "claims": [*reference.claims, *citations],
-            "ruled_out": [*reference.ruled_out, *dismissed],
-        }
-    )
-
-
-def investigate(env: Env, scenario: Scenario) -> None:
+def investigate(env: Env, scenario: Scenario) -> list[object]:
+    """Every inspection, then each metric the key requires queried or names as decisive or refuting (the oracle
+    knows what matters); returns what each served (the metric listing names series but serves no point)."""
     env.reset()
+    served = []
     for action in INSPECTIONS:
-        assert env.step(action).reward == 0.0
-    for metric in scenario.answer.required_queries or ():
-        env.step({"action_type": "inspect_metrics", "target": metric})
+        step = env.step(action)
+        assert step.reward == 0.0
+        if action.get("target") or action["action_type"] != "inspect_metrics":
+            served.append(step.observation.model_dump(mode="json")["inspection"]["evidence"])
+    key = scenario.answer
+    selectors = [s for selectors in (*key.decisive.values(), *key.refuting.values()) for s in selectors]
+    named = [s.fields["metric"] for s in selectors if "metric" in s.fields]
+    for metric in dict.fromkeys([*(key.required_queries or ()), *named]):
+        step = env.step({"action_type": "inspect_metrics", "target": metric})
+        served.append(step.observation.model_dump(mode="json")["inspection"]["evidence"])
+    return served
 
 
 @pytest.mark.parametrize("scenario", PACK.scenarios, ids=lambda s: s.folder)
 def test_submitting_the_correct_diagnosis_earns_one(scenario: Scenario) -> None:
     env = make(RcaTask.of(PACK, scenario).task_id)
-    investigate(env, scenario)
-    result = env.step({"action_type": "submit_diagnosis", "args": correct_diagnosis(scenario).model_dump(mode="json")})
+    correct = grounded_diagnosis(scenario, served_in(scenario, investigate(env, scenario)))
+    result = env.step({"action_type": "submit_diagnosis", "args": correct.model_dump(mode="json")})
     assert result.done
     assert result.reward == 1.0, result.info.message
     assert result.info.grade == 1.0 and result.info.resolved is True and result.info.normalized_reward == 1.0
+
+
+def test_the_correct_labels_without_citations_do_not_resolve_the_task() -> None:
+    scenario = PACK.scenarios[1]
+    env = CATALOG.make(RcaTask.of(PACK, scenario).task_id)
+    correct = grounded_diagnosis(scenario, served_in(scenario, investigate(env, scenario)))
+    words = correct.model_copy(update={"claims": [c.model_copy(update={"evidence": []}) for c in correct.claims]})
+    result = env.step({"action_type": "submit_diagnosis", "args": words.model_dump(mode="json")})
+    assert result.done and result.reward < 1.0 and result.info.resolved is False
 
 
 def test_a_wrong_diagnosis_earns_the_fraction_of_gates_it_passes() -> None:
@@ -79,8 +84,14 @@ def test_rca_tasks_are_listed_under_opaque_ids_through_make() -> None:
         assert info.actions == list(RCA_ACTIONS) and info.max_reward == 1.0
     secrets = {s.folder for s in PACK.scenarios} | {s.slug for s in PACK.scenarios}
     secrets |= {m for s in PACK.scenarios for m in s.failure_modes}
+    # The description ends with the pack's published vocabulary, the same for every task: set apart, the rest
+    # names no scenario and no mode.
+    catalogue = PACK.vocabulary.catalogue()
     for info in rca:
-        text = info.model_dump_json(exclude={"action_schema"})
+        assert info.description.endswith("\n\n" + catalogue)
+        listing = info.model_dump(mode="json", exclude={"action_schema"})
+        listing["description"] = info.description.removesuffix(catalogue)
+        text = json.dumps(listing)
         assert not [secret for secret in secrets if secret in text]
     # The schema lists every category a Diagnosis may name, identically for every scenario of a domain.
     assert len({json.dumps(info.action_schema, sort_keys=True) for info in rca}) == 1
