@@ -378,3 +378,18 @@ def test_a_healthy_scenario_has_nothing_to_locate(write_pack: PackWriter) -> Non
     located = quiet.model_copy(update={"location": ["ledger-pg-prod"]})
     check = grade(healthy, located, served=SERVED).checks["location"]
     assert not check.passed and check.detail == "nothing is at fault here, but location names ledger-pg-prod"
+
+
+def test_a_level_over_one_sample_is_true_but_backs_no_mode() -> None:
+    from sredrill.grading.facts import check_fact
+    from sredrill.grading.grounding import _decisive
+    from sredrill.scenarios.answer import ItemSelector
+
+    spike = metric("CPUUtilization", [20, 20, 97, 20, 20, 96, 95, 97, 20])
+    sel = [ItemSelector.model_validate({"metric": "CPUUtilization", "shows": ["above"], "above": 90})]
+    t = [p[0] for p in spike.points]
+    one = cite(spike, "above", 95, start=t[2], end=t[2])
+    three = cite(spike, "above", 94, start=t[5], end=t[7])
+    assert check_fact(one, spike) is None and check_fact(three, spike) is None  # both are true facts
+    assert not _decisive(one, spike, sel)  # a blip is not the state of the system
+    assert _decisive(three, spike, sel)

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sredrill.diagnosis import ITEM_ID, MAX_CITATIONS_PER_CLAIM, MAX_CITED_ITEMS, Citation, Diagnosis, parse_citation
+from sredrill.diagnosis import (
+    ITEM_ID,
+    MAX_CITATIONS_PER_CLAIM,
+    MAX_CITED_ITEMS,
+    Citation,
+    Diagnosis,
+    FactKind,
+    parse_citation,
+)
 from sredrill.evidence.items import ServedItem
 from sredrill.grading.facts import check_fact
 from sredrill.scenarios import AnswerKey, Vocabulary, normalize_name
@@ -147,6 +155,11 @@ def _citation(entry: Citation | str) -> Citation | str | None:
         return str(e)
 
 
+SUSTAINED = 3
+"""Served points a level (`above` / `below` a series) must hold over to back or refute a mode, as a trend
+needs: one sample over a bound is a blip, not the state of the system."""
+
+
 def _decisive(citation: Citation, item: ServedItem, selectors: list[ItemSelector] | None) -> bool:
     """True when the citation (whose fact holds) is of an item the selectors name, stating a fact they accept.
 
@@ -154,7 +167,18 @@ def _decisive(citation: Citation, item: ServedItem, selectors: list[ItemSelector
     """
     if not selectors:
         return True
+    if not _sustained(citation, item):
+        return False
     return any(selector_matches(s, item) and s.accepts(citation) for s in selectors)
+
+
+def _sustained(citation: Citation, item: ServedItem) -> bool:
+    """A level on a series holds over at least `SUSTAINED` served points of its window (all, when fewer)."""
+    if citation.fact not in (FactKind.ABOVE, FactKind.BELOW) or not item.series:
+        return True
+    start, end = citation.start, citation.end
+    inside = [t for t, _ in item.points if t is None or ((start is None or t >= start) and (end is None or t <= end))]
+    return len(inside) >= min(SUSTAINED, len(item.points))
 
 
 def _modes(names: Iterable[str], vocabulary: Vocabulary) -> frozenset[str]:
