@@ -15,11 +15,13 @@ import pytest
 
 import sredrill
 from sredrill.agents import Agent, Task, resolve_agent
-from sredrill.agents.redteam import GuesserAgent, StufferAgent, ZScoreAgent
+from sredrill.agents.redteam import GuesserAgent, StufferAgent, ZScoreAgent, investigate
+from sredrill.agents.redteam.oracle import RULE_OUTS_PER_MODE
 from sredrill.agents.redteam.words import vocabulary_words
 from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, MAX_CITED_ITEMS, Diagnosis, FactKind
 from sredrill.errors import AgentSpecError
 from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.evidence.items import ServedItem
 from sredrill.grading.facts import check_fact
 from sredrill.results import TestStatus
 from sredrill.scenarios import Pack, load_pack
@@ -92,17 +94,67 @@ def test_the_stuffer_fills_every_limit_rules_out_every_other_mode_and_writes_eve
     assert sorted(diagnosis.failure_modes) == sorted(truth)
     assert len({c.item for claim in diagnosis.claims for c in claim.citations}) == MAX_CITED_ITEMS
     others = {m for m in pack.vocabulary.names if m not in truth and m != "unknown"}
-    assert {r.hypothesis for r in diagnosis.ruled_out} == others
-    assert all(r.citations for r in diagnosis.ruled_out)
-    # Every tool, and every metric one by one; every resource the evidence named is its location.
+    # Every other mode ruled out several times, each entry citing another item.
+    assert Counter(r.hypothesis for r in diagnosis.ruled_out) == dict.fromkeys(others, RULE_OUTS_PER_MODE)
+    for mode in others:
+        entries = [r for r in diagnosis.ruled_out if r.hypothesis == mode]
+        assert len({r.citations[0].item for r in entries}) == RULE_OUTS_PER_MODE
+    # Each claim cites one item with its strongest facts: a series' peak and trough bounds at their moments.
+    served = toolset.served_items()
+    assert all(len({c.item for c in claim.citations}) == 1 for claim in diagnosis.claims)
+    peaks = [c for claim in diagnosis.claims for c in claim.citations if c.fact == FactKind.ABOVE and c.start]
+    assert peaks
+    for c in peaks:
+        top = max(v for _, v in served[c.item].points)
+        assert c.start == c.end and c.value is not None and c.value < top and c.value >= top - abs(top) * 1e-2
+    # Every tool, and every metric one by one; the location is one resource the evidence named.
     called = Counter(s.name for s in recorder.steps if isinstance(s, ToolCallStep))
     assert set(called) == {t.name for t in toolset.specs()} - {"submit_diagnosis"}
     assert called["query_metrics"] > 1
-    resources = {r for item in toolset.served_items().values() if (r := item.identity.get("resource"))}
-    assert resources and resources <= set(diagnosis.location)
+    resources = {r for item in served.values() if (r := item.identity.get("resource"))}
+    assert len(diagnosis.location) == 1 and diagnosis.location[0] in resources
     words = vocabulary_words(pack.vocabulary)
     for text in (diagnosis.root_cause, diagnosis.report, *diagnosis.causal_chain, *(c.text for c in diagnosis.claims)):
         assert words in text
+
+
+def test_the_stuffer_bounds_single_values_read_from_the_fields_the_contract_names() -> None:
+    """A pod's restarts, a deployment's ready replicas, a node's readiness, an event's count, a monitor's level:
+    read from the JSON the agent saw, each is the point the harness recorded, and bounded from both sides."""
+    pack = load_pack(K8S_SMALL)
+    diagnosis, toolset, _ = _run(StufferAgent(["oom_killed"], packs=[pack]), pack, "001-ledger-memory")
+    _citations_hold(diagnosis, toolset)
+    served = toolset.served_items()
+    bounded = [c for e in (*diagnosis.claims, *diagnosis.ruled_out) for c in e.citations if c.value is not None]
+    kinds = {served[c.item].kind for c in bounded}
+    assert {"pod", "event"} <= kinds, kinds
+    for c in bounded:
+        if served[c.item].series:
+            continue
+        ((_, value),) = served[c.item].points
+        assert c.start is None and c.value is not None
+        assert (c.value < value) if c.fact == FactKind.ABOVE else (c.value > value)
+        assert abs(c.value - value) <= max(abs(value) * 1e-2, 1e-2), (c, value)
+    assert diagnosis.location and not set(diagnosis.location) - {"ledger", *_resources(served)}
+
+
+def test_the_notebook_reads_every_single_point_the_harness_served(rds_small: Path) -> None:
+    for pack_root, folder in ((K8S_SMALL, "003-node-lost"), (rds_small, "014-checkpoint-storm-cpu-saturation")):
+        pack = load_pack(pack_root)
+        toolset = RcaToolset(pack.scenario(folder), BackendMode.FULL, vocabulary=pack.vocabulary)
+        recorder = Recorder()
+        task = Task(run_id="r", prompt="p", alert=toolset.alert, tools=toolset.specs()).bind(toolset, recorder)
+        notebook = asyncio.run(investigate(task, targets=5))
+        served = toolset.served_items()
+        single = {i: item for i, item in served.items() if not item.series and item.points}
+        assert single, folder
+        for ref, item in single.items():
+            assert item.points == ((None, notebook.items[ref].value),), (ref, item.identity)
+
+
+def _resources(served: dict[str, ServedItem]) -> set[str]:
+    names = {v for item in served.values() for k, v in item.identity.items() if k in ("pod", "node", "deployment")}
+    return names | {v.rpartition("/")[2] for item in served.values() if (v := item.identity.get("object"))}
 
 
 def test_the_stuffer_knows_the_answer_only_from_its_spec(rds_small: Path) -> None:

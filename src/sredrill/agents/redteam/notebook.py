@@ -13,16 +13,19 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from statistics import fmean, pstdev
 from typing import Any
 
 from sredrill.agents.protocol import Task
-from sredrill.diagnosis import ITEM_ID, Citation, FactKind
+from sredrill.diagnosis import ITEM_ID, MAX_CITATIONS_PER_CLAIM, Citation, FactKind
 from sredrill.evidence.items import ServedItem
 from sredrill.grading.facts import check_fact, trend_of
 from sredrill.trajectory import ToolError
 
-__all__ = ["Notebook", "Seen", "investigate"]
+from .values import point_of
+
+__all__ = ["Notebook", "Seen", "bound", "investigate"]
 
 # Tools that are not evidence: the alert is read first, the diagnosis is the reply.
 _NOT_EVIDENCE = frozenset({"get_alert", "submit_diagnosis"})
@@ -49,6 +52,10 @@ class Seen:
     points: dict[str, float] = field(default_factory=dict)
     """Timestamp (ISO text, "" when undated) -> value: a series' served points."""
     series: bool = False
+    value: float | None = None
+    """The one undated point of a record that has one (a pod's restarts: `values.point_of`)."""
+    text: str = ""
+    """Every string of the record as served, nested ones too (a pod's container states): what its words are."""
 
     @property
     def kind(self) -> str:
@@ -77,11 +84,41 @@ class Seen:
             out.append(name)
         return out
 
+    def dated(self) -> list[tuple[datetime | None, float]]:
+        """The served points, oldest first, each with its time when the result gave one."""
+        return [(_moment(t), self.points[t]) for t in sorted(self.points)]
+
     def served(self) -> ServedItem:
-        """The item as `grading.facts` reads it (only its points and series flag matter to a fact without a
-        window)."""
-        points = [(None, v) for v in self.values()]
+        """The item as `grading.facts` reads it: its points (dated where served with times) and series flag."""
+        points = self.dated() if self.series else [(None, self.value)] if self.value is not None else []
         return ServedItem(self.id, self.kind, "", {}, tuple(points), None, self.series)
+
+    def facts(self) -> list[Citation]:
+        """The strongest facts that hold on what was served, at most `MAX_CITATIONS_PER_CLAIM`: a series' trend,
+        `above` just under its peak and `below` just over its trough, each stated at that point's moment (a
+        window of one point: the strongest bound a citation can state); a single-point record's value bounded
+        from both sides; `present` for anything else (`absent` for a series served empty)."""
+        served = self.served()
+        out: list[Citation] = []
+        if self.series and (points := self.dated()):
+            trend = self.citation()
+            if trend.fact != FactKind.PRESENT:
+                out.append(trend)
+            peak = max(points, key=lambda p: p[1])
+            trough = min(points, key=lambda p: p[1])
+            out += [
+                Citation(item=self.id, fact=FactKind.ABOVE, value=bound(peak[1], FactKind.ABOVE), start=peak[0],
+                         end=peak[0]),
+                Citation(item=self.id, fact=FactKind.BELOW, value=bound(trough[1], FactKind.BELOW), start=trough[0],
+                         end=trough[0]),
+            ]  # fmt: skip
+        elif not self.series and self.value is not None:
+            out += [
+                Citation(item=self.id, fact=FactKind.ABOVE, value=bound(self.value, FactKind.ABOVE)),
+                Citation(item=self.id, fact=FactKind.BELOW, value=bound(self.value, FactKind.BELOW)),
+            ]
+        held = [c for c in out if check_fact(c, served) is None][:MAX_CITATIONS_PER_CLAIM]
+        return held or [self.citation()]
 
     def citation(self) -> Citation:
         """A fact that holds on the served points: the series' trend when it has one, `absent` for a series
@@ -140,6 +177,10 @@ class Notebook:
         if isinstance(ident, str) and ITEM_ID.match(ident):
             scalars = {k: v for k, v in record.items() if not isinstance(v, list | dict) or k == "dimensions"}
             seen = self.items.setdefault(ident, Seen(ident, tool, scalars))
+            if not seen.text:
+                seen.text = " ".join(_strings({k: v for k, v in record.items() if k != "id"}))
+            if seen.value is None:
+                seen.value = point_of(seen.kind, record)
             values = record.get("values")
             if isinstance(values, list):
                 seen.series = True
@@ -155,7 +196,8 @@ class Notebook:
             for ref, line in zip(ids, texts, strict=True):
                 if isinstance(ref, str) and ITEM_ID.match(ref):
                     fields = {"text": line} if isinstance(line, str) else {}
-                    self.items.setdefault(ref, Seen(ref, tool, {**fields, **_owner(record)}))
+                    text = line if isinstance(line, str) else ""
+                    self.items.setdefault(ref, Seen(ref, tool, {**fields, **_owner(record)}, text=text))
                     first.append(ref)
 
     def in_order(self) -> list[Seen]:
@@ -208,6 +250,26 @@ class Notebook:
             elif prop in source and source != tool and isinstance(name := record.get("name"), str) and name:
                 out[name] = None
         return list(out)
+
+
+def bound(value: float, fact: FactKind) -> float:
+    """The strongest `above` (`below`) bound that `value` clears: just under (over) it, and still on the right
+    side when written with `:g`'s six significant digits (the text format's)."""
+    sign = -1.0 if fact == FactKind.ABOVE else 1.0
+    for share in (1e-4, 1e-3, 1e-2, 1e-1):
+        step = abs(value) * share or share
+        candidate = float(f"{value + sign * step:g}")
+        if (candidate < value) if fact == FactKind.ABOVE else (candidate > value):
+            return candidate
+    return value + sign * max(abs(value), 1.0)
+
+
+def _moment(stamp: str) -> datetime | None:
+    """A served timestamp as a time (None for an index: a result that gave no times)."""
+    try:
+        return datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
 
 
 def _owner(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,14 +10,14 @@ from collections.abc import Callable, Sequence
 
 from sredrill.agents.protocol import AgentReply
 from sredrill.agents.reply import reply_from_diagnosis
-from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, MAX_CITED_ITEMS, Category, Citation, Claim, Diagnosis, RuledOut
+from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, MAX_CITED_ITEMS, Category, Citation, Claim, Diagnosis
 from sredrill.scenarios import Vocabulary
 from sredrill.trajectory import Recorder, ResponseStep
 
 from .notebook import Seen
 from .words import spaced
 
-__all__ = ["cited_claims", "cited_diagnosis", "finish", "ruled_out_citing"]
+__all__ = ["cited_claims", "cited_diagnosis", "finish"]
 
 
 def _say(items: Sequence[Seen]) -> str:
@@ -42,15 +42,6 @@ def cited_claims(
     for i in range(0, len(chosen), per_claim):
         group = [by_id[ref] for ref in chosen[i : i + per_claim]]
         out.append(Claim(text=text(group), evidence=[cite(s) for s in group], supports=list(supports)))
-    return out
-
-
-def ruled_out_citing(modes: Sequence[str], items: Sequence[Seen], reason: Callable[[str], str]) -> list[RuledOut]:
-    """Each mode ruled out, citing one item (round robin over `items`) with a fact that holds."""
-    out = []
-    for i, mode in enumerate(modes):
-        evidence = [items[i % len(items)].citation()] if items else []
-        out.append(RuledOut(hypothesis=mode, reason=reason(mode), evidence=list(evidence)))
     return out
 
 
