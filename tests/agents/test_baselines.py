@@ -202,6 +202,9 @@ def test_a_builtin_pack_without_a_training_split_gets_a_uniform_prior(pack: Pack
         ("Multi-AZ failover on db-1", "failover"),
         ("Checkpoints every 30 s on db-1", "checkpoint_io_storm"),
         ("WriteLatency above 100 ms on db-1", "unknown"),
+        # A synonym is a mode's name too (the words an engineer writes); `db` names no mode.
+        ("Standby promotion on db-1", "failover"),
+        ("Disk full on db-1", "storage_full"),
     ],
 )
 def test_keyword_maps_title_words_to_the_vocabulary(title: str, mode: str) -> None:
