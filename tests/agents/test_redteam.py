@@ -23,6 +23,7 @@ from sredrill.errors import AgentSpecError
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.evidence.items import ServedItem
 from sredrill.grading.facts import check_fact
+from sredrill.grading.grounding import SUSTAINED
 from sredrill.results import TestStatus
 from sredrill.scenarios import Pack, load_pack
 from sredrill.trajectory import Recorder, ToolCallStep
@@ -99,14 +100,18 @@ def test_the_stuffer_fills_every_limit_rules_out_every_other_mode_and_writes_eve
     for mode in others:
         entries = [r for r in diagnosis.ruled_out if r.hypothesis == mode]
         assert len({r.citations[0].item for r in entries}) == RULE_OUTS_PER_MODE
-    # Each claim cites one item with its strongest facts: a series' peak and trough bounds at their moments.
+    # Each claim cites one item with its strongest facts: a series' level just under its highest run of
+    # SUSTAINED points (the fewest a level counts over), over that run's window.
     served = toolset.served_items()
     assert all(len({c.item for c in claim.citations}) == 1 for claim in diagnosis.claims)
     peaks = [c for claim in diagnosis.claims for c in claim.citations if c.fact == FactKind.ABOVE and c.start]
     assert peaks
     for c in peaks:
-        top = max(v for _, v in served[c.item].points)
-        assert c.start == c.end and c.value is not None and c.value < top and c.value >= top - abs(top) * 1e-2
+        values = [v for _, v in served[c.item].points]
+        best = max(min(values[i : i + SUSTAINED]) for i in range(len(values) - SUSTAINED + 1))
+        inside = [v for t, v in served[c.item].points if t is not None and c.start <= t <= (c.end or t)]
+        assert len(inside) == SUSTAINED and min(inside) == best
+        assert c.value is not None and best - abs(best) * 1e-2 <= c.value < best
     # Every tool, and every metric one by one; the location is one resource the evidence named.
     called = Counter(s.name for s in recorder.steps if isinstance(s, ToolCallStep))
     assert set(called) == {t.name for t in toolset.specs()} - {"submit_diagnosis"}

@@ -21,6 +21,7 @@ from sredrill.agents.protocol import Task
 from sredrill.diagnosis import ITEM_ID, MAX_CITATIONS_PER_CLAIM, Citation, FactKind
 from sredrill.evidence.items import ServedItem
 from sredrill.grading.facts import check_fact, trend_of
+from sredrill.grading.grounding import SUSTAINED
 from sredrill.trajectory import ToolError
 
 from .values import point_of
@@ -95,23 +96,19 @@ class Seen:
 
     def facts(self) -> list[Citation]:
         """The strongest facts that hold on what was served, at most `MAX_CITATIONS_PER_CLAIM`: a series' trend,
-        `above` just under its peak and `below` just over its trough, each stated at that point's moment (a
-        window of one point: the strongest bound a citation can state); a single-point record's value bounded
-        from both sides; `present` for anything else (`absent` for a series served empty)."""
+        `above` just under its highest run of `SUSTAINED` consecutive points and `below` just over its lowest,
+        each stated over that run's window (the shortest a level counts over: the strongest bound a citation
+        can state); a single-point record's value bounded from both sides; `present` for anything else
+        (`absent` for a series served empty)."""
         served = self.served()
         out: list[Citation] = []
         if self.series and (points := self.dated()):
             trend = self.citation()
             if trend.fact != FactKind.PRESENT:
                 out.append(trend)
-            peak = max(points, key=lambda p: p[1])
-            trough = min(points, key=lambda p: p[1])
-            out += [
-                Citation(item=self.id, fact=FactKind.ABOVE, value=bound(peak[1], FactKind.ABOVE), start=peak[0],
-                         end=peak[0]),
-                Citation(item=self.id, fact=FactKind.BELOW, value=bound(trough[1], FactKind.BELOW), start=trough[0],
-                         end=trough[0]),
-            ]  # fmt: skip
+            for fact in (FactKind.ABOVE, FactKind.BELOW):
+                level, start, end = _extreme_run(points, fact)
+                out.append(Citation(item=self.id, fact=fact, value=bound(level, fact), start=start, end=end))
         elif not self.series and self.value is not None:
             out += [
                 Citation(item=self.id, fact=FactKind.ABOVE, value=bound(self.value, FactKind.ABOVE)),
@@ -262,6 +259,23 @@ def bound(value: float, fact: FactKind) -> float:
         if (candidate < value) if fact == FactKind.ABOVE else (candidate > value):
             return candidate
     return value + sign * max(abs(value), 1.0)
+
+
+def _extreme_run(
+    points: Sequence[tuple[datetime | None, float]], fact: FactKind
+) -> tuple[float, datetime | None, datetime | None]:
+    """The run of `SUSTAINED` consecutive points (all, when fewer) whose least (for `above`; greatest for
+    `below`) is the most extreme: that level and the run's first and last times (None, None when undated)."""
+    n = min(SUSTAINED, len(points))
+    runs = [points[i : i + n] for i in range(len(points) - n + 1)]
+    if fact == FactKind.ABOVE:
+        run = max(runs, key=lambda r: min(v for _, v in r))
+        level = min(v for _, v in run)
+    else:
+        run = min(runs, key=lambda r: max(v for _, v in r))
+        level = max(v for _, v in run)
+    start, end = run[0][0], run[-1][0]
+    return (level, start, end) if start is not None and end is not None else (level, None, None)
 
 
 def _moment(stamp: str) -> datetime | None:
