@@ -260,7 +260,7 @@ def test_ui_pages_render(client: httpx.Client) -> None:
     run_id = start(client, packs=["rds_postgres"], agent="keyword", scenarios=["001-replication-lag"])
     events_of(client, run_id)
     page = client.get(f"/ui/runs/{run_id}").text
-    assert "RCA scenarios · pass rate by difficulty" in page and "evidence_queried" in page
+    assert "RCA scenarios · pass rate by difficulty" in page and "decisive_evidence" in page
     # The runs list and the run page show one pass rate, over the same results, with the same words.
     rate = re.search(r'id="pass-rate">([^<]*)<', page)
     row = re.search(rf'data-run-id="{run_id}">.*?class="num pass-rate">([^<]*)<', client.get("/ui").text)
