@@ -100,6 +100,9 @@ def test_the_stuffer_fills_every_limit_rules_out_every_other_mode_and_writes_eve
     for mode in others:
         entries = [r for r in diagnosis.ruled_out if r.hypothesis == mode]
         assert len({r.citations[0].item for r in entries}) == RULE_OUTS_PER_MODE
+    # Every source the run served items of is cited (the best-matched item of each).
+    cited_sources = {toolset.served_items()[c.item].source for claim in diagnosis.claims for c in claim.citations}
+    assert cited_sources == {item.source for item in toolset.served_items().values()}
     # Each claim cites one item with its strongest facts: a series' level just under its highest run of
     # SUSTAINED points (the fewest a level counts over), over that run's window.
     served = toolset.served_items()

@@ -42,6 +42,15 @@ def by_words(items: Sequence[Seen], modes: Sequence[str], vocabulary: Vocabulary
     return sorted(scored, key=lambda pair: -pair[1])
 
 
+def _covering(scored: Sequence[tuple[Seen, int]], limit: int) -> list[tuple[Seen, int]]:
+    """The first `limit` of the scored items, keeping the best of each tool among them (so every source the
+    run read is cited), in the order given."""
+    best = {s.tool: i for i, (s, _) in reversed(list(enumerate(scored)))}
+    keep = set(sorted(best.values())[:limit])
+    keep |= set([i for i in range(len(scored)) if i not in keep][: limit - len(keep)])
+    return [pair for i, pair in enumerate(scored) if i in keep]
+
+
 def _location(matched: Sequence[tuple[Seen, int]], notebook: Notebook) -> list[str]:
     """A cheap guess at where the fault is: of the resources the matched items name, one the alert names too
     (the longest: a replica's name holds its primary's), else the one they name most (weighted by their words),
@@ -73,7 +82,7 @@ class StufferAgent:
         vocabulary = packs_vocabulary(self.packs, task_domain(t.name for t in task.tools))
         soup = vocabulary_words(vocabulary)
         ranked = notebook.spread()
-        matched = by_words(ranked, self.modes, vocabulary)[:MAX_CITED_ITEMS]
+        matched = _covering(by_words(ranked, self.modes, vocabulary), MAX_CITED_ITEMS)
         # One claim per item (up to 8 distinct in all), each citing that item's strongest facts.
         claims = [Claim(text=f"{s.label()}: {soup}", evidence=list(s.facts())) for s, _ in matched]
         others = [m for m in vocabulary.names if m not in self.modes and m != "unknown"]
