@@ -9,6 +9,7 @@ import pytest
 
 from sredrill.diagnosis import Category, Diagnosis
 from sredrill.evidence import BackendMode, RcaToolset
+from sredrill.evidence.items import item_id
 from sredrill.scenarios import Pack
 from sredrill.trajectory import Recorder, ToolError, ToolResultStep
 from tests.evidence.conftest import N_POINTS
@@ -64,6 +65,7 @@ async def test_list_metrics_lists_every_series_without_values(tiny_pack: Pack) -
     assert listed["window"] == {"start": "2024-05-01T10:00:00Z", "end": "2024-05-01T11:00:00Z"}
     assert [m["metric_name"] for m in listed["metrics"]] == ALL_NAMES
     assert listed["metrics"][1] == {
+        "id": item_id("metric", {"metric": "CPUUtilization", "stat": "Maximum", "resource": INSTANCE}),
         "metric_name": "CPUUtilization",
         "stat": "Maximum",
         "unit": "Percent",
@@ -128,7 +130,8 @@ async def test_series_come_oldest_first_with_z_timestamps(tiny_pack: Pack) -> No
     assert series["timestamps"][0] == "2024-05-01T10:00:00Z"
     assert series["timestamps"] == sorted(series["timestamps"])
     assert series["values"][:3] == [10.0, 11.0, 12.0]
-    assert set(series) == {"metric_name", "stat", "unit", "dimensions", "timestamps", "values"}
+    assert set(series) == {"id", "metric_name", "stat", "unit", "dimensions", "timestamps", "values"}
+    assert series["id"] == item_id("metric", {"metric": "ReadIOPS", "stat": series["stat"], "resource": INSTANCE})
 
 
 async def test_end_is_exclusive_like_cloudwatch(tiny_pack: Pack) -> None:
@@ -182,7 +185,10 @@ async def test_events_are_sorted_by_date(tiny_pack: Pack) -> None:
     result = await toolset(tiny_pack, "full").call("get_events", {})
     dates = [e["date"] for e in result["events"]]
     assert dates == ["2024-05-01T10:10:00Z", "2024-05-01T10:31:00Z", "2024-05-01T10:45:00Z"]
-    assert set(result["events"][0]) == {"date", "message", "source_identifier", "source_type", "event_categories"}
+    first = result["events"][0]
+    assert set(first) == {"id", "date", "message", "source_identifier", "source_type", "event_categories"}
+    identity = {"time": first["date"], "text": first["message"], "resource": first["source_identifier"]}
+    assert first["id"] == item_id("event", identity)
 
 
 async def test_events_filter_by_category_case_insensitively_and_by_time(tiny_pack: Pack) -> None:
@@ -218,8 +224,9 @@ async def test_performance_insights_whole_document_and_one_dimension(tiny_pack: 
     assert len(doc["db_load"]["values"]) == N_POINTS
     assert doc["top_sql"][0]["wait_events"] == [{"name": "CPU", "type": "CPU", "db_load_avg": 3.1}]
     assert await tools.call("get_performance_insights", {"dimension": "top_users"}) == {
-        "top_users": [{"name": "app", "db_load_avg": 3.4}]
-    }
+        "top_users": [{"id": item_id("user", {"resource": doc["db_instance_identifier"], "user": "app"}),
+                       "name": "app", "db_load_avg": 3.4}]
+    }  # fmt: skip
     assert [e.n_points for e in tools.audit] == [N_POINTS, 0]
 
 
