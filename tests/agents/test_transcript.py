@@ -130,7 +130,7 @@ def test_a_rejected_diagnosis_line_is_named_with_its_line_and_reason() -> None:
     assert reply.rejected_answer == (
         "the agent's diagnosis line 3 was rejected: foo: Extra inputs are not permitted (unknown key 'foo'; "
         "a diagnosis line has: kind, root_cause, category, failure_modes, causal_chain, claims, ruled_out, "
-        "report); see the agent log"
+        "location, report); see the agent log"
     )
     assert reply.rejected_answer in reply.notes
     assert "[sredrill] stdout line 3: invalid step, kept as text: foo: Extra inputs" in reply.log
