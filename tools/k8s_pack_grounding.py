@@ -7,7 +7,8 @@ evicted; the events that say so (BackOff, Failed, FailedScheduling, FailedCreate
 NodeNotReady, ProgressDeadlineExceeded, Evicted); the nodes not Ready or under pressure; the monitors in Alert
 that measure the fault. From them come:
 
-- `location`: the faulty pods, their deployments, the nodes at fault, and the row's `where` (a dependency's host);
+- `location`: the faulty pods, their deployments, the nodes at fault (a lost node alone: the pods it took down
+  are its victims), and the row's `where` (a dependency's host);
 - `decisive`: per mode, 1-3 `ItemSelector`s naming those items by the identity fields of `domains/k8s/payloads.py`
   (plus the row's `clues`, log text only a log can show), with the fact a citation must state where one fits and
   the least informative bound it may state, read off the data (`bounds`): restarts above 2 (or above the most any
@@ -176,8 +177,6 @@ class _Found:
     selectors: list[Selector]
     pods: list[Json] = field(default_factory=list)
     places: list[str] = field(default_factory=list)
-    own_deployments: bool = True
-    """The pods' deployments are at fault too (not when the pods were only on a lost node)."""
 
 
 def _pod_fault(
@@ -285,15 +284,18 @@ def _node_not_ready(r: _Reader) -> _Found:
     nodes = [n for n in r.nodes if n["ready"] != "True"]
     names = [n["name"] for n in nodes]
     selectors = [_sel("node", ["below"], below=READY, node=n) for n in names[:1]]
-    lost = [p for p in r.pods if p["node_name"] in names]
-    selectors += _event("NodeNotReady", r.events_about(lost, "NodeNotReady"), text="")
+    # The node's own NodeNotReady event (its pods' say "Node is not ready" of each victim).
+    own = [
+        e for e in r.events if e["reason"] == "NodeNotReady" and e["involved_object"] in {f"Node/{n}" for n in names}
+    ]
+    selectors += [_sel("event", reason="NodeNotReady", object=e["involved_object"]) for e in own[:1]]
     if not names and r.has("P"):  # no node file: the pods' node is the lost one
         names = sorted({p["node_name"] for p in r.pods if p["phase"] == "Unknown"})
     if r.has("G"):
         said = [x for x in sorted(r.d.logs, key=lambda x: x["timestamp"]) if any(n in x["message"] for n in names)]
         selectors += [_sel("log", text=names[0])] if said and names else []
-    # The pods lost with the node are where it shows; their deployment is not at fault.
-    return _Found(selectors, lost, names, own_deployments=False)
+    # The fault is the node: the pods lost with it, and their deployment, are its victims, not its location.
+    return _Found(selectors, [], names)
 
 
 def _rollout(r: _Reader) -> _Found:
@@ -424,11 +426,7 @@ def grounding(key: Key, d: Drill) -> Grounding:
             raise ValueError(f"{key.folder}: no evidence item shows {mode}; add a rule or a clue")
         out.decisive[mode] = f.selectors[:MAX_SELECTORS]
     if key.modes != ("healthy",):
-        names = [
-            n
-            for f in found.values()
-            for n in (*f.places, *sorted({_deployment(p) for p in f.pods if f.own_deployments}))
-        ]
+        names = [n for f in found.values() for n in (*f.places, *sorted({_deployment(p) for p in f.pods}))]
         names += [p["name"] for f in found.values() for p in f.pods] + [n for m in key.modes for n in _where(r, m)]
         out.location = list(dict.fromkeys(names))
         if not out.location:
