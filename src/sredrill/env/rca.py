@@ -56,8 +56,9 @@ RCA_DESCRIPTION = (
     "An alert fired on a production system. Investigate with inspect_alert, inspect_metrics and inspect_logs "
     "(the targets each takes are the task's: its description and action schema list them), then "
     "submit_diagnosis with a Diagnosis as args: root cause, category, failure modes, causal chain, claims citing "
-    "their evidence sources, and the hypotheses you ruled out. The reward at submission is the fraction of "
-    "grading gates passed."
+    "the evidence items they rest on (the ids inspections return, each with a fact that holds on what was "
+    "served), the hypotheses you ruled out with the items that refute them, and the location of the fault. "
+    "The reward at submission is the fraction of grading gates passed."
 )
 """What every RCA task says, whatever its domain; `rca_description` adds what the domain's inspections read."""
 _INSPECTIONS = ("inspect_metrics", "inspect_logs")
