@@ -14,10 +14,14 @@ that measure the fault. From them come:
   the least informative bound it may state, read off the data (`bounds`): restarts above 2 (or above the most any
   pod not at fault has) for a crash loop, a deployment's ready replicas below its desired ones, a node's
   readiness below 0.5, a monitor above 0.5 (Alert, not Warn). The pods of one replica set are named by its
-  prefix (`checkout-7d9f-*`) when every pod with that prefix is at fault;
-- `refuting`: per ruled-out hypothesis, the items that contradict it (a Ready node refutes `node_not_ready`, a
-  scheduled pod `pending_pod`); otherwise the true modes' decisive items, since evidence of the real cause is what
-  dismisses the alternative.
+  prefix (`checkout-7d9f-*`) when every pod with that prefix is at fault. From difficulty 2 on, a mode with
+  `k8s_pack_keys.CAUSES` entries is decided by those instead: the items showing its cause (the exception, the
+  missing key, the taint, the dependency's answer) in words no mode's name uses, since the records above carry
+  the mode's own words (OOMKilled, ImagePullBackOff, FailedScheduling, exceeded quota) and a labeller's grep
+  finds them;
+- `refuting`: per ruled-out hypothesis, the items `k8s_pack_keys.REFUTES` names for it, else the items that
+  contradict it (a Ready node refutes `node_not_ready`, a scheduled pod `pending_pod`), else the records of the
+  true modes found above, since evidence of the real fault is what dismisses the alternative.
 
 A healthy scenario has no location; its decisive items show health (the workload's deployment with every
 replica ready, its pods below one restart, the node that came back Ready). `test_pack_keys.py` checks every
@@ -32,10 +36,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from k8s_drill import Drill, Json
-from k8s_pack_keys import Key
+from k8s_pack_keys import CAUSES, REFUTES, Key
 
 MAX_SELECTORS = 3
 """Per mode and per ruled-out hypothesis."""
+CAUSE_DIFFICULTY = 2
+"""From this difficulty on, a mode's decisive items are its cause's (`k8s_pack_keys.CAUSES`), not the
+records that carry the mode's own words."""
 EX_CONFIG = 78
 CRASH_RESTARTS = 2
 """A crash loop's pods restarted more than this (and more than any pod not at fault): one or two restarts are
@@ -421,16 +428,20 @@ def grounding(key: Key, d: Drill) -> Grounding:
     r = _Reader(key, d)
     found = {mode: RULES[mode](r) for mode in key.modes}
     out = Grounding()
+    causes = CAUSES.get(key.folder, {}) if key.difficulty >= CAUSE_DIFFICULTY else {}
     for mode, f in found.items():
         if not f.selectors:
             raise ValueError(f"{key.folder}: no evidence item shows {mode}; add a rule or a clue")
-        out.decisive[mode] = f.selectors[:MAX_SELECTORS]
+        cause = [dict(s) for s in causes.get(mode, ())]
+        out.decisive[mode] = (cause or f.selectors)[:MAX_SELECTORS]
     if key.modes != ("healthy",):
         names = [n for f in found.values() for n in (*f.places, *sorted({_deployment(p) for p in f.pods}))]
         names += [p["name"] for f in found.values() for p in f.pods] + [n for m in key.modes for n in _where(r, m)]
         out.location = list(dict.fromkeys(names))
         if not out.location:
             raise ValueError(f"{key.folder}: no location found for {', '.join(key.modes)}")
+    refutes = REFUTES.get(key.folder, {})
     for hypothesis in key.ruled_out:
-        out.refuting[hypothesis] = _refuting(r, hypothesis, found)
+        specific = [dict(s) for s in refutes.get(hypothesis, ())]
+        out.refuting[hypothesis] = (specific or _refuting(r, hypothesis, found))[:MAX_SELECTORS]
     return out

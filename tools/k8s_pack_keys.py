@@ -926,3 +926,105 @@ KEYS: tuple[Key, ...] = (
 )
 # fmt: on
 """Every scenario of the pack, in folder order."""
+
+
+def _log(text: str) -> dict[str, str]:
+    return {"kind": "log", "text": text}
+
+
+def _ev(reason: str, text: str) -> dict[str, str]:
+    return {"kind": "event", "reason": reason, "text": text}
+
+
+CAUSES: dict[str, dict[str, tuple[dict[str, str], ...]]] = {
+    "008-coredns-permissions": {
+        "dns_resolution_failure": (_log("services is forbidden"), _log("1 resource updated: ClusterRole/system:"))
+    },
+    "009-redis-refusing-connections": {
+        "dependency_unavailable": (_log("10.31.0.4:6379: connect: connection refused"),)
+    },
+    "010-liveness-timeout-restarts": {
+        "probe_failure": (_log("inventory database query took"), _log("db_check=inventory"))
+    },
+    "011-rollout-waits-on-migration": {
+        "deployment_rollout_stuck": (_log("(schema 57 < 58)"),)
+    },
+    "012-disk-pressure-evictions": {
+        "evicted_pods": (_log("spooling to disk"), _log("spool dir /var/spool/ingest (emptyDir)"))
+    },
+    "013-oom-model-load-sidecar-restarts": {
+        "oom_killed": (_log("promoted ranker-v14 to production"), _log("loading embedding table"))
+    },
+    "014-image-platform-mismatch": {
+        "image_pull_backoff": (_log("consolidated onto ng-arm64"), _log("(m7g.large, arm64)"))
+    },
+    "017-crashloop-poison-message": {
+        "crashloop_backoff": (_log("IndexError: list index out of range"), _log("delivery_count="))
+    },
+    "018-configmap-typo-crashloop": {
+        "bad_config": (_log('required key "scoring.threshold" is missing'), _log('did you mean "scoring.treshold"'))
+    },
+    "019-gpu-taint-unschedulable": {
+        "pending_pod": (_log("untolerated taint {nvidia.com/gpu: present}"), _log("nodegroup vision-gpu-g5 updated"))
+    },
+    "020-upstream-resolver-timeouts": {"dns_resolution_failure": (_log("->10.0.0.4:53: i/o timeout"),)},
+    "021-node-lost-sparse-evidence": {"node_not_ready": (_log("hasn't been updated for"),)},
+    "022-vendor-api-outage": {"dependency_unavailable": (_log("api.seatplan.example/v3/venues"),)},
+    "024-liveness-kills-slow-startup": {
+        "probe_failure": (
+            _log("initialDelaySeconds 90 -> 20"),
+            _log("Started ClaimsProcessorApplication in 74.6 seconds"),
+            _log("Started ClaimsProcessorApplication: not reached"),
+        )
+    },
+    "025-rollout-init-container-wait": {
+        "deployment_rollout_stuck": (_log('jobs.batch "product-db-migrate-47" not found'),)
+    },
+    "026-dual-oom-and-quota": {
+        "oom_killed": (_log("heap 960MiB"),),
+        "resource_quota_exceeded": (_ev("SuccessfulRescale", "New size: 12"),),
+    },
+    "027-dual-image-tag-and-configmap": {
+        # The tag's typo (4.2.O) shows only in the pull failure itself: no other record names the cause.
+        "image_pull_backoff": (_ev("Failed", 'contact-api:4.2.O"'),),
+        "bad_config": (_ev("Failed", 'configmap "contact-sync-settings" not found'),),
+    },
+    "028-dual-conntrack-dns-and-provider": {
+        "dns_resolution_failure": (_log("nf_conntrack: table full"),),
+        "dependency_unavailable": (_log("scheduled maintenance until 16:30 UTC"),),
+    },
+    "029-dual-evictions-and-unschedulable": {
+        "evicted_pods": (_log("loaded dataset shipments_2025"),),
+        "pending_pod": (
+            _log("loaded dataset shipments_2025"),
+            _ev("NodeHasInsufficientMemory", "NodeHasInsufficientMemory"),
+        ),
+    },
+}
+"""Scenario -> mode -> the items that show the fault's CAUSE (the panic, the missing key, the taint, the
+dependency's answer, the neighbour's load), in words no failure mode's name uses. For difficulty >= 2 they
+replace the derived `decisive` selectors, whose records (OOMKilled, ImagePullBackOff, FailedScheduling, exceeded
+quota, Evicted) carry the mode's own words: a labeller that greps for them must not pass."""
+
+REFUTES: dict[str, dict[str, tuple[dict[str, str], ...]]] = {
+    "020-upstream-resolver-timeouts": {
+        "dependency_unavailable": (
+            _log("posted via ledger-api.payments.svc.cluster.local 200"),
+            _log("->10.0.0.4:53: i/o timeout"),
+        )
+    },
+    "024-liveness-kills-slow-startup": {
+        "crashloop_backoff": (
+            _ev("Killing", "failed liveness probe, will be restarted"),
+            _log("Started ClaimsProcessorApplication: not reached"),
+        ),
+        "oom_killed": (_ev("Killing", "failed liveness probe, will be restarted"), _log("Graceful shutdown complete")),
+    },
+    "027-dual-image-tag-and-configmap": {
+        "crashloop_backoff": (
+            _ev("Failed", 'configmap "contact-sync-settings" not found'),
+            _ev("Failed", 'contact-api:4.2.O"'),
+        ),
+    },
+}
+"""Scenario -> ruled-out hypothesis -> items specific to it that contradict it (they replace the derived ones)."""

@@ -5,6 +5,7 @@ scenarios have none, and each key is consistent. Through the real loader and the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -126,6 +127,51 @@ def test_a_faults_items_are_at_its_location(folder: str) -> None:
     # Every place is named by the evidence an agent can read.
     said = " ".join(" ".join(i.identity.values()) for i in items).casefold()
     assert all(name.casefold() in said for name in key.location), key.location
+
+
+# The words of a fault's symptom records: Kubernetes' own reasons, which name the failure mode itself.
+SYMPTOM_WORDS = re.compile(
+    r"OOMKill|ImagePull|ErrImagePull|Failed to pull|FailedScheduling|exceeded quota|Evicted|CrashLoop|Back-off"
+    r"|Unhealthy|probe failed|ProgressDeadline|NodeNotReady|not ready",
+    re.IGNORECASE,
+)
+SYMPTOM_KINDS = {"pod", "deploy", "node", "monitor"}
+"""Their state is the symptom (waiting, restarted, not Ready, in Alert): what a labeller reads first."""
+# The image tag's typo (4.2.O) is named by the pull failure alone: no other record of 027 shows the cause.
+SYMPTOM_ONLY = {("027-dual-image-tag-and-configmap", "image_pull_backoff")}
+
+
+@pytest.mark.parametrize("folder", scenarios())
+def test_a_hard_fault_is_decided_by_its_cause_not_by_the_records_that_name_its_mode(folder: str) -> None:
+    """From difficulty 2 on, every decisive item of a fault shows its cause in words no mode's name uses: a
+    label-oracle stuffer that greps the evidence for the mode's words must not find them."""
+    scenario = builtin().scenario(folder)
+    key = scenario.answer
+    if int(scenario.metadata.scenario_difficulty) < 2 or key.expected_failure_modes == ("healthy",):
+        return
+    items = items_of(scenario)
+    for mode, selectors in key.decisive.items():
+        if (folder, mode) in SYMPTOM_ONLY:
+            continue
+        for selector in selectors:
+            for item in matching(selector, items):
+                assert item.kind not in SYMPTOM_KINDS, f"{mode}: {selector.describe()} names a {item.kind}"
+                words = " ".join(item.identity.values())
+                assert not SYMPTOM_WORDS.search(words), f"{mode}: {selector.describe()} names {words!r}"
+
+
+def test_the_old_symptom_records_no_longer_decide_a_hard_fault() -> None:
+    """017's restarting pods and their BackOff events were decisive before; now only the exception is."""
+    scenario = builtin().scenario("017-crashloop-poison-message")
+    selectors = scenario.answer.decisive["crashloop_backoff"]
+    items = items_of(scenario)
+    backoff = [i for i in items if i.kind == "event" and i.identity["reason"] == "BackOff"]
+    restarted = [i for i in items if i.kind == "pod" and i.points and i.points[0][1] > 2]
+    exception = [i for i in items if i.kind == "log" and "IndexError: list index out of range" in i.identity["text"]]
+    assert backoff and restarted and exception
+    named = {i.id for sel in selectors for i in matching(sel, items)}
+    assert not named & {i.id for i in backoff + restarted}
+    assert {i.id for i in exception} <= named
 
 
 def test_healthy_keys_ask_for_facts_of_health() -> None:
