@@ -1,7 +1,8 @@
 """Claims: the facts of a conclusion turned into cited claims within the citation limits, and where the fault is.
 
 A claim cites the items its sentence is about (at most `MAX_CITATIONS_PER_CLAIM`), and the claims of one
-diagnosis cite at most `MAX_CITED_ITEMS` distinct items in all. The items go first to the first fact of each
+diagnosis cite at most `MAX_CITED_ITEMS` distinct items in all. The items go first to the records each cause
+quotes (its own evidence: `quotes`), the causes in turn and at most `_LEADS` in all, then to the first fact of each
 cause, then to one item of every source the facts read (each source the conclusion rests on is cited), then to
 one item of every fact, then to the rest. Facts are taken in this order: the causes' facts one of each cause in
 turn and one of each source within a cause (a pod, an event, a log line: what shows the fault, before more of
@@ -49,8 +50,15 @@ def _priority(causes: Sequence[Sequence[Fact]], others: Iterable[Fact]) -> list[
     return out + list(others)
 
 
-def build_claims(causes: Sequence[tuple[str, Sequence[Fact]]], others: Sequence[Backing]) -> list[Claim]:
-    """One claim per distinct fact (the causes' first, each supporting its mode), cited within the limits."""
+# The most items the quoted records take first: the rest of the budget keeps one item of every source.
+_LEADS = MAX_CITED_ITEMS - 3
+
+
+def build_claims(
+    causes: Sequence[tuple[str, Sequence[Fact]]], others: Sequence[Backing], leads: Sequence[Sequence[str]] = ()
+) -> list[Claim]:
+    """One claim per distinct fact (the causes' first, each supporting its mode), cited within the limits;
+    `leads`: for each cause, the items of the records it quotes, which its claims cite first."""
     backings: dict[str, tuple[Fact, list[str]]] = {}
     for mode, facts in causes:
         for f in facts:
@@ -66,6 +74,16 @@ def build_claims(causes: Sequence[tuple[str, Sequence[Fact]]], others: Sequence[
                 granted[c.item] = None
 
     ranked = _priority([facts for _, facts in causes], (b.fact for b in others))
+    firsts = [
+        item
+        for depth in range(MAX_CITATIONS_PER_CLAIM)
+        for lead in leads
+        if depth < len(lead)
+        for item in lead[depth : depth + 1]
+    ]
+    for item in list(dict.fromkeys(firsts))[:_LEADS]:
+        granted[item] = None
+    quoted = set(granted)
     for _, facts in causes:  # what shows each cause first
         grant(next((f.cites[:1] for f in _by_source(facts) if f.cites), ()))
     covered: set[tuple[str, ...]] = set()
@@ -79,7 +97,9 @@ def build_claims(causes: Sequence[tuple[str, Sequence[Fact]]], others: Sequence[
         grant(f.cites[:MAX_CITATIONS_PER_CLAIM])
     claims = []
     for fact, supports in backings.values():
-        cited: list[Citation | str] = [c for c in fact.cites[:MAX_CITATIONS_PER_CLAIM] if c.item in granted]
+        # The quoted records first, before what they explain.
+        cites = sorted(fact.cites, key=lambda c: c.item not in quoted)[:MAX_CITATIONS_PER_CLAIM]
+        cited: list[Citation | str] = [c for c in cites if c.item in granted]
         evidence = [*cited, *dict.fromkeys(fact.sources)]
         claims.append(Claim(text=fact.text, evidence=evidence, supports=list(dict.fromkeys(supports))))
     return claims

@@ -15,6 +15,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
+
 from sredrill.agents.k8s_reference.casefile import CaseFile
 from sredrill.agents.k8s_reference.containers import hit_facts
 from sredrill.agents.k8s_reference.facts import (
@@ -22,12 +25,14 @@ from sredrill.agents.k8s_reference.facts import (
     deployment_fact,
     deployment_state,
     event_fact,
+    line_fact,
+    log_fact,
     node_fact,
     plural,
     pod_fact,
 )
-from sredrill.agents.k8s_reference.findings import Finding, Verdict
-from sredrill.agents.k8s_reference.observations import EventView, PodView
+from sredrill.agents.k8s_reference.findings import Fact, Finding, Verdict
+from sredrill.agents.k8s_reference.observations import EventView, LogRecord, NodeView, PodView
 from sredrill.agents.k8s_reference.scan import scan
 from sredrill.agents.k8s_reference.signals import Signal, signals_of
 
@@ -42,6 +47,51 @@ def _workload(case: CaseFile) -> str:
 
 def _bad_nodes(case: CaseFile) -> set[str]:
     return {n.name for n in case.nodes if not n.is_ready}
+
+
+# What fills a node's resource: a record naming an amount of it (`spool 11.0 GiB`, `loaded … (11.8 GiB) into
+# memory`) in its words, and the node's own condition events (`NodeHasInsufficientMemory`, `NodeHasDiskPressure`).
+_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s?(GiB|GB|Gi|G)\b")
+_RESOURCE_WORDS = {
+    "memory": re.compile(r"memory|heap|\brss\b|in-memory|loaded", re.IGNORECASE),
+    "disk": re.compile(r"disk|spool|ephemeral|emptydir|storage|/var/", re.IGNORECASE),
+}
+_CONDITION_EVENTS = {
+    "memory": "NodeHasInsufficientMemory",
+    "disk": "NodeHasDiskPressure",
+    "PID": "NodeHasInsufficientPID",
+}
+
+
+def _amount(text: str) -> float:
+    return max((float(m.group(1)) for m in _AMOUNT.finditer(text)), default=0.0)
+
+
+def _fillers(case: CaseFile, nodes: list[NodeView], before: datetime | None) -> tuple[str, list[Fact]]:
+    """What fills the pressured nodes (a clause quoting it, and its facts): the records naming the most of the
+    resource under pressure, any workload's (the evicted one's own spool, a neighbour's load), up to the latest
+    eviction; and the nodes' condition events."""
+    resources = {r for n in nodes for r in n.pressures}
+    words = [_RESOURCE_WORDS[r] for r in resources if r in _RESOURCE_WORDS]
+    lines = [(log.pod, r) for log in case.pod_logs for r in log.lines]
+    records: list[tuple[str, LogRecord]] = [("", r) for r in case.logs] + lines
+    found = [
+        (pod, r) for pod, r in records
+        if _amount(r.message) >= 1 and any(w.search(r.message) for w in words)
+        and (before is None or r.time is None or r.time <= before)
+    ]  # fmt: skip
+    # One record per writer (a spool that grows says it again and again), the most of the resource first.
+    by_writer = {
+        pr[0] or pr[1].service or pr[1].host: pr for pr in sorted(found, key=lambda pr: _amount(pr[1].message))
+    }
+    ranked = sorted(by_writer.values(), key=lambda pr: -_amount(pr[1].message))[:2]
+    facts = [line_fact(pod, [r]) if pod else log_fact(case, [r]) for pod, r in ranked]
+    names = {n.name for n in nodes}
+    reasons = {_CONDITION_EVENTS[r] for r in resources if r in _CONDITION_EVENTS}
+    told = [e for e in case.events if e.kind == "Node" and e.name in names and e.reason in reasons]
+    facts += [event_fact(case, e) for e in told[-2:]]
+    quoted = "; ".join(f"“{clip(r.message, 120)}”" for _, r in ranked)
+    return (f"; what fills it: {quoted}" if quoted else ""), facts
 
 
 def assess_scheduling(case: CaseFile) -> Finding:
@@ -81,6 +131,12 @@ def assess_scheduling(case: CaseFile) -> Finding:
         "replicas unavailable",
     )
     facts = [pod_fact(case, p) for p in pending[:_KEEP]] + hit_facts(case, hits)
+    # Nodes tainted for their own pressure turn the pods away: what fills those nodes keeps them Pending too.
+    pressured = [nd for nd in case.nodes if any(f"{r.lower()}-pressure" in t for r in nd.pressures for t in texts)]
+    if pressured:
+        filled, more = _fillers(case, pressured, None)
+        summary += filled
+        facts += more
     pods = frozenset(p.name for p in pending) | hits.pods
     tags = frozenset({"taint"} if tainted else {"capacity"} if capacity else set())
     return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), pods, weight=hits.weight + 3 * n, tags=tags)
@@ -107,6 +163,11 @@ def assess_quota(case: CaseFile) -> Finding:
         f"the namespace's ResourceQuota is exhausted: the ReplicaSet of {_workload(case)} cannot create pods "
         f"(“{clip(message, 160)}”){short}"
     )
+    # What asked for the pods the quota refuses: the workload's autoscaler scaling it up.
+    scaled = [e for e in case.events if e.kind == "HorizontalPodAutoscaler" and e.name == case.workload
+              and e.reason == "SuccessfulRescale"]  # fmt: skip
+    if scaled:
+        summary += f"; its HorizontalPodAutoscaler asked for more (“{clip(scaled[-1].message, 120)}”)"
     chain = (
         "the namespace's ResourceQuota is used up (requests or pod count at the hard limit)",
         "the API server refuses each new pod (FailedCreate: exceeded quota)",
@@ -114,6 +175,7 @@ def assess_quota(case: CaseFile) -> Finding:
         "capacity drops and the alert fires",
     )
     facts = hit_facts(case, hits) + ([deployment_fact(d)] if d is not None and d.short else [])
+    facts += [event_fact(case, e) for e in scaled[-1:]]
     return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), frozenset(), weight=hits.weight + 4)
 
 
@@ -208,6 +270,11 @@ def assess_evictions(case: CaseFile) -> Finding:
     )
     facts = [pod_fact(case, p) for p in evicted[:_KEEP]] + [event_fact(case, e) for e in events[:_KEEP]]
     facts += [node_fact(nd) for nd in pressured[:2]]
+    if pressured:
+        latest = max((e.last for e in events if e.last is not None), default=None)
+        filled, more = _fillers(case, pressured, latest)
+        summary += filled
+        facts += more
     tags = frozenset({"node"} if by_node and not pressured else set())
     pods = frozenset(p.name for p in evicted) | frozenset(e.name for e in events if e.kind == "Pod")
     return Finding(mode, Verdict.CAUSE, summary, chain, tuple(facts), pods, weight=hits.weight + 3 * n, tags=tags)

@@ -36,6 +36,7 @@ from sredrill.agents.k8s_reference.facts import (
 )
 from sredrill.agents.k8s_reference.findings import HYPOTHESES, Fact, Finding, Verdict, category_of
 from sredrill.agents.k8s_reference.observations import LogRecord
+from sredrill.agents.k8s_reference.quotes import lead_facts
 from sredrill.agents.k8s_reference.reasoning import Conclusion, Outcome
 from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, Category, Citation, Claim, Diagnosis, RuledOut
 
@@ -276,7 +277,7 @@ def _cluster_activity(case: CaseFile, *, involved_only: bool) -> Fact | None:
     said = "; ".join(
         f"{r.service or r.host or 'the cluster'} ({case.age(r.time)}): “{clip(r.message, 120)}”" for r in chosen
     )
-    cites = unique(cite_log(r) for r in chosen[-MAX_CITATIONS_PER_CLAIM:])
+    cites = unique(cite_log(r) for r in sorted(chosen, key=rank)[:MAX_CITATIONS_PER_CLAIM])  # what names us first
     return Fact(sentence(f"Elsewhere in the cluster, around the alert: {said}"), (SRC.logs,), cites)
 
 
@@ -444,7 +445,11 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
     case = conclusion.case
     root = _root_cause(conclusion)
     chain = [" -> ".join(f.chain) for f in conclusion.causes if f.chain]
-    causes = [(f.mode, [*f.facts, *_log_tails(conclusion, f), *_monitors(case, f)]) for f in conclusion.causes]
+    # Each cause's claims lead with the records its summary and chain quote: its own evidence, before its symptoms.
+    leads = [
+        lead_facts(case, f, [*f.facts, *_log_tails(conclusion, f), *_monitors(case, f)]) for f in conclusion.causes
+    ]
+    causes = [(f.mode, list(lead.facts)) for f, lead in zip(conclusion.causes, leads, strict=True)]
     others = [Backing(fact, (f.follows,) if f.follows else ()) for f in _symptoms(conclusion) for fact in f.facts[:2]]
     if conclusion.outcome == Outcome.HEALTHY:
         others += [Backing(fact) for f in _recovered(conclusion) for fact in f.facts[:2]]
@@ -453,10 +458,14 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
     cited |= {s for b in others for s in b.fact.sources}
     if conclusion.outcome != Outcome.FAULTS:
         cited = set()  # a healthy or open verdict rests on the whole current state
-    rest = _state_facts(case, cited) + _context_facts(case, involved_only=conclusion.outcome == Outcome.FAULTS)
+    faults = conclusion.outcome == Outcome.FAULTS
+    # Under a fault, what the rest of the cluster did around it (a node pool replaced, a neighbour's load) comes
+    # before the state summaries: it may be why.
+    context = _context_facts(case, involved_only=faults)
+    rest = [*context, *_state_facts(case, cited)] if faults else [*_state_facts(case, cited), *context]
     # What no item can back (an absence: no Warning event) is said in the report, not claimed uncited.
     absences = [f for f in rest if not f.cites]
-    claims = build_claims(causes, [*others, *(Backing(f) for f in rest if f.cites)])
+    claims = build_claims(causes, [*others, *(Backing(f) for f in rest if f.cites)], [lead.items for lead in leads])
     ruled = _ruled_out(conclusion)
     return Diagnosis(
         root_cause=root,
