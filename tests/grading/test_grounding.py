@@ -393,3 +393,11 @@ def test_a_level_over_one_sample_is_true_but_backs_no_mode() -> None:
     assert check_fact(one, spike) is None and check_fact(three, spike) is None  # both are true facts
     assert not _decisive(one, spike, sel)  # a blip is not the state of the system
     assert _decisive(three, spike, sel)
+
+
+def test_only_the_first_ruled_out_entry_of_a_hypothesis_counts(refuting: Pack) -> None:
+    # A shotgun of entries for one hypothesis, each citing another item, does not get to try every item.
+    wrong = ("cpu_saturation", "a guess", (cite(SQL),))
+    right = ("cpu_saturation", "CPU is level", (cite(CPU, "flat"),))
+    assert not grade(refuting, good(ruled_out=(wrong, right)), axis=2, served=SERVED).checks["ruling_out"].passed
+    assert grade(refuting, good(ruled_out=(right, wrong)), axis=2, served=SERVED).checks["ruling_out"].passed

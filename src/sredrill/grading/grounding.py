@@ -116,11 +116,17 @@ def ground(
                 break
 
     refuted: set[str] = set()
+    dismissed: set[str] = set()
     for j, entry in enumerate(diagnosis.ruled_out):
         good = read(f"ruled_out[{j}]", entry.evidence, -1)
         hypothesis = hypothesis_name(entry.hypothesis, vocabulary)
-        if hypothesis in answer.ruled_out and any(
-            _decisive(c, served[c.item], answer.refuting.get(hypothesis)) for c in good
+        # One entry per hypothesis: dismissing it again and again with other items is a shotgun, not a reason.
+        first = hypothesis not in dismissed
+        dismissed.add(hypothesis)
+        if (
+            first
+            and hypothesis in answer.ruled_out
+            and any(_decisive(c, served[c.item], answer.refuting.get(hypothesis)) for c in good)
         ):
             refuted.add(hypothesis)
 
