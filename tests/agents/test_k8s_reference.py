@@ -20,6 +20,7 @@ import pytest
 
 from sredrill.agents import resolve_agent
 from sredrill.agents.k8s_reference import K8sReferenceAgent
+from sredrill.agents.k8s_reference.quotes import is_quoted_in, quotes_of
 from sredrill.agents.reference import DomainReference
 from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, MAX_CITED_ITEMS, Citation, FactKind
 from sredrill.evidence import BackendMode, RcaToolset
@@ -124,6 +125,47 @@ def test_the_diagnosis_quotes_the_decisive_evidence(builtin_runs: list[Run]) -> 
             text = " ".join([r.diagnosis.root_cause, *r.diagnosis.causal_chain])
             missing = [n for n in needles if n not in text]
             assert not missing, (r.scenario.folder, r.axis, missing, r.diagnosis.root_cause)
+
+
+def test_a_quote_names_the_record_it_is_clipped_from() -> None:
+    record = 'Liveness probe failed: Get "http://10.24.42.194:8080/health": context deadline exceeded'
+    assert quotes_of("x (“Liveness probe failed: Get … context deadline exceeded”)") == [
+        ["Liveness probe failed: Get", "context deadline exceeded"]
+    ]
+    (middle,) = quotes_of('the probe fails (“Liveness probe failed: Get "http://10.24.42 … deadline exceeded”)')
+    assert is_quoted_in(middle, record)
+    (other_pod,) = quotes_of('(“Liveness probe failed: Get "http://10.36.47 … deadline exceeded”)')
+    assert not is_quoted_in(other_pod, record)  # another pod's probe: its address differs
+    (reordered,) = quotes_of("(“context deadline exceeded … Liveness probe failed”)")
+    assert not is_quoted_in(reordered, record)  # the pieces must come in order
+    assert quotes_of("a word (“OOMKilled”) and (“…”)") == []  # too short to name one record
+
+
+def _quoted_records(r: Run) -> list[list[str]]:
+    """For each quote of the root cause that names served log records or events, those items."""
+    served = r.toolset.served_items()
+    texts = {i: str(dict(it.identity).get("text", "")) for i, it in served.items() if it.kind in ("log", "event")}
+    named = [[i for i, t in texts.items() if is_quoted_in(pieces, t)] for pieces in quotes_of(r.diagnosis.root_cause)]
+    return [items for items in named if items]
+
+
+@pytest.mark.parametrize("which", ["dev", "builtin"])
+def test_every_record_the_root_cause_quotes_is_cited_by_a_claim_backing_a_fault(
+    which: str, dev_runs: list[Run], builtin_runs: list[Run]
+) -> None:
+    """What the conclusion quotes (the panic line, the registry's answer, the resolver's error, what fills a
+    node) is cited, in a claim that supports a diagnosed fault, not only in the prose."""
+    checked = 0
+    for r in dev_runs if which == "dev" else builtin_runs:
+        d = r.diagnosis
+        if set(d.failure_modes) & {"healthy", "unknown"}:
+            continue
+        # A claim supports the modes it names, or every diagnosed one when it names none.
+        backing = {c.item for claim in d.claims for c in claim.citations}
+        for items in _quoted_records(r):
+            checked += 1
+            assert backing & set(items), (r.scenario.folder, r.axis, items, d.root_cause)
+    assert checked >= 10
 
 
 def test_rule_outs_say_what_evidence_contradicts_each(builtin_runs: list[Run]) -> None:

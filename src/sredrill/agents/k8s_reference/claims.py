@@ -2,7 +2,7 @@
 
 A claim cites the items its sentence is about (at most `MAX_CITATIONS_PER_CLAIM`), and the claims of one
 diagnosis cite at most `MAX_CITED_ITEMS` distinct items in all. The items go first to the records each cause
-quotes (its own evidence: `quotes`), the causes in turn and at most `_LEADS` in all, then to the first fact of each
+quotes (its own evidence: `quotes`), the causes in turn and at most `MOST_LEADS` in all, then to the first fact of each
 cause, then to one item of every source the facts read (each source the conclusion rests on is cited), then to
 one item of every fact, then to the rest. Facts are taken in this order: the causes' facts one of each cause in
 turn and one of each source within a cause (a pod, an event, a log line: what shows the fault, before more of
@@ -12,12 +12,13 @@ without an item still names its sources. Each claim says which diagnosed modes i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sredrill.agents.k8s_reference.casefile import CaseFile
 from sredrill.agents.k8s_reference.citing import cite_deployment, cite_node, pod_cites, state_cites, unique
 from sredrill.agents.k8s_reference.findings import Fact, Finding, Verdict
+from sredrill.agents.k8s_reference.quotes import MOST_LEADS
 from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, MAX_CITED_ITEMS, Citation, Claim
 
 __all__ = ["Backing", "build_claims", "location", "location_of", "refuting"]
@@ -50,10 +51,6 @@ def _priority(causes: Sequence[Sequence[Fact]], others: Iterable[Fact]) -> list[
     return out + list(others)
 
 
-# The most items the quoted records take first: the rest of the budget keeps one item of every source.
-_LEADS = MAX_CITED_ITEMS - 3
-
-
 def build_claims(
     causes: Sequence[tuple[str, Sequence[Fact]]], others: Sequence[Backing], leads: Sequence[Sequence[str]] = ()
 ) -> list[Claim]:
@@ -74,14 +71,9 @@ def build_claims(
                 granted[c.item] = None
 
     ranked = _priority([facts for _, facts in causes], (b.fact for b in others))
-    firsts = [
-        item
-        for depth in range(MAX_CITATIONS_PER_CLAIM)
-        for lead in leads
-        if depth < len(lead)
-        for item in lead[depth : depth + 1]
-    ]
-    for item in list(dict.fromkeys(firsts))[:_LEADS]:
+    depths = range(max(map(len, leads), default=0))
+    firsts = [lead[depth] for depth in depths for lead in leads if depth < len(lead)]
+    for item in list(dict.fromkeys(firsts))[:MOST_LEADS]:
         granted[item] = None
     quoted = set(granted)
     for _, facts in causes:  # what shows each cause first
@@ -129,13 +121,23 @@ def _lead(causes: Sequence[Finding]) -> list[Citation]:
     return [r[depth] for depth in range(max(map(len, ranked), default=0)) for r in ranked if depth < len(r)]
 
 
-def refuting(case: CaseFile, f: Finding, causes: Sequence[Finding]) -> tuple[Citation, ...]:
+_RESTART_MODES = frozenset({"crashloop_backoff", "oom_killed"})
+_CONTAINER_MODES = _RESTART_MODES | {"image_pull_backoff", "bad_config", "probe_failure"}
+
+
+def refuting(
+    case: CaseFile, f: Finding, causes: Sequence[Finding], leads: Mapping[str, Sequence[Citation]] | None = None
+) -> tuple[Citation, ...]:
     """The items that dismiss a finding that is not a cause, at most `MAX_CITATIONS_PER_CLAIM`.
 
     What the finding names against itself comes first (a synthetic check that is OK, a dependency's answer).
     Then what the hypothesis is about: the nodes (Ready, no pressure) for a node's fault; for a fault that is
     over, the workload as it is now (its deployment's ready replicas, its pods' restart counts). Then the
-    evidence of the actual causes, which explains what the hypothesis would have (a symptom: its cause's);
+    evidence of the actual causes, which explains what the hypothesis would have (a symptom: its cause's): for a
+    crash or an OOM kill, the kubelet's own word on why it restarted the containers (`Killing`) first; for a
+    container fault the evidence contradicts, the workload's worst pod as it is; then the first item of each
+    cause's evidence, the records each cause quotes (`leads`: mode -> its leading citations),
+    then one item of each of its other sources;
     the finding's own items last, then the workload's pods.
     """
     cites: list[Citation | None] = list(f.refutes)
@@ -147,7 +149,16 @@ def refuting(case: CaseFile, f: Finding, causes: Sequence[Finding]) -> tuple[Cit
     elif f.mode in _WORKLOAD_MODES and not causes:
         cites.append(cite_deployment(case.our_deployment))
     follows = [c for c in causes if c.mode == f.follows] if f.verdict == Verdict.SYMPTOM else list(causes)
-    cites += _lead(follows)
+    if f.mode in _RESTART_MODES:  # the kubelet says why it restarted them: not a crash, not the OOM killer
+        killing = {e.ref for e in case.events if e.reason == "Killing" and e.ref is not None}
+        cites += [c for cause in follows for fact in cause.facts for c in fact.cites if c.item in killing]
+    if f.mode in _CONTAINER_MODES and f.verdict == Verdict.ABSENT:  # the pods as they are say what they do not
+        cites += pod_cites(case, 1)
+    quoted = [list((leads or {}).get(c.mode, ())) for c in follows]
+    first = _lead(follows)
+    cites += first[: len(follows)]  # what shows each cause first (its pods, most often), then what it quotes
+    cites += [q[depth] for depth in range(MAX_CITATIONS_PER_CLAIM) for q in quoted if depth < len(q)]
+    cites += first[1:]
     if f.mode == "evicted_pods":  # nodes under no pressure, after what the actual cause shows
         cites += nodes
     cites += [c for fact in f.facts for c in fact.cites]

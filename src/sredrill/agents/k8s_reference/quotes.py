@@ -21,10 +21,12 @@ from sredrill.agents.k8s_reference.citing import View
 from sredrill.agents.k8s_reference.facts import deployment_fact, event_fact, line_fact, log_fact, pod_fact
 from sredrill.agents.k8s_reference.findings import Fact, Finding
 from sredrill.agents.k8s_reference.observations import DeploymentView, EventView, LogRecord, PodView
-from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM
+from sredrill.diagnosis import MAX_CITATIONS_PER_CLAIM, MAX_CITED_ITEMS, Citation
 
-__all__ = ["Lead", "lead_facts", "quotes_of"]
+__all__ = ["MOST_LEADS", "Lead", "is_quoted_in", "lead_facts", "quotes_of"]
 
+MOST_LEADS = MAX_CITED_ITEMS - 3
+"""The most items the records a diagnosis quotes take (the rest of the budget keeps one item of every source)."""
 _QUOTE = re.compile(r"“([^”]+)”")
 _MIN_PIECE = 12
 
@@ -43,7 +45,8 @@ def quotes_of(text: str) -> list[list[str]]:
     return out
 
 
-def _quotes(pieces: Sequence[str], text: str) -> bool:
+def is_quoted_in(pieces: Sequence[str], text: str) -> bool:
+    """Whether a quote (its pieces) is taken from a text: every piece appears in it, in order."""
     text = _squeeze(text)
     at = 0
     for piece in pieces:
@@ -105,25 +108,33 @@ class Lead:
     items: tuple[str, ...]
     """The quoted records' items, in the order the summary and chain quote them."""
 
+    @property
+    def cites(self) -> tuple[Citation, ...]:
+        """The leading items' citations, in that order."""
+        by_item = {c.item: c for f in self.facts for c in f.cites}
+        return tuple(by_item[i] for i in self.items if i in by_item)
+
 
 def lead_facts(case: CaseFile, f: Finding, facts: Sequence[Fact]) -> Lead:
     """The facts of a cause, led by the ones that cite the records its summary and chain quote (a fact written
-    for a quoted record none of them cites); at most `MAX_CITATIONS_PER_CLAIM` records lead."""
+    for a quoted record none of them cites); at most `MOST_LEADS` quoted records lead, then (up to
+    `MAX_CITATIONS_PER_CLAIM` in all) the log records and events its facts cite."""
     cited = {c.item for fact in facts for c in fact.cites}
     records = [r for r in _records(case) if r.view.ref is not None]
     chosen: dict[str, _Record] = {}
     for pieces in quotes_of(" ".join((f.summary, *f.chain))):
         # One record per quote: one the facts already read, else the latest.
-        matches = [r for r in records if any(_quotes(pieces, t) for t in r.texts)]
+        matches = [r for r in records if any(is_quoted_in(pieces, t) for t in r.texts)]
         if matches:
             best = max(matches, key=lambda r: (_is_record(r.view), r.view.ref in cited, _moment(r.view)))
             chosen.setdefault(str(best.view.ref), best)
         # Another component repeating the same reason (an autoscaler that cannot place the pods either).
-        echoes = [r for r in records if _is_record(r.view) and r not in matches and _echoes(pieces, r.texts)]
+        writers = {_writer(r) for r in matches}
+        echoes = [r for r in records if _is_record(r.view) and _writer(r) not in writers and _echoes(pieces, r.texts)]
         if echoes:
             echo = max(echoes, key=lambda r: _moment(r.view))
             chosen.setdefault(str(echo.view.ref), echo)
-        if len(chosen) >= MAX_CITATIONS_PER_CLAIM:
+        if len(chosen) >= MOST_LEADS:
             break
     leading: list[Fact] = []
     for ref, record in chosen.items():
@@ -135,7 +146,7 @@ def lead_facts(case: CaseFile, f: Finding, facts: Sequence[Fact]) -> Lead:
     # Then the log records and lines its facts quote (what the containers said), then its events.
     said = [c.item for x in (*leading, *rest) for c in x.cites]
     said = [i for kind in _SAYS for i in said if i.split("-", 1)[0] == kind]
-    items = list(dict.fromkeys([*quoted, *said]))[:MAX_CITATIONS_PER_CLAIM]
+    items = list(dict.fromkeys([*quoted, *said]))[: max(len(quoted), MAX_CITATIONS_PER_CLAIM)]
     return Lead((*leading, *rest), tuple(items))
 
 
@@ -154,6 +165,14 @@ def _echoes(pieces: Sequence[str], texts: Sequence[str]) -> bool:
                 if m.size >= _ECHO:
                     return True
     return False
+
+
+def _writer(record: _Record) -> str:
+    """Who wrote a record: a log's service (a line's pod), an event's reason, else the kind of item."""
+    v = record.view
+    if isinstance(v, LogRecord):
+        return record.pod or v.service or v.host
+    return f"event {v.reason}" if isinstance(v, EventView) else type(v).__name__
 
 
 def _is_record(view: View) -> bool:

@@ -9,7 +9,7 @@ never to the claims, each citing the items that refute it; `location` names wher
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 
 from sredrill.agents.k8s_reference.casefile import SRC, CaseFile
@@ -352,13 +352,13 @@ def _siblings(conclusion: Conclusion) -> list[RuledOut]:
     ]
 
 
-def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
+def _ruled_out(conclusion: Conclusion, leads: Mapping[str, Sequence[Citation]]) -> list[RuledOut]:
     out = []
     for f in conclusion.others:
         reason = f.summary
         if f.verdict == Verdict.RECOVERED:
             reason = f"recovered, not active: {reason}"
-        evidence: list[Citation | str] = [*refuting(conclusion.case, f, conclusion.causes)]
+        evidence: list[Citation | str] = [*refuting(conclusion.case, f, conclusion.causes, leads)]
         out.append(RuledOut(hypothesis=f.hypothesis, reason=sentence(reason), evidence=evidence))
     out += _red_herrings(conclusion.case, (name for name, _ in conclusion.linked))
     out += _other_restarts(conclusion)
@@ -466,7 +466,7 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
     # What no item can back (an absence: no Warning event) is said in the report, not claimed uncited.
     absences = [f for f in rest if not f.cites]
     claims = build_claims(causes, [*others, *(Backing(f) for f in rest if f.cites)], [lead.items for lead in leads])
-    ruled = _ruled_out(conclusion)
+    ruled = _ruled_out(conclusion, {f.mode: lead.cites for f, lead in zip(conclusion.causes, leads, strict=True)})
     return Diagnosis(
         root_cause=root,
         category=_category(conclusion),
