@@ -301,6 +301,8 @@ def test_every_citation_names_a_served_item_with_a_fact_that_holds_within_the_li
         for mode in (m for m in d.failure_modes if m not in ("healthy", "unknown")):
             assert any(c.citations and mode in c.supports for c in d.claims), (r.scenario.folder, mode)
         assert all(o.citations for o in d.ruled_out), (r.scenario.folder, [o.hypothesis for o in d.ruled_out])
+        # What the limits leave without an item is told in the report, never claimed uncited.
+        assert all(c.citations for c in d.claims), (r.scenario.folder, [c.text for c in d.claims if not c.citations])
         assert all(set(c.supports) <= set(d.failure_modes) for c in d.claims), r.scenario.folder
 
 

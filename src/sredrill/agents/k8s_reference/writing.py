@@ -386,6 +386,7 @@ def _report(
     claims: list[Claim],
     ruled: list[RuledOut],
     absences: list[Fact],
+    beyond: list[Claim],
 ) -> str:
     case = conclusion.case
     alert = case.alert
@@ -395,6 +396,9 @@ def _report(
     if claims:
         lines.append("Evidence:")
         lines += [f"- {c.text} [evidence: {_evidence(c.evidence)}]" for c in claims]
+    if beyond:
+        lines.append("Also seen (beyond the items a diagnosis may cite):")
+        lines += [f"- {c.text} [{_evidence(c.evidence)}]" for c in beyond]
     if absences:
         lines.append("Not seen:")
         lines += [f"- {f.text} [{', '.join(f.sources)}]" for f in absences]
@@ -465,7 +469,10 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
     rest = [*context, *_state_facts(case, cited)] if faults else [*_state_facts(case, cited), *context]
     # What no item can back (an absence: no Warning event) is said in the report, not claimed uncited.
     absences = [f for f in rest if not f.cites]
-    claims = build_claims(causes, [*others, *(Backing(f) for f in rest if f.cites)], [lead.items for lead in leads])
+    built = build_claims(causes, [*others, *(Backing(f) for f in rest if f.cites)], [lead.items for lead in leads])
+    # A fact whose items the citation limits left out is told in the report, not claimed uncited.
+    claims = [c for c in built if c.citations]
+    beyond = [c for c in built if not c.citations]
     ruled = _ruled_out(conclusion, {f.mode: lead.cites for f, lead in zip(conclusion.causes, leads, strict=True)})
     return Diagnosis(
         root_cause=root,
@@ -475,7 +482,7 @@ def write_diagnosis(conclusion: Conclusion) -> Diagnosis:
         claims=claims,
         ruled_out=ruled,
         location=location(case, conclusion.causes) if conclusion.outcome == Outcome.FAULTS else [],
-        report=_report(conclusion, root, chain, claims, ruled, absences),
+        report=_report(conclusion, root, chain, claims, ruled, absences, beyond),
     )
 
 
