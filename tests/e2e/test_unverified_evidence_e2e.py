@@ -1,9 +1,10 @@
 """Evidence is what the harness served, not what the agent says (hardening item 5), end to end.
 
 A real `cmd:` agent prints `tool_call` / `tool_result` lines for exactly the evidence the answer key wants,
-plus the scenario's own reference diagnosis, and calls nothing: `evidence_queried` and
-`trajectory_sequencing` fail and the scenario does not pass. The same agent calling the same tools for real
-over `SREDRILL_TOOLS_URL` passes them. The two runs differ only in who executed the calls.
+plus the scenario's correct diagnosis citing the items those calls serve, and calls nothing: its citations
+name items never served, `evidence_queried` and `trajectory_sequencing` fail and the scenario does not pass.
+The same agent calling the same tools for real over `SREDRILL_TOOLS_URL` passes them. The two runs differ only
+in who executed the calls.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import sqlite3
 import sys
 from typing import Any
 
-from sredrill.diagnosis import parse_diagnosis_text
 from sredrill.domains.rds import DOMAIN as RDS
 from sredrill.scenarios import load_pack
+from tests.support.grounded import grounded_diagnosis, metrics_named, served_by
 
 from .conftest import Project
 
@@ -56,17 +57,20 @@ PACK = "rds_postgres"
 
 
 def _plan(folder: str) -> dict[str, Any]:
-    """Calls for every tool of the answer key's trajectory (and each required metric), plus its diagnosis."""
-    scenario = load_pack(PACK).scenario(folder)
+    """Calls for every tool of the answer key's trajectory (and each metric it requires or cites), plus the
+    key's diagnosis citing the items those calls serve (ids come from the items' identity, so a real toolset
+    running the same calls gives them: the agent that makes the calls is served exactly these)."""
+    pack = load_pack(PACK)
+    scenario = pack.scenario(folder)
     answer = scenario.answer
-    diagnosis = parse_diagnosis_text(answer.model_response)
-    assert diagnosis is not None
     calls: list[tuple[str, dict[str, Any]]] = []
     for tool in sorted(RDS.trajectory_tools(answer.optimal_trajectory) | {"get_alert", "get_performance_insights"}):
         if tool == "query_metrics":
-            calls += [(tool, {"metric_name": m}) for m in answer.required_queries or ["CPUUtilization"]]
+            metrics = dict.fromkeys([*(answer.required_queries or ["CPUUtilization"]), *metrics_named(scenario)])
+            calls += [(tool, {"metric_name": m}) for m in metrics]
         else:
             calls.append((tool, {}))
+    diagnosis = grounded_diagnosis(scenario, served_by(scenario, calls, pack.vocabulary))
     return {"calls": calls, "diagnosis": diagnosis.model_dump(mode="json")}
 
 
@@ -96,14 +100,15 @@ def test_reported_tool_calls_satisfy_no_evidence_check(project: Project) -> None
     (result,) = report["results"]
     assert result["status"] == "failed"
     checks = result["checks"]
-    # Everything the diagnosis itself decides passes: only the evidence checks tell the two agents apart.
-    assert checks["failure_modes"]["passed"] and checks["required_keywords"]["passed"], checks
-    assert checks["evidence_cited"]["passed"], checks
+    # Everything the diagnosis's words decide passes: only the evidence checks tell the two agents apart.
+    assert checks["failure_modes"]["passed"] and checks["location"]["passed"], checks
+    assert not checks["citations"]["passed"] and "was never served in this run" in checks["citations"]["detail"]
+    assert not checks["decisive_evidence"]["passed"] and not checks["evidence_cited"]["passed"]
     assert not checks["evidence_queried"]["passed"]
     assert "the agent reported calls for" in checks["evidence_queried"]["detail"]
     assert not checks["trajectory_sequencing"]["passed"]
     assert "reported by the agent but not served" in checks["trajectory_sequencing"]["detail"]
-    assert result["failure_reason"].startswith("evidence_queried: never queried")
+    assert result["failure_reason"].startswith("citations: claims[0]: metric-")  # the first gate that fails
     assert result["trajectory"]["tool_calls"] == []
     n = len(_plan("001-replication-lag")["calls"])
     assert f"{n} tool calls the agent reported were not served by the harness" in result["notes"]

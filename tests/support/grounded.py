@@ -9,17 +9,19 @@ from the tool results themselves (the ids they carry), as an agent would read th
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sredrill.diagnosis import ITEM_ID, Citation, Claim, Diagnosis, FactKind, RuledOut, parse_diagnosis_text
+from sredrill.evidence import RcaToolset
 from sredrill.evidence.items import ServedItem
 from sredrill.evidence.serving import server_factory
 from sredrill.grading.facts import check_fact
-from sredrill.scenarios import Scenario, get_domain
+from sredrill.scenarios import Scenario, Vocabulary, get_domain
 from sredrill.scenarios.answer import ItemSelector
 
-__all__ = ["grounded_diagnosis", "ids_in", "served_in"]
+__all__ = ["grounded_diagnosis", "ids_in", "metrics_named", "served_by", "served_in"]
 
 
 def ids_in(result: Any) -> set[str]:
@@ -45,6 +47,23 @@ def served_in(scenario: Scenario, results: Iterable[Any]) -> dict[str, ServedIte
     named = set().union(*(ids_in(r) for r in results))
     items = server_factory(get_domain(scenario.domain))(scenario).items()
     return {i.id: i for i in items if i.id in named}
+
+
+def metrics_named(scenario: Scenario) -> list[str]:
+    """The metrics the key's decisive and refuting selectors name (what a run must query to cite them)."""
+    key = scenario.answer
+    selectors = [s for group in (*key.decisive.values(), *key.refuting.values()) for s in group]
+    return list(dict.fromkeys(s.fields["metric"] for s in selectors if "metric" in s.fields))
+
+
+def served_by(
+    scenario: Scenario, calls: Iterable[tuple[str, dict[str, Any]]], vocabulary: Vocabulary, mode: str = "full"
+) -> dict[str, ServedItem]:
+    """What a real toolset serves for these calls (the ids and points the harness would hand an agent)."""
+    tools = RcaToolset(scenario, mode, vocabulary=vocabulary)
+    for name, args in calls:
+        asyncio.run(tools.call(name, args))
+    return tools.served_items()
 
 
 def _windows(item: ServedItem) -> list[tuple[Any, Any]]:
