@@ -167,7 +167,7 @@ def test_a_cmd_agents_stderr_and_its_rejected_diagnosis_line_are_kept(project: P
     rejected = (
         "the agent's diagnosis line 2 was rejected: confidence: Extra inputs are not permitted (unknown key "
         "'confidence'; a diagnosis line has: kind, root_cause, category, failure_modes, causal_chain, claims, "
-        "ruled_out, report); see the agent log"
+        "ruled_out, location, report); see the agent log"
     )
     assert "diagnosis line 2 was rejected: confidence" in r["failure_reason"]
     assert rejected in r["notes"]
