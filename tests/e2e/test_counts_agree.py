@@ -18,12 +18,12 @@ from typing import Any
 import httpx
 
 from sredrill.engine.reporters import make_reporter
-from sredrill.engine.reporters.tables import percent
+from sredrill.engine.reporters.tables import percent, score
 from sredrill.results import RunReport
 from tests.e2e.conftest import Project
 from tests.server.launch import launched
 
-_TOTALS = re.compile(r"(\d+) results · (\d+) passed · (\d+) failed · (\d+) errored · pass rate (\S+)")
+_TOTALS = re.compile(r"(\d+) results · (\d+) passed · (\d+) failed · (\d+) errored · pass@1 (\S+)")
 _PROGRESS = re.compile(r"(\d+)/(\d+) results · (\d+) passed · (\d+) failed · (\d+) errored")
 _COUNTS = ("total", "passed", "failed", "errored")
 
@@ -63,14 +63,15 @@ class _Html(HTMLParser):
 
 
 def _expected_rows(summary: dict[str, Any]) -> dict[tuple[str, str], list[str]]:
-    """Every summary row as the HTML shows it: (section, level) → [level, (axis,) total, …, pass rate]."""
+    """Every summary row as the HTML shows it: (section, level) → [level, (axis,) total, …, pass rate, (score)]."""
     rows = {}
     sections = [(f"rca.{k}", v) for k, v in (summary["rca"] or {}).items() if k.startswith("axis") and v]
     sections += [(k, summary[k]) for k in ("incident", "test") if summary[k]]
     for key, section in sections:
         for level, rate in [("all", section), *section["by_difficulty"].items()]:
             axis = [f"{section['axis']} ({section['mode']})"] if key.startswith("rca.") else []
-            rows[(key, level)] = [level, *axis, *map(str, _counts(rate)), percent(rate["pass_rate"])]
+            mean = [score(rate["mean_score"])] if key.startswith("rca.") else []  # RCA rows: the mean score
+            rows[(key, level)] = [level, *axis, *map(str, _counts(rate)), percent(rate["pass_rate"]), *mean]
     return rows
 
 
