@@ -187,6 +187,8 @@ class Actual(_Model):
     category: str | None = None
     failure_modes: list[str] = Field(default_factory=list)
     root_cause: str | None = None
+    diagnosis: dict[str, Any] | None = None
+    """The whole Diagnosis as graded (what `sredrill runs regrade` grades again); None without one."""
 
 
 class TrajectorySummary(_Model):

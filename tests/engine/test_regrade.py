@@ -43,6 +43,8 @@ def _run(tmp_path: Path, *extra: str) -> tuple[Store, str]:
 def test_a_regrade_replays_what_was_served_and_gives_the_same_grades(tmp_path: Path, mode: str) -> None:
     store, old = _run(tmp_path, "--mode", mode)
     before = {r.id: (r.status, r.checks) for r in store.results(old)}
+    # The whole diagnosis is stored with each result: that is what a regrade grades.
+    assert all(r.actual is not None and r.actual.diagnosis for r in store.results(old))
 
     report = run_sync(regrade_run(store, old))
 

@@ -142,8 +142,8 @@ def _scenario(result: TestResult, packs: Mapping[str, Pack]) -> tuple[Pack, Scen
 
 def _diagnosis(result: TestResult, trajectory: Trajectory) -> Diagnosis | None:
     """The diagnosis the result was graded on: stored with it, else the last one submitted, else the answer text."""
-    stored = getattr(result.actual, "diagnosis", None) if result.actual is not None else None
-    if isinstance(stored, dict):
+    stored = result.actual.diagnosis if result.actual is not None else None
+    if stored is not None:
         try:
             return Diagnosis.model_validate(stored)
         except ValidationError:

@@ -152,6 +152,7 @@ def grade_diagnosis(
             category=diagnosis.category.value if diagnosis and diagnosis.category else None,
             failure_modes=list(grader.predicted.shown),
             root_cause=diagnosis.root_cause if diagnosis else None,
+            diagnosis=diagnosis.model_dump(mode="json") if diagnosis else None,
         ),
         trajectory=TrajectorySummary(
             tool_calls=list(trajectory_score.tool_calls),
