@@ -639,7 +639,7 @@ def test_a_missing_diagnosis_fails_every_diagnosis_gate_without_crashing(axis2: 
     # what the agent did is still reported truthfully
     assert g.checks["evidence_queried"].passed
     assert g.checks["required_queries"].passed
-    assert g.actual.model_dump() == {"category": None, "failure_modes": [], "root_cause": None}
+    assert g.actual.model_dump() == {"category": None, "failure_modes": [], "root_cause": None, "diagnosis": None}
     assert g.reasoning is not None and g.reasoning["ruling_out_ok"] is False
 
 
