@@ -193,6 +193,14 @@ def s010() -> Drill:
         CPUUtilization=d.curve((0, 18), (3, 19), (5, 33), (19, 34), noise=0.05),
     )
     d.events_window = (start(8, 20, 0), start(9, 8, 20))
+    # The same change window also resized the other replica (up, to serve the map tiles) and moved it to a new
+    # parameter group: both replicas were modified that evening; only replica-2 was made smaller.
+    other = "geo-pg-replica-1"
+    d.event(-652, "Updated to use DBParameterGroup geo-replica-pg16", ["configuration change"], source=other)
+    d.event(-640, "Applying modification to database instance class", ["configuration change"], source=other)
+    d.event(-621, "DB instance restarted", ["availability"], source=other)
+    d.event(-608, "Finished applying modification to database instance class", ["configuration change"],
+            source=other)  # fmt: skip
     d.event(-569, "Applying modification to database instance class", ["configuration change"], source=d.db.replica)
     d.event(-548, "DB instance restarted", ["availability"], source=d.db.replica)
     d.event(-536, "Finished applying modification to database instance class", ["configuration change"],

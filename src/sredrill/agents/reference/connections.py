@@ -170,6 +170,9 @@ def assess_connections(case: Case) -> Finding:
         climb = f"sit at {peak:,.0f}, pinned against {limit_text}, for the whole window"
         cites = (*case.level(metric, FactKind.ABOVE), *case.trend(metric, FactKind.FLAT))
     facts = [Fact(f"Open sessions (DatabaseConnections) {climb}.", (src.metrics,), cites)]
+    # Who holds the sessions (the cause) before what they cost (memory).
+    mechanism, pi_facts = _mechanism(case, p.onset_at, p.extreme_at)
+    facts.extend(pi_facts)
     mem = case.file.profile("FreeableMemory")
     if mem is not None and mem.direction < 0 and mem.baseline - mem.end >= 0.5e9:
         facts.append(
@@ -179,8 +182,6 @@ def assess_connections(case: Case) -> Finding:
                 case.trend("FreeableMemory", FactKind.FALLING, since=mem.onset_at),
             )
         )
-    mechanism, pi_facts = _mechanism(case, p.onset_at, p.extreme_at)
-    facts.extend(pi_facts)
     summary = f"connection exhaustion: {mechanism}, so {case.instance} runs out of connection slots ({limit_text})"
     chain = (mechanism, "the connection count reaches max_connections", "new connections are refused")
     return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), p.onset_at, location=case.resource(metric))
@@ -215,14 +216,17 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
         if idle is not None and client_share >= 0.1:
             parts.append(f"sessions idle on their client (Client:ClientRead, {client_share:.0%})")
         user = w.top_user()
-        who = f" Nearly all sessions belong to user {user[0]}." if user and user[1] >= 0.8 * w.total else ""
+        flooding = user[0] if user and user[1] >= 0.8 * w.total else None
+        who = f" Nearly all sessions belong to user {flooding}." if flooding else ""
+        # The user who opens the sessions is the cause; the waits and health checks show how.
         cited = case.present(
+            w.user(flooding),
             w.top_wait(WaitGroup.PROCARRAY) if procarray > 0 else None,
             checks[0].statement if checks else None,
             w.top_wait(WaitGroup.CLIENT) if idle is not None and client_share >= 0.1 else None,
         )
         facts.append(Fact("Performance Insights shows " + ", ".join(parts) + "." + who, (src,), cited))
-        who_app = f"the {user[0]} application" if user and user[1] >= 0.8 * w.total else "the application"
+        who_app = f"the {flooding} application" if flooding else "the application"
         return (
             f"{who_app} floods the database with new connections instead of reusing a connection pool",
             facts,
@@ -245,7 +249,7 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
                 f"Performance Insights: {client_share:.0%} of the database load is sessions{by} idle in "
                 f"transaction, waiting on their client (Client:ClientRead) after {idle.label}.",
                 (src,),
-                case.present(w.top_wait(WaitGroup.CLIENT), idle.statement),
+                case.present(idle.statement, w.user(owner), w.top_wait(WaitGroup.CLIENT)),
             )
         )
         if lock is not None and w.share(WaitGroup.LOCK) >= 0.1:

@@ -244,6 +244,8 @@ class Insights:
     hosts: tuple[tuple[str, float], ...]
     load_id: str | None = None
     """The id of the `db_load` series."""
+    user_ids: tuple[tuple[str, str], ...] = ()
+    """(name, item id) of each top user the result gave an id: a user is cited as the one who ran the load."""
 
     @property
     def is_empty(self) -> bool:
@@ -314,7 +316,17 @@ def parse_insights(result: Mapping[str, Any]) -> Insights:
         users=_ranked(result.get("top_users") or (), "name"),
         hosts=_ranked(result.get("top_hosts") or (), "host"),
         load_id=item_ref(db_load),
+        user_ids=_ids(result.get("top_users") or (), "name"),
     )
+
+
+def _ids(raw: Sequence[Any], key: str) -> tuple[tuple[str, str], ...]:
+    """(name, item id) of the ranked entries that carry both."""
+    out = []
+    for item in raw or ():
+        if isinstance(item, Mapping) and (ref := item_ref(item)) is not None and (name := _text(item.get(key))):
+            out.append((name, ref))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,19 @@ def _same_time(case: Case, a: Profile | None, b: Profile | None) -> bool:
 
 
 def _wal_facts(case: Case, storm: WriteStorm, writer: StatementView | None) -> list[Fact]:
+    """Who writes the WAL (the cause) before how much WAL there is."""
     facts = []
+    if writer is not None and case.workload is not None:
+        owner = case.workload.owner_of(writer)
+        by = f" from user {owner}" if owner else ""
+        facts.append(
+            Fact(
+                f"Performance Insights: {writer.label}{by} is the top WAL writer ({writer.load:.1f} active "
+                f"sessions; its WAL writes, such as IO:WALWrite, are {writer.share(WaitGroup.WAL):.0%} of its waits).",
+                (case.src.insights,),
+                case.present(writer.statement, case.workload.user(owner), case.workload.top_wait(WaitGroup.WAL)),
+            )
+        )
     w = storm.wal
     if w is not None and storm.wal_ratio >= 3:
         iops = f", with write IOPS up {storm.iops_ratio:.0f}-fold" if storm.iops_ratio >= 2 else ""
@@ -62,17 +74,6 @@ def _wal_facts(case: Case, storm: WriteStorm, writer: StatementView | None) -> l
                     *case.trend(_WAL, FactKind.RISING, since=w.onset_at),
                     *(case.trend("WriteIOPS", FactKind.RISING, since=w.onset_at) if iops else ()),
                 ),
-            )
-        )
-    if writer is not None and case.workload is not None:
-        owner = case.workload.owner_of(writer)
-        by = f" from user {owner}" if owner else ""
-        facts.append(
-            Fact(
-                f"Performance Insights: {writer.label}{by} is the top WAL writer ({writer.load:.1f} active "
-                f"sessions; its WAL writes, such as IO:WALWrite, are {writer.share(WaitGroup.WAL):.0%} of its waits).",
-                (case.src.insights,),
-                case.present(writer.statement, case.workload.top_wait(WaitGroup.WAL)),
             )
         )
     return facts
@@ -178,8 +179,8 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
             )
             chain = ("replay halted on the replica", "lag grows one second per second", "replica reads are stale")
             return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), lag.onset_at, location=_where(case))
-        facts.extend(_wal_facts(case, storm, writer if wal_driven else None))
         facts.extend(_context_facts(case, replica))
+        facts.extend(_wal_facts(case, storm, writer if wal_driven else None))
         return _wal_cause(
             case, who, writer if wal_driven else None, storm, value("ReplicaLag", peak), facts, lag.onset_at
         )
@@ -256,8 +257,8 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
             )
         )
     wal_driven = storm.wal_ratio >= 3 and _same_time(case, slot, storm.wal)
-    facts.extend(_wal_facts(case, storm, writer if wal_driven else None))
     facts.extend(_context_facts(case, replica))
+    facts.extend(_wal_facts(case, storm, writer if wal_driven else None))
     return _wal_cause(case, who, writer if wal_driven else None, storm, behind, facts, slot.onset_at)
 
 

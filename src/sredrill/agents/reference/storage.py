@@ -105,6 +105,7 @@ def _consumer_facts(case: Case, storm: WriteStorm) -> tuple[str, list[Fact]]:
             (case.src.insights,),
             case.present(
                 stmt.statement,
+                case.workload.user(owner) if case.workload is not None else None,
                 case.workload.top_wait(WaitGroup.EXTEND) if extend >= 0.1 and case.workload is not None else None,
             ),
         )
@@ -157,8 +158,8 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
                 "storage events and the write path.",
                 (src,),
             ),
+            *facts,  # what consumes the space (the cause) before what RDS says of it
             *_event_facts(case, storage_events),
-            *facts,
         ]
         ending = "it has run out of space and RDS shut the database down" if full else "it is running out of space"
         summary = (
@@ -254,8 +255,8 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
                 *case.level("FreeStorageSpace", FactKind.BELOW, since=case.held_since("FreeStorageSpace")),
             ),
         ),
+        *consumer,  # what consumes the space (the cause) before what RDS says of it
         *_event_facts(case, storage_events),
-        *consumer,
     ]
     conns = case.file.profile("DatabaseConnections")
     if full and conns is not None and conns.direction < 0 and conns.end <= 0.05 * max(conns.baseline, 1):

@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from sredrill.agents.reference.observations import Insights, Statement, Wait
 
-__all__ = ["StatementView", "WaitGroup", "Workload", "read_workload", "wait_group"]
+__all__ = ["StatementView", "UserItem", "WaitGroup", "Workload", "read_workload", "wait_group"]
 
 
 class WaitGroup(StrEnum):
@@ -102,6 +102,14 @@ _WRITES = frozenset({"insert", "update", "delete", "copy", "merge"})
 def _clean_table(raw: str) -> str:
     name = raw.strip().strip('"').rstrip(";(").replace('"', "")
     return name.split(".", 1)[1] if name.lower().startswith("public.") else name
+
+
+@dataclass(frozen=True, slots=True)
+class UserItem:
+    """A database user Performance Insights ranks by load, with its evidence item id."""
+
+    name: str
+    id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +284,11 @@ class Workload:
 
     def top_user(self) -> tuple[str, float] | None:
         return self.insights.users[0] if self.insights.users else None
+
+    def user(self, name: str | None) -> UserItem | None:
+        """The top-users entry of that name, as a citable item (None when unnamed or served without an id)."""
+        ref = dict(self.insights.user_ids).get(name) if name else None
+        return UserItem(name, ref) if name and ref else None
 
     def owner_of(self, statement: StatementView) -> str | None:
         """The user whose load matches the statement's, when the match is unambiguous.
