@@ -584,7 +584,7 @@ KEYS: tuple[Key, ...] = (
             FAILURE_MODES: bad_config
             VALIDATED_CLAIMS:
             - risk-scorer pods of revision 13 wait in CrashLoopBackOff; the last termination is exit code 78. [evidence: eks_pods]
-            - The container log says the required key scoring.threshold is absent from its config file and suggests scoring.treshold. [evidence: eks_pod_logs]
+            - The container log warns of an unknown key scoring.treshold in its config file, then fails because the required key scoring.threshold is missing. [evidence: eks_pod_logs]
             - Argo CD synced the risk-scorer ConfigMap and the reloader restarted the deployment minutes before the crashes. [evidence: datadog_logs]
             NON_VALIDATED_CLAIMS:
             - The typo came in with the last edit to the GitOps repository.
@@ -777,17 +777,18 @@ KEYS: tuple[Key, ...] = (
         queries=("list_deployments", "list_pods"),
         ruling=("scheduled",),
         response=_r("""
-            ROOT_CAUSE: The rollout of product-indexer revision 15 is stuck: its new pod's init container wait-for-migrations waits for the Job product-db-migrate-47, which was never created, so the pod never starts and the deployment exceeded its progress deadline.
+            ROOT_CAUSE: The rollout of product-indexer revision 15 is stuck: its new pod's init container wait-for-migrations waits for the Job product-db-migrate-47, which does not exist; the release ran its migration as the Job product-indexer-migrate-47, which completed, so the init container never finishes, the pod never starts and the deployment exceeded its progress deadline.
             ROOT_CAUSE_CATEGORY: configuration_error
             FAILURE_MODES: deployment_rollout_stuck
             VALIDATED_CLAIMS:
             - product-indexer reports Progressing False with ProgressDeadlineExceeded; 1 of 4 replicas is updated and 3 are available. [evidence: eks_deployments]
             - The new pod is scheduled but not initialised: its init container wait-for-migrations is still running. [evidence: eks_pods]
             - The init container logs every ten seconds that job product-db-migrate-47 is not found. [evidence: datadog_logs]
+            - The Job product-indexer-migrate-47 created its pod and completed just before the rollout began. [evidence: eks_events]
             NON_VALIDATED_CLAIMS:
-            - The migration Job was renamed in the release but the init container was not.
+            - The chart renamed the migration Job (product-db-migrate to product-indexer-migrate) but not the name the init container waits for.
             CAUSAL_CHAIN:
-            - revision 15 adds an init container that waits for a migration Job -> the Job was never created -> the init container never finishes -> the new pod stays Pending -> the rollout passes its deadline with one replica fewer
+            - revision 15 adds an init container that waits for the migration Job product-db-migrate-47 -> the release runs the migration as product-indexer-migrate-47 -> the awaited Job is never found -> the init container never finishes -> the new pod stays Pending -> the rollout passes its deadline with one replica fewer
             RULED_OUT:
             - pending pod: the pod is scheduled on a node; it waits on its init container, not for capacity
             - image pull backoff: the init container's image is on the node and it runs; the main container waits for it, not for a pull
@@ -947,7 +948,10 @@ CAUSES: dict[str, dict[str, tuple[dict[str, str], ...]]] = {
         # The slowest health checks: over the probe's 2 s timeout.
         "probe_failure": (_log("/health 200 2043ms"), _log("/health 200 2007ms"), _log("query took 1985ms"))
     },
-    "011-rollout-waits-on-migration": {"deployment_rollout_stuck": (_log("(schema 57 < 58)"),)},
+    "011-rollout-waits-on-migration": {
+        # The new pod's start says why it is not ready (its readiness checks answer 503 without a reason).
+        "deployment_rollout_stuck": (_log("this build needs 58"),)
+    },
     "012-disk-pressure-evictions": {"evicted_pods": (_log("(spool 11.0 GiB)"), _log("spool 1.9 GiB"))},
     "013-oom-model-load-sidecar-restarts": {
         "oom_killed": (_log("promoted ranker-v14 to production"), _log("loading embedding table"))
@@ -959,7 +963,8 @@ CAUSES: dict[str, dict[str, tuple[dict[str, str], ...]]] = {
         "crashloop_backoff": (_log("IndexError: list index out of range"), _log("delivery_count="))
     },
     "018-configmap-typo-crashloop": {
-        "bad_config": (_log('required key "scoring.threshold" is missing'), _log('did you mean "scoring.treshold"'))
+        # The ConfigMap's misspelled key, which the loader ignores (the missing key it then fails on is the effect).
+        "bad_config": (_log('unknown key "scoring.treshold"'),)
     },
     "019-gpu-taint-unschedulable": {
         "pending_pod": (_log("untolerated taint {nvidia.com/gpu: present}"), _log("nodegroup vision-gpu-g5 updated"))
@@ -974,7 +979,12 @@ CAUSES: dict[str, dict[str, tuple[dict[str, str], ...]]] = {
         )
     },
     "025-rollout-init-container-wait": {
-        "deployment_rollout_stuck": (_log('jobs.batch "product-db-migrate-47" not found'),)
+        # The migration ran as the release's renamed Job; the init container waits for the old name (its NotFound
+        # lines are what it does about it).
+        "deployment_rollout_stuck": (
+            _ev("SuccessfulCreate", "Created pod: product-indexer-migrate-47-"),
+            _ev("Completed", "Job completed"),
+        )
     },
     "026-dual-oom-and-quota": {
         "oom_killed": (_log("heap 960MiB"),),

@@ -198,15 +198,20 @@ def s018() -> Drill:
         back_off(d, pods[-1], 8.2, d.rng.randint(24, 30))
     d.scaled("risk-scorer", rs, 3, 8.7)
     config = "/etc/risk-scorer/config.yaml"
+    # The loader warns of the key it does not know (the ConfigMap's misspelling) before it fails on the one it
+    # needs: the warning shows the cause, the fatal line what it does.
+    unknown = f'config: unknown key "scoring.treshold" in {config}, ignoring it'
+    missing = f'config: required key "scoring.threshold" is missing from {config}'
     d.set_pod_log(pods[0], [(1.2, "INFO", f"risk-scorer 3.2.0 loading config {config}"),
-                            (1.19, "FATAL", f'config: required key "scoring.threshold" is missing from {config} '
-                             '(did you mean "scoring.treshold"?)'),
+                            (1.195, "WARN", unknown),
+                            (1.19, "FATAL", missing),
                             (1.19, "INFO", "exiting with status 78")])  # fmt: skip
     d.set_last_run(pods[0], 1.2, 1.18)
     for p in pods:
         for _ in range(3):
-            d.dd(d.rng.uniform(0.2, 8), "error", "risk-scorer", p["name"], 'config: required key "scoring.threshold" '
-                 f"is missing from {config}", pod=p["name"], deployment="risk-scorer")  # fmt: skip
+            at = d.rng.uniform(0.2, 8)
+            d.dd(at + 0.005, "warn", "risk-scorer", p["name"], unknown, pod=p["name"], deployment="risk-scorer")
+            d.dd(at, "error", "risk-scorer", p["name"], missing, pod=p["name"], deployment="risk-scorer")
     d.dd(9.4, "info", "argocd-application-controller", "argocd-application-controller-0", "Sync operation to c81d2f0 "
          "succeeded (application risk-scorer, 1 resource updated: ConfigMap/risk-scorer-config)")  # fmt: skip
     d.dd(8.9, "info", "reloader", "reloader-reloader-0", "Changes detected in 'risk-scorer-config' of type "
@@ -525,6 +530,11 @@ def s025() -> Drill:
     d.workload_monitors("unavailable")
     d.add_monitor("Catalog index freshness", "max(last_15m):max:catalog.index.lag_seconds{env:prod} > 900", "Warn")
     d.set_alert("unavailable", value="1")
+    # The release's migration ran before the rollout, under the Job's new name; the Job and its pod are gone
+    # since (ttlSecondsAfterFinished), their events stay. The init container still waits for the old name.
+    job = "Job/product-indexer-migrate-47"
+    d.event(job, "SuccessfulCreate", "Created pod: product-indexer-migrate-47-rps6f", first=28.9, type="Normal")
+    d.event(job, "Completed", "Job completed", first=27.6, type="Normal")
     return d
 
 

@@ -136,7 +136,8 @@ def refuting(
     evidence of the actual causes, which explains what the hypothesis would have (a symptom: its cause's): for a
     crash or an OOM kill, the kubelet's own word on why it restarted the containers (`Killing`) first; for a
     container fault the evidence contradicts, the workload's worst pod as it is; then the first item of each
-    cause's evidence, the records each cause quotes (`leads`: mode -> its leading citations),
+    cause's evidence (for an unschedulable pod that is not one, then the workload's worst pod as it is: bound to a
+    node), the records each cause quotes (`leads`: mode -> its leading citations),
     then one item of each of its other sources;
     the finding's own items last, then the workload's pods.
     """
@@ -157,6 +158,8 @@ def refuting(
     quoted = [list((leads or {}).get(c.mode, ())) for c in follows]
     first = _lead(follows)
     cites += first[: len(follows)]  # what shows each cause first (its pods, most often), then what it quotes
+    if f.mode == "pending_pod" and f.verdict == Verdict.ABSENT:  # the pods as they are: bound to a node
+        cites += pod_cites(case, 1)
     cites += [q[depth] for depth in range(MAX_CITATIONS_PER_CLAIM) for q in quoted if depth < len(q)]
     cites += first[1:]
     if f.mode == "evicted_pods":  # nodes under no pressure, after what the actual cause shows

@@ -10,13 +10,15 @@
 - **pod eviction**: pods `Evicted` by the kubelet under memory, disk or PID pressure (`The node was low on
   resource`); evictions of a NotReady node's pods are that node's (tag `node`).
 - **stuck rollout**: the deployment's `Progressing` condition says `ProgressDeadlineExceeded` (or the rollout
-  makes no progress): the new ReplicaSet's pods never become available.
+  makes no progress): the new ReplicaSet's pods never become available. When the workload's logs say an object
+  it waits for is not found (kubectl's `Error from server (NotFound): jobs.batch "x" not found`), the objects of
+  that kind the namespace's events do name (a Job that ran under another name) are what the wait missed.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sredrill.agents.k8s_reference.casefile import CaseFile
 from sredrill.agents.k8s_reference.containers import hit_facts
@@ -305,14 +307,55 @@ def assess_rollout(case: CaseFile) -> Finding:
     said = f" (“{clip(message, 150)}”)" if message else ""
     revision = f" to revision {d.revision}" if d is not None and d.revision is not None else ""
     summary = f"the rollout of {_workload(case)}{revision} is stuck: it exceeded its progress deadline{said}; {state}"
+    waits = "its pods never become ready"
+    facts = ([deployment_fact(d)] if d is not None else []) + hit_facts(case, hits)
+    awaited = _awaited(case)
+    if awaited is not None:
+        record, kind, name, others = awaited
+        summary += f"; its pods wait for {kind} {name}, which is not found (“{clip(record.message, 150)}”)"
+        if others:
+            seen = "; ".join(f"{e.kind}/{e.name} {e.reason} (“{clip(e.message, 80)}”)" for e in others)
+            summary += f"; the events name another {kind} instead: {seen}"
+        waits = f"its pods wait for {kind} {name}, which does not exist, and never become ready"
+        facts += [log_fact(case, [record])] + [event_fact(case, e) for e in others]
     chain = (
         f"a new revision of {_workload(case)} is rolled out",
-        "its pods never become ready",
+        waits,
         "the rollout exceeds its progress deadline (ProgressDeadlineExceeded) and stops",
         "old and new replicas mixed, capacity short",
     )
-    facts = ([deployment_fact(d)] if d is not None else []) + hit_facts(case, hits)
     facts += [pod_fact(case, p) for p in new[:2]]
     return Finding(
         mode, Verdict.CAUSE, summary, chain, tuple(facts), frozenset(p.name for p in new), weight=hits.weight + 4
     )
+
+
+# kubectl's answer for an object that does not exist: `Error from server (NotFound): jobs.batch "x" not found`.
+_NOT_FOUND = re.compile(r"\(NotFound\):\s*(?P<resource>[a-z]+)(?:\.[\w.-]+)?\s+\"(?P<name>[\w.-]+)\" not found", re.I)
+_MOST_OTHERS = 2  # the other objects' events a summary quotes
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _awaited(case: CaseFile) -> tuple[LogRecord, str, str, list[EventView]] | None:
+    """What the workload waits for that does not exist: its latest current log record (or pod log line) that
+    says an object is not found, that object's kind and name, and the latest events of the namespace about other
+    objects of that kind (in time order); None when no record says so."""
+    records = [r for r in case.logs if case.log_is_ours(r) and case.is_recent(r.time)]
+    records += [r for log in case.pod_logs if case.is_ours(log.pod) for r in log.lines if case.is_recent(r.time)]
+    found = [(r, m) for r in records if (m := _NOT_FOUND.search(r.message))]
+    if not found:
+        return None
+    dated = [pair for pair in found if pair[0].time is not None]
+    record, m = max(dated, key=lambda pair: pair[0].time or _EPOCH) if dated else found[-1]
+    resource, name = m["resource"].lower(), m["name"]
+    kind = next((e.kind for e in case.events if _plural(e.kind) == resource), resource.removesuffix("s").capitalize())
+    ns = case.namespace
+    others = [e for e in case.events if e.kind == kind and e.name != name and (not ns or e.namespace in ("", ns))]
+    others.sort(key=lambda e: e.last or e.first or _EPOCH)
+    return record, kind, name, others[-_MOST_OTHERS:]
+
+
+def _plural(kind: str) -> str:
+    """A kind as the API's resource name (`Job` → `jobs`, `Ingress` → `ingresses`)."""
+    k = kind.lower()
+    return k + "es" if k.endswith(("s", "x", "ch", "sh")) else k + "s"

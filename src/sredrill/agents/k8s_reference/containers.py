@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from sredrill.agents.k8s_reference.casefile import CaseFile, ago
 from sredrill.agents.k8s_reference.facts import (
@@ -44,6 +44,7 @@ _KEEP = 3  # facts of one kind shown per finding
 _PODS = 2  # containers shown per finding: the pods met first (each a cited item of the budget)
 _MIN_FAILURES = 5
 _SUSTAINED = timedelta(minutes=3)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _workload(case: CaseFile) -> str:
@@ -222,6 +223,10 @@ def assess_bad_config(case: CaseFile) -> Finding:
     what = _missing_object(texts)
     exits = "; its containers exit with code 78 (EX_CONFIG: a configuration error)" if config_exits else ""
     summary = f"{_workload(case)} starts with a bad configuration: {what}{exits}"
+    unknown = _unknown_setting(case)
+    if unknown is not None:
+        # A key the program does not know, beside one it misses: most often the same key, misspelt or renamed.
+        summary += f"; the configuration holds a setting the program does not know (“{clip(unknown.message, 140)}”)"
     chain = (
         f"{what}",
         "the kubelet cannot create the containers (or they exit at start)",
@@ -229,6 +234,22 @@ def assess_bad_config(case: CaseFile) -> Finding:
         "replicas unavailable",
     )
     return Finding(mode, Verdict.CAUSE, summary, chain, tuple(hit_facts(case, hits)), hits.pods, weight=hits.weight + 4)
+
+
+_UNKNOWN_SETTING = re.compile(
+    r"\b(unknown|unrecogni[sz]ed|unexpected|unsupported) (config(uration)? )?(key|field|setting|option|property)s?\b",
+    re.IGNORECASE,
+)
+
+
+def _unknown_setting(case: CaseFile) -> LogRecord | None:
+    """The workload's latest current record (a Datadog record or a pod log line) reporting a configuration
+    setting the program does not know (a config loader's `unknown key "x"`), or None."""
+    records = [r for r in case.logs if case.log_is_ours(r) and case.is_recent(r.time)]
+    records += [r for log in case.pod_logs if case.is_ours(log.pod) for r in log.lines if case.is_recent(r.time)]
+    found = [r for r in records if _UNKNOWN_SETTING.search(r.message)]
+    dated = [r for r in found if r.time is not None]
+    return max(dated, key=lambda r: r.time or _EPOCH) if dated else (found[-1] if found else None)
 
 
 _OBJECT = re.compile(r"(secret|configmap)s?\s+\\?[\"“']?([\w.-]+)\\?[\"”']?\s+not found", re.IGNORECASE)
