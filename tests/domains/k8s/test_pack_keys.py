@@ -5,6 +5,7 @@ scenarios have none, and each key is consistent. Through the real loader and the
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from sredrill.agents import Task
+from sredrill.agents.redteam import StufferAgent
 from sredrill.diagnosis import Citation, Claim, Diagnosis, FactKind, RuledOut, parse_diagnosis_text
 from sredrill.domains.k8s import DOMAIN
 from sredrill.domains.k8s.payloads import MONITOR_LEVELS
@@ -22,6 +25,7 @@ from sredrill.grading import grade_diagnosis
 from sredrill.grading.facts import check_fact
 from sredrill.scenarios import Pack, Scenario, lint_pack, load_pack
 from sredrill.scenarios.answer import ItemSelector
+from sredrill.trajectory import Recorder, Trajectory
 from tests.grading.agent_output import trajectory
 
 from .conftest import FAILING_POD, OOM, SIBLING, edited_pack
@@ -158,6 +162,43 @@ def test_a_hard_fault_is_decided_by_its_cause_not_by_the_records_that_name_its_m
                 assert item.kind not in SYMPTOM_KINDS, f"{mode}: {selector.describe()} names a {item.kind}"
                 words = " ".join(item.identity.values())
                 assert not SYMPTOM_WORDS.search(words), f"{mode}: {selector.describe()} names {words!r}"
+
+
+# The cause records that were the best of their tool's output (the first line of any tail of 011's pod log, 025's
+# newest Datadog records, 018's fatal line in the mode's words) until the keys named another record of the cause.
+ONCE_STUFFED = ("011-rollout-waits-on-migration", "018-configmap-typo-crashloop", "025-rollout-init-container-wait")
+
+
+@pytest.mark.parametrize("mode", [BackendMode.FULL, BackendMode.SELECTIVE])
+def test_the_label_oracle_stuffer_cites_the_decisive_items_of_at_most_a_tenth_of_the_hard_faults(
+    mode: BackendMode,
+) -> None:
+    """Told the true modes, the stuffer calls every tool and cites the items whose words match them and the best
+    of each tool: on difficulty >= 2 it passes at most 10% of the scenarios (issue 16's limit; graded on the
+    backend's axis, as the audit does), and cites no decisive item of those it used to pass by them."""
+    pack = builtin()
+    hard = [s for s in pack.scenarios if int(s.metadata.scenario_difficulty) >= 2]
+    backed, passed = [], []
+    for s in hard:
+        toolset = RcaToolset(s, mode, vocabulary=pack.vocabulary)
+        recorder = Recorder()
+        task = Task(run_id="r", prompt="p", alert=toolset.alert, tools=toolset.specs()).bind(toolset, recorder)
+        reply = asyncio.run(StufferAgent(s.answer.expected_failure_modes, packs=[pack]).run(task, recorder))
+        grade = grade_diagnosis(
+            s,
+            reply.diagnosis,
+            Trajectory(recorder.steps),
+            axis=1 if mode == BackendMode.FULL else 2,
+            returned_metrics=set(toolset.returned_metrics()),
+            vocabulary=pack.vocabulary,
+            served=toolset.served_items(),
+        )
+        if grade.checks["decisive_evidence"].passed:
+            backed.append(s.folder)
+        if all(c.passed for c in grade.checks.values() if c.role.value == "gate"):
+            passed.append(s.folder)
+    assert not set(backed) & set(ONCE_STUFFED), backed
+    assert len(passed) * 10 <= len(hard), passed
 
 
 def test_the_old_symptom_records_no_longer_decide_a_hard_fault() -> None:
