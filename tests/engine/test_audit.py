@@ -109,3 +109,25 @@ def test_the_table_marks_the_flagged_row_and_labels_the_reference_a_development_
     doc = audit_json([audit])
     assert doc["flagged"] is True
     assert [r["flagged"] for r in doc["packs"][0]["rows"]] == [False, True]
+
+
+def test_no_red_team_agent_passes_more_than_ten_percent_of_a_built_in_pack_at_difficulty_2_and_up() -> None:
+    """The issue's measure, on every built-in pack and both axes: the grading holds against every red-team
+    agent, and the reference agent (a development figure) passes what they fail."""
+    done = subprocess.run(
+        [sys.executable, "-m", "sredrill", "audit", "--pack", "rds_postgres", "--pack", "k8s", "--axis2", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+        check=False,
+    )
+    doc = json.loads(done.stdout)
+    assert {(t["pack"], t["axis"]) for t in doc["packs"]} == {(p, a) for p in ("rds_postgres", "k8s") for a in (1, 2)}
+    for table in doc["packs"]:
+        rows = {r["agent"]: r for r in table["rows"]}
+        over = {a: r["pass_at_1"]["≥2"]["passed"] for a, r in rows.items() if r["role"] == "redteam" and r["flagged"]}
+        assert not over, (table["pack"], table["axis"], over)
+        reference = rows["reference (dev)"]["pass_at_1"]["≥2"]
+        assert reference["passed"] == reference["total"] > 0, (table["pack"], table["axis"], reference)
+    assert not doc["flagged"] and done.returncode == 0, done.stderr
