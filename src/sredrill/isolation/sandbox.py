@@ -1,0 +1,184 @@
+"""The bubblewrap sandbox an agent runs in: the bwrap argv that wraps its command (DESIGN §11.3).
+
+Inside: its own PID, IPC and UTS namespaces (and network, unless `--agent-network host`); the system, the
+interpreter and the agent's code read-only; a fresh writable working directory; the grader's paths (packs, store,
+eval dirs, `~/.sredrill`) masked: an empty tmpfs over a directory, /dev/null over a file.
+
+Examples:
+    >>> Sandbox(policy).command(["python", "examples/agents/x.py"], workdir=Path("/tmp/agent-1"))
+    ['/usr/bin/bwrap', '--unshare-pid', …, '--chdir', '/tmp/agent-1', 'python', '/work/examples/agents/x.py']
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from sredrill.isolation.levels import BWRAP_INSTALL_HINT, AgentNetwork, IsolationPolicy, IsolationUnavailable
+
+__all__ = ["Sandbox", "ToolsBridge"]
+
+_SYSTEM_DIRS: Final = ("/usr", "/etc", "/opt")
+# Merged-/usr systems have these as symlinks into /usr; older ones as directories.
+_SYSTEM_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_RESOLV_CONF: Final = Path("/etc/resolv.conf")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsBridge:
+    """Where the run's tool server listens on a Unix socket, and the loopback port agents are told about.
+
+    Inside a sandbox without network, `sredrill.isolation.forward` listens on 127.0.0.1:`port` and forwards to
+    `socket`, so `SREDRILL_TOOLS_URL` is the same URL inside as outside.
+    """
+
+    socket: Path
+    """The tool server's AF_UNIX socket; its directory is bound into the sandbox."""
+    port: int
+    """The loopback port named by the agent's `SREDRILL_TOOLS_URL` / `SREDRILL_MCP_URL`."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Bind:
+    source: Path
+    """The real path (symlinks resolved): masks are matched against it."""
+    dest: Path
+    """Where it appears inside the sandbox."""
+
+
+class Sandbox:
+    """Builds bwrap command lines for one run's policy."""
+
+    def __init__(self, policy: IsolationPolicy) -> None:
+        self.policy = policy
+
+    def command(self, argv: Sequence[str], *, workdir: Path, tools: ToolsBridge | None = None) -> list[str]:
+        """The bwrap argv that runs `argv` sandboxed.
+
+        Args:
+            argv: the agent's command; relative paths in it that exist under the launch dir are made absolute.
+            workdir: an existing, empty directory: the agent's writable working directory, at its own path.
+            tools: the tool server's Unix socket and port, when the agent has no network of its own (a
+                forwarder inside then serves 127.0.0.1:port).
+
+        Returns:
+            The full argv, bwrap first.
+
+        Raises:
+            IsolationUnavailable: bwrap is not installed, or a masked directory holds the agent's code.
+            InputError: `workdir` is not a directory.
+        """
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            raise IsolationUnavailable(f"bwrap is not installed: {BWRAP_INSTALL_HINT}")
+        if not workdir.is_dir():
+            raise IsolationUnavailable(
+                f"the sandbox's working directory {workdir} does not exist", hint="create it before the run"
+            )
+        policy = self.policy
+        out = [bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+        if policy.network is AgentNetwork.NONE:
+            out.append("--unshare-net")
+        # Capabilities stay dropped even when sredrill runs as root: with them an agent could unmount a mask.
+        out += ["--cap-drop", "ALL", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        for link in _SYSTEM_LINKS:
+            path = Path(link)
+            if path.is_symlink():
+                out += ["--symlink", os.readlink(path), link]
+            elif path.is_dir():
+                out += ["--ro-bind", link, link]
+
+        ro = self._read_only_trees()
+        code = policy.code_dir()
+        self._check_code_visible(code)
+        for bind in ro:
+            out += ["--ro-bind", str(bind.source), str(bind.dest)]
+        work = _Bind(workdir.resolve(), workdir.absolute())
+        out += ["--bind", str(work.source), str(work.dest)]
+        binds = [*ro, work]
+        if tools is not None:
+            sock_dir = tools.socket.parent
+            out += ["--ro-bind", str(sock_dir.resolve()), str(sock_dir.absolute())]
+        out += self._masks(binds)
+        out += ["--chdir", str(work.dest)]
+        command = self._absolute_argv(argv)
+        if tools is not None:
+            command = [
+                sys.executable, "-m", "sredrill.isolation.forward",
+                "--port", str(tools.port), "--socket", str(tools.socket.absolute()), "--", *command,
+            ]  # fmt: skip
+        return [*out, *command]
+
+    def _read_only_trees(self) -> list[_Bind]:
+        policy = self.policy
+        paths: list[Path] = [Path(p) for p in _SYSTEM_DIRS]
+        if policy.network is AgentNetwork.HOST and _RESOLV_CONF.is_symlink():
+            # Often a link into /run (systemd-resolved), which is not bound: DNS would fail with host network.
+            paths.append(_RESOLV_CONF.resolve())
+        paths += [Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)]
+        paths += [Path(p) for p in sys.path if p]
+        paths.append(policy.code_dir())
+        return _outermost(p for p in paths if p.exists())
+
+    def _check_code_visible(self, code: Path) -> None:
+        real = code.resolve()
+        for masked in self.policy.masked:
+            if masked.is_dir() and real.is_relative_to(masked):
+                raise IsolationUnavailable(
+                    f"the agent's code directory {code} is inside a path the agent must not see ({masked})",
+                    field="--agent-dir",
+                    hint="run from another directory, or pass --agent-dir DIR outside the packs, evals and store",
+                )
+
+    def _masks(self, binds: Sequence[_Bind]) -> list[str]:
+        out: list[str] = []
+        seen: set[Path] = set()
+        for masked in self.policy.masked:
+            if not masked.exists():
+                continue
+            real = masked.resolve()
+            for bind in binds:
+                if not real.is_relative_to(bind.source):
+                    continue
+                target = bind.dest / real.relative_to(bind.source)
+                if target in seen:
+                    continue
+                seen.add(target)
+                if real.is_dir():
+                    out += ["--tmpfs", str(target)]
+                else:
+                    out += ["--ro-bind", "/dev/null", str(target)]
+        return out
+
+    def _absolute_argv(self, argv: Sequence[str]) -> list[str]:
+        # The agent starts in its fresh workdir, not the launch dir: paths the user wrote relative to where they
+        # ran sredrill must still name the same files.
+        launch = self.policy.launch_dir
+        out: list[str] = []
+        for i, arg in enumerate(argv):
+            # A bare program name is looked up on PATH, never in the working directory: leave it.
+            is_path = i > 0 or "/" in arg
+            if is_path and arg and not os.path.isabs(arg) and (launch / arg).exists():
+                out.append(os.path.normpath(launch / arg))
+            else:
+                out.append(arg)
+        return out
+
+
+def _outermost(paths: Iterable[Path]) -> list[_Bind]:
+    """One bind per tree, parents before children; a path inside an already bound tree adds nothing."""
+    binds: dict[Path, _Bind] = {}
+    for path in paths:
+        dest = Path(os.path.abspath(path))
+        binds.setdefault(dest, _Bind(path.resolve(), dest))
+    ordered = sorted(binds.values(), key=lambda b: len(b.dest.parts))
+    kept: list[_Bind] = []
+    for bind in ordered:
+        if not any(bind.dest.is_relative_to(k.dest) and bind.source.is_relative_to(k.source) for k in kept):
+            kept.append(bind)
+    return kept
