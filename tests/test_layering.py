@@ -13,6 +13,9 @@ LAYERS = [
     "errors",
     "text",
     "processes",
+    # Isolation levels, agent environments and the sandbox (issue 17): the workers and connectors wrap the
+    # processes they start with it; it needs only errors.
+    "isolation",
     "workers",
     "trajectory",
     "diagnosis",
