@@ -1,0 +1,210 @@
+"""The oracles, per isolation level: agents that try to *take* the answer, run through `sredrill run` (issue 17).
+
+Each oracle in `tests/fixtures/oracles/` tries one way (a heap walk, the parent's and its own argv and
+environment, `load_pack()` of the run's pack, a filesystem search, every `/proc/*`, every loopback port) and
+reports what it got in its diagnosis (`found: …` / `found nothing`, and a JSON report per channel). The run uses
+a copy of a small pack in the project folder and a store primed by one earlier run, so there is answer material
+on disk, in the store, in the driver's argv (`--pack PATH`) and environment (`SREDRILL_DB`), and (a stand-in for
+any server that answers without a token) on a loopback port.
+
+The table this file asserts, and docs/isolation.md shows:
+
+- sandbox: every oracle gets nothing;
+- process: the heap walk and the agent's own argv and environment get nothing; the disk, `/proc` and the
+  loopback are not closed (the oracles get the answer there), and the report says so;
+- none: the same as process, plus the agent's own environment (it inherits `SREDRILL_DB`).
+
+Sandbox tests skip, loudly, where bubblewrap does not work, unless `SREDRILL_REQUIRE_SANDBOX=1` (`.ci/run`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import threading
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Cli, Project
+
+ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
+SMALL_PACK = Path(__file__).resolve().parents[1] / "fixtures" / "k8s_small"
+SCENARIO = "001-ledger-memory"
+TRUTH = "oom_killed"
+"""The scenario's true failure mode: every piece of answer material an oracle reports names it."""
+REQUIRED = os.environ.get("SREDRILL_REQUIRE_SANDBOX") == "1"
+
+
+@dataclass(frozen=True)
+class Got:
+    """What one oracle run got: its root cause line and its report's channels."""
+
+    root_cause: str
+    found: dict[str, list[str]]
+    clues: list[str]
+    status: str
+    isolation: str | None
+
+    @property
+    def answer(self) -> bool:
+        return self.root_cause.startswith("found:") and bool(self.channels())
+
+    def channels(self) -> set[str]:
+        return {ch for ch, items in self.found.items() if any(TRUTH in m for m in items)}
+
+
+class LeakyStore(BaseHTTPRequestHandler):
+    """A stand-in for a server on the machine that serves a store without a token (what sredrill's must not do)."""
+
+    body = json.dumps({"runs": [{"test_id": f"pack/{SCENARIO}", "expected": {"failure_modes": [TRUTH]}}]}).encode()
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def leaky_port() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), LeakyStore)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class OracleProject(Project):
+    """A project folder with a copy of a small pack and a store that already holds one run's `expected`."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.pack = root / "pack"
+        for folder in ("000-healthy", SCENARIO):
+            shutil.copytree(SMALL_PACK / folder, self.pack / folder)
+        primed = self.sredrill("reference", "none")
+        assert primed.code in (0, 1), primed.stderr
+
+    def sredrill(self, agent: str, level: str, *extra: str) -> Cli:
+        # The store is named by SREDRILL_DB, not --db: so it is in the driver's environment, as users set it.
+        env = {"SREDRILL_DB": str(self.db), "PYTHONPATH": str(ORACLES)}
+        args = ["run", "--pack", str(self.pack), "-s", SCENARIO, "--agent", agent, "--isolation", level]
+        return self.run(*args, "--agent-dir", str(ORACLES), "--json", *extra, env=env, db=False, timeout=180)
+
+    def oracle(self, name: str, form: str, level: str) -> Got:
+        spec = f"py:oracle_{name}:agent" if form == "py" else f"cmd:{sys.executable} {ORACLES / f'oracle_{name}.py'}"
+        cli = self.sredrill(spec, level)
+        assert cli.code in (0, 1), f"exit {cli.code}\n{cli.stderr[-3000:]}"
+        report = cli.report()
+        result = report["results"][0]
+        diagnosis = (result.get("actual") or {}).get("diagnosis")
+        assert diagnosis is not None, f"{spec} gave no diagnosis: {result.get('failure_reason')}\n{cli.stderr[-2000:]}"
+        body = json.loads(diagnosis["report"])
+        return Got(diagnosis["root_cause"], body["found"], body["clues"], result["status"], report.get("isolation"))
+
+
+@pytest.fixture(scope="module")
+def oracle_project(tmp_path_factory: pytest.TempPathFactory) -> OracleProject:
+    return OracleProject(tmp_path_factory.mktemp("oracles"))
+
+
+def _sandbox_or_skip() -> None:
+    from sredrill.isolation import sandbox_problem
+
+    problem = sandbox_problem()
+    if problem is None:
+        return
+    if REQUIRED:
+        pytest.fail(f"SREDRILL_REQUIRE_SANDBOX=1 but the sandbox cannot be had: {problem}")
+    message = f"SANDBOX TESTS SKIPPED: {problem} (set SREDRILL_REQUIRE_SANDBOX=1 to make this a failure)"
+    warnings.warn(message, stacklevel=1)
+    pytest.skip(message)
+
+
+# The forms each oracle runs in: a py: agent shares a process tree with the driver's worker pool, a cmd: agent
+# is the driver's child. The filesystem walk is slow (seconds) and does not depend on the form: cmd: only.
+CASES = [
+    ("heap", "py"), ("heap", "cmd"), ("parent", "py"), ("parent", "cmd"), ("load_pack", "py"),
+    ("load_pack", "cmd"), ("fs", "cmd"), ("proc", "py"), ("proc", "cmd"), ("loopback", "py"), ("loopback", "cmd"),
+]  # fmt: skip
+IDS = [f"{name}-{form}" for name, form in CASES]
+
+
+@pytest.mark.parametrize(("name", "form"), CASES, ids=IDS)
+def test_under_sandbox_every_oracle_gets_nothing(
+    oracle_project: OracleProject, leaky_port: int, name: str, form: str
+) -> None:
+    _sandbox_or_skip()
+    got = oracle_project.oracle(name, form, "sandbox")
+    assert got.isolation == "sandbox"
+    assert got.root_cause == "found nothing", got
+    assert got.found == {}, got
+    assert got.status == "failed"
+
+
+@pytest.mark.parametrize(("name", "form"), CASES, ids=IDS)
+def test_under_process_the_heap_and_own_argv_env_give_nothing_and_disk_proc_loopback_still_do(
+    oracle_project: OracleProject, leaky_port: int, name: str, form: str
+) -> None:
+    got = oracle_project.oracle(name, form, "process")
+    assert got.isolation == "process"
+    if name == "heap":
+        assert not got.answer and got.found == {}, got
+    elif name == "parent":
+        assert "own argv" not in got.found and "own environment" not in got.found, got
+        assert {"parent argv", "parent environment"} <= got.channels(), got
+    else:
+        assert got.answer, got
+    if name == "loopback":
+        assert any(f"127.0.0.1:{leaky_port}" in m for m in got.found["loopback"]), got
+
+
+@pytest.mark.parametrize(("name", "form"), CASES, ids=IDS)
+def test_under_none_the_oracles_get_what_process_leaves_plus_their_own_environment(
+    oracle_project: OracleProject, leaky_port: int, name: str, form: str
+) -> None:
+    got = oracle_project.oracle(name, form, "none")
+    assert got.isolation == "none"
+    if name == "heap":
+        # py: agents run in agent workers at every level (the hardening issue): no scenario is in their heap.
+        assert got.found == {}, got
+    elif name == "parent":
+        assert {"parent argv", "parent environment", "own environment"} <= got.channels(), got
+    else:
+        assert got.answer, got
+
+
+def test_the_process_level_scoreboard_says_disk_and_proc_reads_are_not_prevented(
+    oracle_project: OracleProject,
+) -> None:
+    env = {"SREDRILL_DB": str(oracle_project.db), "PYTHONPATH": str(ORACLES)}
+    args = ["run", "--pack", str(oracle_project.pack), "-s", SCENARIO, "--agent", "py:oracle_heap:agent"]
+    cli = oracle_project.run(*args, "--isolation", "process", env=env, db=False)
+    assert cli.code in (0, 1), cli.stderr
+    header = "\n".join(cli.stdout.splitlines()[:8])
+    assert "isolation: process" in header, cli.stdout
+    assert "disk and /proc reads are not prevented" in cli.stdout, cli.stdout
+
+
+def test_an_oracle_that_got_the_answer_uses_it(oracle_project: OracleProject) -> None:
+    """The oracles are not weak: where they get the key, they answer with it (the right category and mode)."""
+    cli = oracle_project.sredrill("py:oracle_load_pack:agent", "none")
+    actual = cli.report()["results"][0]["actual"]
+    assert actual["root_cause"].startswith("found: load_pack:"), actual
+    assert actual["failure_modes"] == [TRUTH]
+    assert actual["category"] == "resource_exhaustion"
