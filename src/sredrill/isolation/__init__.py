@@ -11,17 +11,22 @@ Examples:
     >>> argv = Sandbox(policy).command(["python", "agent.py"], workdir=workdir)
 """
 
-from sredrill.isolation.environment import agent_environment
-from sredrill.isolation.levels import (
-    AgentNetwork,
-    Isolation,
-    IsolationPolicy,
-    IsolationUnavailable,
-    recorded_level,
-    resolve_isolation,
-    sandbox_problem,
-)
-from sredrill.isolation.sandbox import Sandbox, ToolsBridge
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sredrill.isolation.environment import agent_environment
+    from sredrill.isolation.levels import (
+        AgentNetwork,
+        Isolation,
+        IsolationPolicy,
+        IsolationUnavailable,
+        recorded_level,
+        resolve_isolation,
+        sandbox_problem,
+    )
+    from sredrill.isolation.sandbox import Sandbox, ToolsBridge
 
 __all__ = [
     "AgentNetwork",
@@ -35,3 +40,37 @@ __all__ = [
     "resolve_isolation",
     "sandbox_problem",
 ]
+
+# Resolved on first use: `python -m sredrill.isolation.forward` starts in every sandboxed run and imports this
+# package first, so it must not pay for the rest of it (about 35 ms).
+_LAZY = {
+    **dict.fromkeys(("agent_environment",), "sredrill.isolation.environment"),
+    **dict.fromkeys(("Sandbox", "ToolsBridge"), "sredrill.isolation.sandbox"),
+    **dict.fromkeys(
+        (
+            "AgentNetwork",
+            "Isolation",
+            "IsolationPolicy",
+            "IsolationUnavailable",
+            "recorded_level",
+            "resolve_isolation",
+            "sandbox_problem",
+        ),
+        "sredrill.isolation.levels",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sredrill.isolation' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -4,6 +4,8 @@ Inside: its own PID, IPC and UTS namespaces (and network, unless `--agent-networ
 interpreter and the agent's code read-only; a fresh writable working directory; the grader's paths (packs, store,
 eval dirs, `~/.sredrill`) masked: an empty tmpfs over a directory, /dev/null over a file.
 
+bwrap's own argv (pid 1 inside) names the masked paths, never their content.
+
 Examples:
     >>> Sandbox(policy).command(["python", "examples/agents/x.py"], workdir=Path("/tmp/agent-1"))
     ['/usr/bin/bwrap', '--unshare-pid', …, '--chdir', '/tmp/agent-1', 'python', '/work/examples/agents/x.py']
@@ -152,7 +154,9 @@ class Sandbox:
                 if real.is_dir():
                     out += ["--tmpfs", str(target)]
                 else:
-                    out += ["--ro-bind", "/dev/null", str(target)]
+                    # A device bind: bwrap mounts plain binds nodev, where /dev/null cannot even be opened.
+                    # Writes to it are discarded, so it needs no read-only flag.
+                    out += ["--dev-bind", "/dev/null", str(target)]
         return out
 
     def _absolute_argv(self, argv: Sequence[str]) -> list[str]:

@@ -1,0 +1,184 @@
+"""The sandbox, run for real under bubblewrap: what an agent inside can read, write, see and reach."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sredrill.isolation import IsolationPolicy, IsolationUnavailable, Sandbox, resolve_isolation, sandbox_problem
+
+PROBLEM = sandbox_problem()
+if PROBLEM is not None and os.environ.get("SREDRILL_REQUIRE_SANDBOX") == "1":
+    raise RuntimeError(f"SREDRILL_REQUIRE_SANDBOX=1 but the sandbox does not work here: {PROBLEM}")
+pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"bubblewrap does not work here: {PROBLEM}")
+
+
+@pytest.fixture
+def launch(tmp_path: Path) -> Path:
+    """A launch dir holding an agent, a pack with its answer key, and a store file."""
+    root = tmp_path / "project"
+    (root / "examples" / "agents").mkdir(parents=True)
+    (root / "examples" / "agents" / "hello.py").write_text("import sys\nprint('hello', *sys.argv[1:])\n")
+    (root / "packs" / "001-lag").mkdir(parents=True)
+    (root / "packs" / "001-lag" / "answer.yml").write_text("failure_modes: [replication_lag]\n")
+    (root / ".sredrill").mkdir()
+    (root / ".sredrill" / "sredrill.db").write_text("expected: replication_lag\n")
+    (root / "notes.txt").write_text("readable\n")
+    return root
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+def policy_for(launch: Path, **kwargs: object) -> IsolationPolicy:
+    masked = [launch / "packs", launch / ".sredrill" / "sredrill.db"]
+    return resolve_isolation("sandbox", masked=masked, launch_dir=launch, **kwargs)  # type: ignore[arg-type]
+
+
+def run_python(policy: IsolationPolicy, workdir: Path, code: str) -> subprocess.CompletedProcess[str]:
+    argv = Sandbox(policy).command([sys.executable, "-c", textwrap.dedent(code)], workdir=workdir)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_system_the_interpreter_and_the_code_dir_are_readable(launch: Path, workdir: Path) -> None:
+    done = run_python(
+        policy_for(launch),
+        workdir,
+        f"""
+        import json, sqlite3, sredrill.isolation
+        print(open("/etc/passwd").read().count(":") > 0, open({str(launch / "notes.txt")!r}).read().strip())
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "readable"]
+
+
+def test_writes_succeed_only_in_the_workdir_and_tmp(launch: Path, workdir: Path, tmp_path: Path) -> None:
+    (tmp_path / "host-secret.txt").write_text("the host's /tmp\n")
+    done = run_python(
+        policy_for(launch),
+        workdir,
+        f"""
+        import os
+        for path in [{str(launch / "new.txt")!r}, "/usr/new.txt", "/etc/new.txt", {str(tmp_path / "x")!r}]:
+            try:
+                open(path, "w").write("x")
+                print("wrote", path)
+            except OSError as exc:
+                print("refused", type(exc).__name__)
+        open("out.txt", "w").write("mine")
+        open("/tmp/scratch", "w").write("scratch")
+        print("cwd", os.getcwd(), os.path.exists({str(tmp_path / "host-secret.txt")!r}))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(line.startswith("refused") for line in lines[:3]), lines
+    assert lines[3:] == [f"wrote {tmp_path / 'x'}", f"cwd {workdir} False"]  # /tmp is the sandbox's own
+    assert (workdir / "out.txt").read_text() == "mine"
+    assert not (launch / "new.txt").exists() and not (tmp_path / "x").exists()
+
+
+def test_a_masked_dir_is_empty_and_a_masked_file_reads_empty(launch: Path, workdir: Path) -> None:
+    done = run_python(
+        policy_for(launch),
+        workdir,
+        f"""
+        import os
+        print(os.listdir({str(launch / "packs")!r}), repr(open({str(launch / ".sredrill" / "sredrill.db")!r}).read()))
+        print(sorted(os.listdir({str(launch)!r})))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[] ''", "['.sredrill', 'examples', 'notes.txt', 'packs']"]
+
+
+def test_an_agent_sees_only_its_own_processes(launch: Path, workdir: Path) -> None:
+    done = run_python(
+        policy_for(launch),
+        workdir,
+        """
+        import os
+        pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+        print(len(pids), os.getpid(), os.getppid())
+        print(open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\\0")[0].decode())
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    counts, parent = done.stdout.splitlines()
+    count, pid, ppid = map(int, counts.split())
+    assert count <= 3 and pid <= 3 and ppid <= 2, counts  # bwrap's init, the agent: not the host's processes
+    assert parent.endswith("bwrap")  # the parent is bwrap's init, not the driver that holds the packs
+
+
+def test_with_network_none_no_host_loopback_port_is_reachable(launch: Path, workdir: Path) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass  # reachable from the host
+        done = run_python(
+            policy_for(launch),
+            workdir,
+            f"""
+            import socket
+            try:
+                socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+                print("connected")
+            except OSError as exc:
+                print("unreachable", type(exc).__name__)
+            """,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["unreachable", "ConnectionRefusedError"]
+
+
+def test_relative_paths_in_argv_resolve_against_the_launch_dir(launch: Path, workdir: Path) -> None:
+    (launch / "run.sh").write_text("#!/bin/sh\nexec python3 examples/agents/hello.py from-sh\n")
+    (launch / "run.sh").chmod(0o755)
+    policy = policy_for(launch)
+    argv = Sandbox(policy).command([sys.executable, "examples/agents/hello.py", "--x", "no-such-file"], workdir=workdir)
+    assert argv[-3:] == [str(launch / "examples" / "agents" / "hello.py"), "--x", "no-such-file"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (0, "hello --x no-such-file\n"), done.stderr
+    # A script path as the program: made absolute; a bare name stays a PATH lookup.
+    argv = Sandbox(policy).command(["./run.sh"], workdir=workdir)
+    assert argv[-1] == str(launch / "run.sh")
+    assert Sandbox(policy).command(["python3", "-V"], workdir=workdir)[-2:] == ["python3", "-V"]
+
+
+def test_the_agent_dir_is_the_code_dir(launch: Path, workdir: Path) -> None:
+    agents = launch / "examples" / "agents"
+    done = run_python(
+        policy_for(launch, agent_dir=agents),
+        workdir,
+        f"""
+        import os
+        print(os.listdir({str(agents)!r}), os.path.exists({str(launch / "notes.txt")!r}))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['hello.py']", "False"]
+
+
+def test_a_code_dir_inside_a_masked_path_is_refused(launch: Path, workdir: Path) -> None:
+    policy = resolve_isolation("sandbox", masked=[launch], launch_dir=launch / "examples")
+    with pytest.raises(IsolationUnavailable, match="is inside a path the agent must not see") as e:
+        Sandbox(policy).command(["true"], workdir=workdir)
+    assert e.value.hint is not None and "--agent-dir" in e.value.hint
+
+
+def test_a_missing_workdir_is_an_error(launch: Path, tmp_path: Path) -> None:
+    with pytest.raises(IsolationUnavailable, match="does not exist"):
+        Sandbox(policy_for(launch)).command(["true"], workdir=tmp_path / "gone")
