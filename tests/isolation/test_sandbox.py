@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from sredrill.isolation import IsolationPolicy, IsolationUnavailable, Sandbox, resolve_isolation, sandbox_problem
+from sredrill.isolation import (
+    IsolationPolicy,
+    IsolationUnavailable,
+    Sandbox,
+    ToolsBridge,
+    resolve_isolation,
+    sandbox_problem,
+)
 
 PROBLEM = sandbox_problem()
 if PROBLEM is not None and os.environ.get("SREDRILL_REQUIRE_SANDBOX") == "1":
@@ -170,6 +177,39 @@ def test_the_agent_dir_is_the_code_dir(launch: Path, workdir: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["['hello.py']", "False"]
+
+
+def test_home_is_fresh_and_writable_and_binds_inside_it_still_show(
+    launch: Path, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".sredrill").mkdir(parents=True)
+    (home / ".sredrill" / "sredrill.db").write_text("expected\n")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("key\n")
+    code = home / "project"
+    launch.rename(code)
+    monkeypatch.setenv("HOME", str(home))
+    done = run_python(
+        resolve_isolation("sandbox", launch_dir=code),
+        workdir,
+        f"""
+        import os
+        open(os.path.expanduser("~/.cache"), "w").write("cache")
+        print(sorted(os.listdir({str(home)!r})), os.path.exists({str(code / "notes.txt")!r}))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['.cache',", "'project']", "True"]
+    assert not (home / ".cache").exists()
+
+
+def test_with_host_network_the_tools_bridge_is_not_used(launch: Path, workdir: Path) -> None:
+    bridge = ToolsBridge(socket=launch / "tools.sock", port=8123)
+    argv = Sandbox(policy_for(launch, network="host")).command(["python3", "agent.py"], workdir=workdir, tools=bridge)
+    assert "sredrill.isolation.forward" not in argv and "--unshare-net" not in argv
+    argv = Sandbox(policy_for(launch)).command(["python3", "agent.py"], workdir=workdir, tools=bridge)
+    assert "sredrill.isolation.forward" in argv and "--unshare-net" in argv
 
 
 def test_a_code_dir_inside_a_masked_path_is_refused(launch: Path, workdir: Path) -> None:

@@ -1,8 +1,9 @@
 """The bubblewrap sandbox an agent runs in: the bwrap argv that wraps its command (DESIGN §11.3).
 
 Inside: its own PID, IPC and UTS namespaces (and network, unless `--agent-network host`); the system, the
-interpreter and the agent's code read-only; a fresh writable working directory; the grader's paths (packs, store,
-eval dirs, `~/.sredrill`) masked: an empty tmpfs over a directory, /dev/null over a file.
+interpreter and the agent's code read-only; a fresh writable working directory and an empty HOME (the user's ~
+holds keys and `~/.sredrill`); the grader's paths (packs, store, eval dirs, `~/.sredrill`) masked: an empty
+tmpfs over a directory, /dev/null over a file.
 
 bwrap's own argv (pid 1 inside) names the masked paths, never their content.
 
@@ -65,8 +66,8 @@ class Sandbox:
         Args:
             argv: the agent's command; relative paths in it that exist under the launch dir are made absolute.
             workdir: an existing, empty directory: the agent's writable working directory, at its own path.
-            tools: the tool server's Unix socket and port, when the agent has no network of its own (a
-                forwarder inside then serves 127.0.0.1:port).
+            tools: the tool server's Unix socket and port: with network none a forwarder inside serves
+                127.0.0.1:port; ignored with host network (the agent reaches the port itself).
 
         Returns:
             The full argv, bwrap first.
@@ -96,13 +97,18 @@ class Sandbox:
                 out += ["--ro-bind", link, link]
 
         ro = self._read_only_trees()
-        code = policy.code_dir()
-        self._check_code_visible(code)
-        for bind in ro:
-            out += ["--ro-bind", str(bind.source), str(bind.dest)]
+        self._check_code_visible(policy.code_dir())
+        # Parents before children: a bind inside HOME (a pyenv, the code dir) must land on the fresh home.
+        mounts = [(home, ["--tmpfs", str(home)])] if (home := _fresh_home()) is not None else []
+        mounts += [(bind.dest, ["--ro-bind", str(bind.source), str(bind.dest)]) for bind in ro]
+        for _, args in sorted(mounts, key=lambda mount: len(mount[0].parts)):
+            out += args
         work = _Bind(workdir.resolve(), workdir.absolute())
         out += ["--bind", str(work.source), str(work.dest)]
         binds = [*ro, work]
+        # With host network the agent reaches the tool server's TCP port itself; the forwarder could not bind it.
+        if policy.network is not AgentNetwork.NONE:
+            tools = None
         if tools is not None:
             sock_dir = tools.socket.parent
             out += ["--ro-bind", str(sock_dir.resolve()), str(sock_dir.absolute())]
@@ -172,6 +178,18 @@ class Sandbox:
             else:
                 out.append(arg)
         return out
+
+
+def _fresh_home() -> Path | None:
+    """HOME, to be an empty writable tmpfs (tools write caches there; the user's ~ holds keys and ~/.sredrill),
+    or None when HOME is unset, relative, or holds the system dirs."""
+    home = os.environ.get("HOME", "")
+    if not os.path.isabs(home):
+        return None
+    path = Path(os.path.abspath(home))
+    if path == Path("/") or any(Path(d).is_relative_to(path) for d in _SYSTEM_DIRS):
+        return None
+    return path
 
 
 def _outermost(paths: Iterable[Path]) -> list[_Bind]:
