@@ -231,6 +231,57 @@ EpisodeKeyOpt = Annotated[
     ),
 ]
 
+IsolationOpt = Annotated[
+    str,
+    typer.Option(
+        "--isolation",
+        help="How the agent is kept from the answer keys: auto (sandbox where bubblewrap works, else process), "
+        "sandbox, process or none.",
+    ),
+]
+RequireIsolationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--require-isolation", help="Fail before anything runs when this level (sandbox, process, none) cannot be had."
+    ),
+]
+AgentNetworkOpt = Annotated[
+    str,
+    typer.Option(
+        "--agent-network",
+        help="A sandboxed agent's network: none (its tools only) or host (e.g. to call a remote LLM).",
+    ),
+]
+AgentEnvOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--agent-env",
+        help="Pass this environment variable to the agent (e.g. an LLM key); repeatable. Others are filtered out.",
+    ),
+]
+AgentDirOpt = Annotated[
+    Path | None,
+    typer.Option("--agent-dir", help="The agent's code directory, readable in the sandbox (default: this one)."),
+]
+
+
+def _isolation(
+    isolation: str, require: str | None, network: str, agent_env: list[str] | None, agent_dir: Path | None
+) -> Any:
+    """The isolation flags as a plan takes them; the level `--require-isolation` asks is checked now."""
+    from sredrill.engine.api import isolation_request
+    from sredrill.isolation import resolve_isolation
+
+    request = isolation_request(
+        isolation, require=require, network=network, agent_env=agent_env or (), agent_dir=agent_dir
+    )
+    # Resolved once now (masks come later, in the engine): a level that cannot be had fails before anything runs.
+    resolve_isolation(
+        request.isolation, require=request.require_isolation, network=request.agent_network,
+        agent_env=request.agent_env, agent_dir=request.agent_dir,
+    )  # fmt: skip
+    return request
+
 
 def _read_episode_key(path: Path | None) -> str | None:
     """The key in `--episode-key-file`, checked (read from a file so it is never on a command line)."""
@@ -270,6 +321,11 @@ def run_cmd(
     maxfail: MaxFailOpt = None,
     last_failed: LastFailedOpt = False,
     verbose: VerboseOpt = False,
+    isolation: IsolationOpt = "auto",
+    require_isolation: RequireIsolationOpt = None,
+    agent_network: AgentNetworkOpt = "none",
+    agent_env: AgentEnvOpt = None,
+    agent_dir: AgentDirOpt = None,
 ) -> None:
     """Run scenario packs against an agent and print the scoreboard (the main job)."""
 
@@ -279,6 +335,7 @@ def run_cmd(
 
         flags = {"agent": agent, "jobs": jobs, "timeout": timeout, "db": db, "base_url": base_url,
                  "reporter": "json" if json_ else reporter}  # fmt: skip
+        isolated = _isolation(isolation, require_isolation, agent_network, agent_env, agent_dir)
         settings = load_settings(flags)
         store = _store(db, settings)
         if resume:
@@ -299,6 +356,7 @@ def run_cmd(
                 list(pack or []), settings=settings, options=options, listener=listener, store=store, mode=mode,
                 axis2=axis2, scenario_ids=list(scenario or []), difficulty=difficulty, blind=not no_blind, seed=seed,
                 last_failed=failures, seeds=seeds, episode_key=_read_episode_key(episode_key_file),
+                isolation=isolated,
             )
         )  # fmt: skip
         return exit_code_for(report.summary)
@@ -477,6 +535,11 @@ def test_cmd(
     maxfail: MaxFailOpt = None,
     last_failed: LastFailedOpt = False,
     verbose: VerboseOpt = False,
+    isolation: IsolationOpt = "auto",
+    require_isolation: RequireIsolationOpt = None,
+    agent_network: AgentNetworkOpt = "none",
+    agent_env: AgentEnvOpt = None,
+    agent_dir: AgentDirOpt = None,
 ) -> None:
     """Run SDK eval files against an agent."""
 
@@ -489,6 +552,7 @@ def test_cmd(
         chosen_insights: Literal["rules", "llm"] = "llm" if insights == "llm" else "rules"
         if repeat > 1 and retries:
             raise InputError("use --repeat or --retries, not both: repeats measure pass@k, retries forgive flakes")
+        isolated = _isolation(isolation, require_isolation, agent_network, agent_env, agent_dir)
         settings = load_settings(
             {
                 "agent": agent,
@@ -533,6 +597,7 @@ def test_cmd(
                 grep=grep,
                 labels=list(label or []),
                 last_failed=failures,
+                isolation=isolated,
             )
         )
         return exit_code_for(report.summary)

@@ -415,6 +415,10 @@ class RunReport(_Model):
     results: list[TestResult]
     insights: Insights | None = None
     """Run-level insights rolled up from every test."""
+    isolation: str | None = None
+    """How far the agent was kept from the grader's data: `sandbox`, `sandbox+host-network`, `process`, `none`,
+    `external` (an `http(s)://` agent runs elsewhere) or `builtin` (sredrill's own agents); None: not recorded
+    (a run stored before isolation levels)."""
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -34,6 +34,7 @@ import io
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -45,13 +46,17 @@ import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any, Final, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sredrill import processes
 from sredrill.errors import ConfigError, SredrillError
 from sredrill.text import parse_json
+
+if TYPE_CHECKING:
+    from sredrill.isolation import IsolationPolicy
 
 __all__ = [
     "CAPTURE_LIMIT_BYTES",
@@ -498,6 +503,11 @@ class Worker:
         role: what the worker is for (`body`, `agent`); in its environment as `SREDRILL_WORKER`, and in messages.
         env: extra environment for the worker.
         memory_limit_mb: an address-space cap (RLIMIT_AS) for the worker; None leaves it unlimited.
+        isolation: the run's isolation policy: at process and sandbox level the worker's environment is the
+            allow-list (`sredrill.isolation.agent_environment`); at sandbox level it runs under bubblewrap, in a
+            fresh working directory of its own (removed when it is killed). None: level none.
+        workdir: the sandboxed worker's working directory, writable and seen at its own path (the caller's to
+            remove: files it writes there outlive the worker); None: a fresh one.
     """
 
     def __init__(
@@ -507,9 +517,15 @@ class Worker:
         role: str,
         env: Mapping[str, str] | None = None,
         memory_limit_mb: int | None = None,
+        isolation: IsolationPolicy | None = None,
+        workdir: Path | None = None,
     ) -> None:
         self.handler = handler
         self.role = role
+        self.isolation = isolation
+        self._given_workdir = workdir
+        self._workdir: Path | None = None
+        """The sandboxed worker's working directory, from `start` until `kill`."""
         self._env = dict(env or {})
         self._memory_limit_mb = memory_limit_mb if memory_limit_mb is not None else memory_limit_from_env()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -541,19 +557,37 @@ class Worker:
         """Start the process (returns at once; the first call waits until it is ready)."""
         if self._proc is not None:
             return
+        from sredrill.isolation import Isolation, Sandbox, agent_environment
+
         parent, child = socket.socketpair()
-        env = {
-            **os.environ,
-            **self._env,
-            ROLE_ENV: self.role,
-            _PATH_ENV: json.dumps(sys.path),
-            _PARENT_ENV: str(os.getpid()),
-        }
+        sandboxed = self.isolation is not None and self.isolation.level is Isolation.SANDBOX
+        path = list(sys.path)
+        if sandboxed:
+            assert self.isolation is not None
+            # Its working directory is a fresh one: what the launch directory made importable stays so.
+            path[:0] = dict.fromkeys(str(p) for p in (self.isolation.code_dir(), self.isolation.launch_dir))
+        own = {**self._env, ROLE_ENV: self.role, _PATH_ENV: json.dumps(path)}
+        if not sandboxed:
+            # In a sandbox the worker has a PID namespace of its own, where the driver's pid means nothing: it
+            # dies with bubblewrap instead (--die-with-parent).
+            own[_PARENT_ENV] = str(os.getpid())
         if self._memory_limit_mb is not None:
-            env[_MEMORY_ENV] = str(self._memory_limit_mb)
+            own[_MEMORY_ENV] = str(self._memory_limit_mb)
+        env = agent_environment(self.isolation, os.environ, own)
+        argv = [sys.executable, "-c", _ENTRY, str(child.fileno()), self.handler]
+        if sandboxed:
+            assert self.isolation is not None
+            self._workdir = self._given_workdir or Path(tempfile.mkdtemp(prefix=f"sredrill-{self.role}-"))
+            try:
+                argv = Sandbox(self.isolation).command(argv, workdir=self._workdir)
+            except BaseException:
+                child.close()
+                parent.close()
+                self._remove_workdir()
+                raise
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", _ENTRY, str(child.fileno()), self.handler],
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,  # fd 1 of the driver may be a --json report
                 env=env,
@@ -585,12 +619,18 @@ class Worker:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=_EXIT_WAIT_S)  # SIGKILL was sent: the kernel reaps it at once
+        self._remove_workdir()
         self._fail_pending(self._died(f"{self.role} worker was killed"))
         for task in self._asks:
             task.cancel()
 
     async def aclose(self) -> None:
         self.kill()
+
+    def _remove_workdir(self) -> None:
+        workdir, self._workdir = self._workdir, None
+        if workdir is not None and workdir != self._given_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
 
     def _died(self, what: str | None = None) -> WorkerDied:
         code = self._proc.poll() if self._proc is not None else None
@@ -676,6 +716,10 @@ class Worker:
     def _group(self, message: dict[str, Any]) -> None:
         pgid = message.get("pgid")
         if not isinstance(pgid, int) or pgid <= 1:
+            return
+        if self._workdir is not None:
+            # A sandboxed worker's pids are those of its own PID namespace, not ours: killing one here could
+            # hit an unrelated process. Its groups die with the namespace when the worker is killed.
             return
         if message.get("event") == "start":
             self.groups.add(pgid)

@@ -16,7 +16,7 @@ import pytest
 from sredrill.engine import RunOptions, Settings, list_tests, run_eval_files, run_packs, run_sync
 from sredrill.engine.api import pack_plan
 from sredrill.engine.launch import resume_run, start_run
-from sredrill.engine.plan import stored_plan
+from sredrill.engine.plan import IsolationRequest, stored_plan
 from sredrill.errors import InputError
 from sredrill.results import RunReport, TestResult
 from sredrill.store import Store
@@ -141,7 +141,11 @@ def test_a_resumed_run_plays_the_same_keyed_episodes_and_the_key_goes_nowhere(
     assert outcomes(resumed) == outcomes(direct) == outcomes(keyed)  # the stored key was played
     assert len(resumed.results) == 8
 
-    spied = packs(store, ["incidents"], agent="py:spy_agent:agent", episode_key=KEY, **common)
+    # At process level, so the spy may write its file; SPY_FILE passes the allow-list as --agent-env does.
+    spy_isolation = IsolationRequest(isolation="process", agent_env=("SPY_FILE",))
+    spied = packs(
+        store, ["incidents"], agent="py:spy_agent:agent", episode_key=KEY, isolation=spy_isolation, **common
+    )
     seen = (tmp_path / "seen.jsonl").read_text()
     assert seen.count("\n") == 8  # every episode's task and environment
     shown = [seen, caplog.text, *(r.model_dump_json() for r in (keyed, resumed, spied))]

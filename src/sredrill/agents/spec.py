@@ -16,10 +16,13 @@ import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from sredrill.agents.protocol import Agent
 from sredrill.errors import AgentSpecError, did_you_mean
+
+if TYPE_CHECKING:
+    from sredrill.isolation import IsolationPolicy
 
 __all__ = [
     "CONNECTORS",
@@ -92,6 +95,8 @@ class ConnectOptions:
     """The scenario packs of the run (`sredrill.scenarios.Pack`), for baselines built from a pack (`majority`)."""
     seed: int | None = None
     """Seed for seeded agents (`random`), from `--seed`."""
+    isolation: IsolationPolicy | None = None
+    """The run's isolation policy, for connectors that start the user's code (`cmd:`, `py:`); None: level none."""
 
 
 class Connector(Protocol):
@@ -157,6 +162,7 @@ def resolve_agent(
     api_key: str | None = None,
     packs: Sequence[Any] = (),
     seed: int | None = None,
+    isolation: IsolationPolicy | None = None,
 ) -> Agent:
     """Resolve an `--agent SPEC` into a ready agent, checking its target now rather than mid-run.
 
@@ -167,6 +173,7 @@ def resolve_agent(
         api_key: key for that endpoint.
         packs: the run's scenario packs, for agents built from a pack (the `majority` baseline).
         seed: for seeded agents (the `random` baseline).
+        isolation: the run's isolation policy (`sredrill.isolation.resolve_isolation`); None: level none.
 
     Returns:
         An `Agent` whose `spec` is the spec as given.
@@ -176,5 +183,5 @@ def resolve_agent(
             attribute missing or not async, command empty or not found); the message says how to fix it.
     """
     parsed = parse_agent_spec(spec)
-    options = ConnectOptions(base_url=base_url, api_key=api_key, packs=tuple(packs), seed=seed)
+    options = ConnectOptions(base_url=base_url, api_key=api_key, packs=tuple(packs), seed=seed, isolation=isolation)
     return _load_connector(parsed)(parsed, options)

@@ -40,9 +40,11 @@ import asyncio
 import contextlib
 import importlib.util
 import logging
+import os
 import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -362,6 +364,22 @@ def _mcp_endpoint(registry: ToolRegistry) -> "McpEndpoint | None":
         return None
 
 
+def _unix_listener(path: Path) -> socket.socket:
+    """A listening Unix socket at `path` (its folder created; a socket left there by a dead run replaced)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(os.fspath(path))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 class ToolServer:
     """A registry's routes served by uvicorn on a loopback port, on a task of the running event loop.
 
@@ -373,17 +391,29 @@ class ToolServer:
         registry: the runs to serve.
         host: the address to bind; loopback unless you know why not.
         port: 0 picks a free port (read it from `base_url` after `start`).
+        unix_path: also listen on a Unix socket here (created with its folder, removed on `close`): a
+            sandboxed agent without a network reaches the same routes through it (`sredrill.isolation.forward`
+            serves it on the agent's own 127.0.0.1 at `port`, so its URLs do not change).
     """
 
     def __init__(
-        self, registry: ToolRegistry, *, host: str = LOOPBACK, port: int = 0, spans: "SpanCollector | None" = None
+        self,
+        registry: ToolRegistry,
+        *,
+        host: str = LOOPBACK,
+        port: int = 0,
+        spans: "SpanCollector | None" = None,
+        unix_path: Path | None = None,
     ) -> None:
         self.registry = registry
         self.spans = spans
         self.host = host
         self.port = port
+        self.unix_path = unix_path
         self._sock: socket.socket | None = None
         """The listening socket, from `start` until `close`."""
+        self._unix: socket.socket | None = None
+        """The Unix listening socket (`unix_path`), from `start` until `close`."""
         self._has_mcp = False
         """The `mcp` extra is installed: the endpoint is served (and the Task's `mcp_url` given)."""
         self._server: Any = None
@@ -440,16 +470,31 @@ class ToolServer:
             sock.close()
             raise
         self.port = sock.getsockname()[1]
+        if self.unix_path is not None:
+            try:
+                self._unix = _unix_listener(self.unix_path)
+            except OSError:
+                sock.close()
+                raise
         self._sock = sock
-        asyncio.get_running_loop().add_reader(sock.fileno(), self._first_connection)
+        loop = asyncio.get_running_loop()
+        for listening in self._listening():
+            loop.add_reader(listening.fileno(), self._first_connection)
+
+    def _listening(self) -> list[socket.socket]:
+        return [s for s in (self._sock, self._unix) if s is not None]
 
     def _first_connection(self) -> None:
         """A connection is waiting: start the app (once), which then accepts it."""
         assert self._sock is not None  # the reader is removed before the socket is closed
-        asyncio.get_running_loop().remove_reader(self._sock.fileno())
-        self._startup = asyncio.create_task(self._start_serving(self._sock), name=f"sredrill-tools-start:{self.port}")
+        loop = asyncio.get_running_loop()
+        for listening in self._listening():
+            loop.remove_reader(listening.fileno())
+        self._startup = asyncio.create_task(
+            self._start_serving(self._listening()), name=f"sredrill-tools-start:{self.port}"
+        )
 
-    async def _start_serving(self, sock: socket.socket) -> None:
+    async def _start_serving(self, sockets: list[socket.socket]) -> None:
         try:
             mcp = _mcp_endpoint(self.registry) if self._has_mcp else None
             server = _uvicorn_server(tool_app(self.registry, mcp, self.spans))
@@ -457,7 +502,7 @@ class ToolServer:
                 self._mcp = mcp
                 await mcp.start()
             self._server = server
-            self._task = asyncio.create_task(server.serve(sockets=[sock]), name=f"sredrill-tools:{self.port}")
+            self._task = asyncio.create_task(server.serve(sockets=sockets), name=f"sredrill-tools:{self.port}")
             async with asyncio.timeout(_START_TIMEOUT_S):
                 while not server.started and not self._task.done():
                     await asyncio.sleep(_START_POLL_S)
@@ -468,7 +513,8 @@ class ToolServer:
             # (they report it), and the reason goes to the log.
             logger.exception("the tool server on %s:%s could not start", self.host, self.port)
             await self._stop()
-            sock.close()
+            for sock in sockets:
+                sock.close()
 
     async def _stop_mcp(self) -> None:
         mcp, self._mcp = self._mcp, None
@@ -492,16 +538,22 @@ class ToolServer:
 
     async def close(self) -> None:
         """Stop serving: close the port and wait for requests in flight (a few seconds at most)."""
-        sock, self._sock = self._sock, None
-        if sock is None:
+        if self._sock is None:
             return
+        listening = self._listening()
+        self._sock = self._unix = None
         startup, self._startup = self._startup, None
         if startup is None:
-            asyncio.get_running_loop().remove_reader(sock.fileno())
+            for sock in listening:
+                asyncio.get_running_loop().remove_reader(sock.fileno())
         else:
             await asyncio.shield(startup)  # it logs its own failure
         await self._stop()
-        sock.close()  # uvicorn closed it if it served; if it never did, this does
+        for sock in listening:
+            sock.close()  # uvicorn closed it if it served; if it never did, this does
+        if self.unix_path is not None:
+            with contextlib.suppress(OSError):
+                self.unix_path.unlink()
 
     async def __aenter__(self) -> "ToolServer":
         await self.start()
@@ -530,10 +582,12 @@ class ToolHost:
     Safe for concurrent agent runs (`--jobs N`): the first `open` starts the server, the others wait for it.
     """
 
-    def __init__(self, spans: "SpanCollector | None" = None) -> None:
+    def __init__(self, spans: "SpanCollector | None" = None, *, unix_path: Path | None = None) -> None:
         self.registry = ToolRegistry()
         self.spans = spans
         """Where the server's OTLP receiver puts the spans agents export; None serves no receiver."""
+        self.unix_path = unix_path
+        """The Unix socket the server also listens on (`ToolServer.unix_path`); None: its TCP port only."""
         self._server: ToolServer | None = None
         self._lock = asyncio.Lock()
 
@@ -564,7 +618,7 @@ class ToolHost:
         """
         async with self._lock:
             if self._server is None:
-                server = ToolServer(self.registry, spans=self.spans)
+                server = ToolServer(self.registry, spans=self.spans, unix_path=self.unix_path)
                 await server.start()
                 self._server = server
             return self._server

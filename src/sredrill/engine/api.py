@@ -19,7 +19,7 @@ from sredrill.results import RunReport, TestResult
 from .config import Settings
 from .execute import RunListener, RunOptions
 from .launch import TestPlan, plan_tests, resume_run, start_run
-from .plan import EvalSelection, LastFailedSelection, PackSelection, RunPlan
+from .plan import EvalSelection, IsolationRequest, LastFailedSelection, PackSelection, RunPlan
 from .selection import LastFailures, parse_difficulties
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "NotRun",
     "TestPlan",
     "eval_plan",
+    "isolation_request",
     "list_tests",
     "pack_plan",
     "plan_tests",
@@ -59,6 +60,7 @@ async def run_eval_files(
     labels: Sequence[str] = (),
     resume: str | None = None,
     last_failed: LastFailures | None = None,
+    isolation: IsolationRequest | None = None,
 ) -> RunReport:
     """Load, select and run eval files; every result is stored as it completes.
 
@@ -67,6 +69,7 @@ async def run_eval_files(
             stored plan says (`paths`, `grep`, `labels`, `last_failed` and `options` but `jobs` are the plan's).
         last_failed: `--last-failed`: only the tests it selects (`selection.last_failures`); files that fail
             to load are reported whatever it says.
+        isolation: how the agent and the test bodies are isolated (`--isolation` and its flags); None: `auto`.
 
     Raises:
         NothingSelected: no test is selected (the files register none, or the filters match none): nothing
@@ -76,7 +79,10 @@ async def run_eval_files(
         return await resume_run(
             resume, settings=settings, listener=listener, store=store, jobs=options.jobs, kind="test"
         )
-    plan = eval_plan(paths, settings=settings, options=options, grep=grep, labels=labels, last_failed=last_failed)
+    plan = eval_plan(
+        paths, settings=settings, options=options, grep=grep, labels=labels, last_failed=last_failed,
+        isolation=isolation,
+    )  # fmt: skip
     return await start_run(plan, settings=settings, listener=listener, store=store)
 
 
@@ -88,6 +94,7 @@ def eval_plan(
     grep: str | None = None,
     labels: Sequence[str] = (),
     last_failed: LastFailures | None = None,
+    isolation: IsolationRequest | None = None,
 ) -> RunPlan:
     """The plan of `sredrill test PATH…` (see `run_eval_files` for the arguments).
 
@@ -102,6 +109,7 @@ def eval_plan(
         agent=settings.agent,
         skip_judge=settings.skip_judge,
         last_failed=LastFailedSelection.of(last_failed),
+        **(isolation or IsolationRequest()).model_dump(),
     )
 
 
@@ -122,6 +130,7 @@ async def run_packs(
     last_failed: LastFailures | None = None,
     seeds: str | Sequence[int] | None = None,
     episode_key: str | None = None,
+    isolation: IsolationRequest | None = None,
 ) -> RunReport:
     """What `sredrill run` does: scenario packs against one agent, graded, stored, reported.
 
@@ -142,6 +151,7 @@ async def run_packs(
         episode_key: the secret that keys the families' episodes (`incident_tests`); None: a fresh one for
             this run. It is stored with the run, so `resume` replays the same episodes (a resumed run always
             uses its stored key), and it is never reported or shown to the agent.
+        isolation: how the agent is isolated (`--isolation` and its flags); None: `auto`.
 
     Raises:
         InputError: an unknown pack, scenario id, mode, difficulty, seed or episode key (before anything runs).
@@ -154,7 +164,7 @@ async def run_packs(
     plan = pack_plan(
         packs, settings=settings, options=options, mode=mode, axis2=axis2, scenario_ids=scenario_ids,
         difficulty=difficulty, blind=blind, seed=seed, last_failed=last_failed, seeds=seeds,
-        episode_key=episode_key,
+        episode_key=episode_key, isolation=isolation,
     )  # fmt: skip
     return await start_run(plan, settings=settings, listener=listener, store=store)
 
@@ -173,6 +183,7 @@ def pack_plan(
     last_failed: LastFailures | None = None,
     seeds: str | Sequence[int] | None = None,
     episode_key: str | None = None,
+    isolation: IsolationRequest | None = None,
 ) -> RunPlan:
     """The plan of `sredrill run` (see `run_packs` for the arguments): a fresh episode key unless one is given.
 
@@ -203,6 +214,7 @@ def pack_plan(
         agent=settings.agent or "reference",
         last_failed=LastFailedSelection.of(last_failed),
         episode_key=new_episode_key(episode_key),
+        **(isolation or IsolationRequest()).model_dump(),
     )
 
 
@@ -325,6 +337,11 @@ def run(
     maxfail: int | None = None,
     seeds: str | Sequence[int] | None = None,
     episode_key: str | None = None,
+    isolation: str = "auto",
+    require_isolation: str | None = None,
+    agent_network: str = "none",
+    agent_env: Sequence[str] = (),
+    agent_dir: str | None = None,
 ) -> RunReport:
     """What `sredrill run` does, from Python: run packs against an agent and return the RunReport.
 
@@ -341,9 +358,13 @@ def run(
         seeds: the incidents pack's seeds (as `--seeds`: `"100000-100009"` or a list of ints).
         episode_key: the secret that keys the families' episodes (pass the same one to play the same
             episodes in two runs); None: a fresh one.
+        isolation: `auto`, `sandbox`, `process` or `none` (as `--isolation`); `require_isolation`,
+            `agent_network`, `agent_env` and `agent_dir` are `--require-isolation`, `--agent-network`,
+            `--agent-env` (names) and `--agent-dir`.
 
     Raises:
-        InputError: a bad pack, scenario, option, agent spec or episode key.
+        InputError: a bad pack, scenario, option, agent spec, episode key or isolation choice; the level
+            required cannot be had (`IsolationUnavailable`).
         NothingSelected: the filters select nothing.
 
     Examples:
@@ -368,9 +389,58 @@ def run(
             difficulty=difficulty,
             seeds=seeds,
             episode_key=episode_key,
+            isolation=isolation_request(
+                isolation, require=require_isolation, network=agent_network, agent_env=agent_env, agent_dir=agent_dir
+            ),
         )
     )
     return report
+
+
+def isolation_request(
+    isolation: str | None = None,
+    *,
+    require: str | None = None,
+    network: str | None = None,
+    agent_env: Sequence[str] = (),
+    agent_dir: str | Path | None = None,
+) -> IsolationRequest:
+    """The isolation fields of a plan, checked: a bad value names its flag and the allowed values.
+
+    Raises:
+        InputError: a level or network that is not one of the allowed values, or an empty `--agent-env` name.
+    """
+    allowed = {
+        "--isolation": ("auto", "sandbox", "process", "none"),
+        "--require-isolation": ("sandbox", "process", "none"),
+        "--agent-network": ("none", "host"),
+    }
+    for flag, value in (("--isolation", isolation), ("--require-isolation", require), ("--agent-network", network)):
+        if value is not None and value not in allowed[flag]:
+            choices = allowed[flag]
+            raise InputError(
+                f"{flag} {value!r} is not one of {', '.join(choices)}",
+                field=flag,
+                allowed=list(choices),
+                hint=f"pass {flag} {' or '.join(choices)}",
+            )
+    names = [n.strip() for n in agent_env]
+    bad = [n for n in names if not n or "=" in n]
+    if bad:
+        raise InputError(
+            f"--agent-env {bad[0]!r} is not a variable name",
+            field="--agent-env",
+            hint="pass the name only (--agent-env OPENAI_API_KEY); its value is taken from your environment",
+        )
+    return IsolationRequest.model_validate(
+        {
+            "isolation": isolation or "auto",
+            "require_isolation": require,
+            "agent_network": network or "none",
+            "agent_env": tuple(dict.fromkeys(names)),
+            "agent_dir": None if agent_dir is None else str(agent_dir),
+        }
+    )
 
 
 def run_sync(coro: Any) -> Any:

@@ -17,13 +17,15 @@ go on that last test's result.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Sequence
-from typing import Annotated, Any, Final, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -46,6 +48,9 @@ from sredrill.workers import (
 
 from .execute import ScopeEnd, errored_outcome
 from .runner import TEARDOWN_TIMEOUT_S, AttemptOutcome, HookState, error_type, run_test
+
+if TYPE_CHECKING:
+    from sredrill.isolation import IsolationPolicy
 
 __all__ = ["GRACE_S", "LOST_WHERE", "BodyHandler", "BodyInit", "BodyWorkers"]
 
@@ -75,6 +80,9 @@ class BodyInit(_Wire):
     skip_judge: bool = False
     db: str | None = None
     """The store's SQLite file (the judge cache); None when the run keeps nothing."""
+    isolation: dict[str, Any] | None = None
+    """The run's isolation policy (`IsolationPolicy` fields), for the `cmd:` and `py:` agents the worker
+    starts; None: level none."""
 
 
 class _Run(_Wire):
@@ -169,13 +177,18 @@ class BodyHandler:
 
         from .loader import load_eval_files
 
+        policy = _policy_of(init.isolation)
+        if policy is not None and policy.level.value == "sandbox":
+            # The sandbox started it in a fresh folder: test ids and relative paths are the launch directory's
+            # (read-only here; the capture folder is the worker's only writable one).
+            os.chdir(policy.launch_dir)
         loaded = load_eval_files(init.paths)
         agent = None
         if init.agent:
             from sredrill.agents.spec import resolve_agent
 
             try:
-                agent = resolve_agent(init.agent, base_url=init.base_url, api_key=init.api_key)
+                agent = resolve_agent(init.agent, base_url=init.base_url, api_key=init.api_key, isolation=policy)
             except InputError as exc:  # the driver raises it again, with the same fields: a usage error
                 fields: dict[str, object] = {"class": type(exc).__name__, "message": exc.message, "path": exc.path}
                 fields |= {"field": exc.field, "allowed": exc.allowed, "hint": exc.hint}
@@ -199,7 +212,11 @@ class BodyHandler:
             evaluators=dict(loaded.evaluators),
             store=store,
             spans=spans,
-            tool_host=ToolHost(spans=spans) if needs_tool_server(agent) else None,
+            tool_host=(
+                ToolHost(spans=spans, unix_path=getattr(agent, "tools_socket", None))
+                if needs_tool_server(agent)
+                else None
+            ),
         )
         self._tests = {t.id: t for t in loaded.tests}
         self._hooks = _WorkerHooks(list(loaded.tests))
@@ -257,6 +274,36 @@ class BodyHandler:
         return _Ended(errors=found, error_type=first_type, stdout=out.stdout, stderr=out.stderr)
 
 
+def _policy_fields(policy: IsolationPolicy | None) -> dict[str, Any] | None:
+    """A policy as `BodyInit` carries it (JSON values)."""
+    if policy is None:
+        return None
+    return {
+        "level": policy.level.value,
+        "network": policy.network.value,
+        "agent_env": list(policy.agent_env),
+        "launch_dir": str(policy.launch_dir),
+        "agent_dir": None if policy.agent_dir is None else str(policy.agent_dir),
+        "masked": [str(p) for p in policy.masked],
+    }
+
+
+def _policy_of(fields: dict[str, Any] | None) -> IsolationPolicy | None:
+    """The policy `_policy_fields` wrote, in the worker."""
+    if fields is None:
+        return None
+    from sredrill.isolation import AgentNetwork, Isolation, IsolationPolicy
+
+    return IsolationPolicy(
+        level=Isolation(fields["level"]),
+        network=AgentNetwork(fields["network"]),
+        agent_env=tuple(fields["agent_env"]),
+        launch_dir=Path(fields["launch_dir"]),
+        agent_dir=None if fields["agent_dir"] is None else Path(fields["agent_dir"]),
+        masked=tuple(Path(p) for p in fields["masked"]),
+    )
+
+
 # -- the driver side ------------------------------------------------------------------------------------------
 
 
@@ -311,11 +358,33 @@ class BodyWorkers:
         init: what each worker loads and resolves.
         tests: the tests this run executes (a scope ends when the last of them ends).
         jobs: the number of workers at most.
+        isolation: the run's isolation policy. The workers get its environment allow-list, and at sandbox level
+            run under bubblewrap, seeing the eval files they load (the agents they start do not: the policy
+            they pass on masks them) and writing only their capture folder. None: level none.
     """
 
-    def __init__(self, init: BodyInit, tests: Sequence[TestDef], *, jobs: int) -> None:
-        self._init = init.model_dump(mode="json")
-        self._pool = WorkerPool(lambda: Worker(HANDLER, role="body"), size=max(1, jobs))
+    def __init__(
+        self, init: BodyInit, tests: Sequence[TestDef], *, jobs: int, isolation: IsolationPolicy | None = None
+    ) -> None:
+        self._init = init.model_copy(update={"isolation": _policy_fields(isolation)}).model_dump(mode="json")
+        self._isolation = isolation
+        self._worker_isolation = None
+        if isolation is not None:
+            from sredrill.scenarios.loader import BUILTIN_PACKS_DIR
+
+            # The workers load the eval files, and the scenarios they name (`scenario(…)`, answer keys
+            # included), themselves: only the agents they start must not see those. The store stays masked.
+            seen = {Path(p).resolve() for p in init.paths}
+            seen |= {p.parent for p in seen if not p.is_dir()} | {BUILTIN_PACKS_DIR}
+            masked = tuple(p for p in isolation.masked if p not in seen)
+            self._worker_isolation = dataclasses.replace(isolation, masked=masked)
+            if isolation.level.value == "sandbox" and (init.agent or "").startswith("cmd:"):
+                # A sandbox cannot be nested (its capabilities are dropped): the worker runs at process level
+                # and the `cmd:` agent it starts gets the sandbox, with every mask.
+                from sredrill.isolation import Isolation
+
+                self._worker_isolation = dataclasses.replace(self._worker_isolation, level=Isolation.PROCESS)
+        self._pool = WorkerPool(self._new_worker, size=max(1, jobs))
         self._ready: set[Worker] = set()
         self._remaining: dict[int, int] = {}
         for t in tests:
@@ -330,6 +399,13 @@ class BodyWorkers:
 
     def __repr__(self) -> str:
         return f"BodyWorkers({self._pool!r})"
+
+    def _new_worker(self) -> Worker:
+        # A sandboxed worker writes only its working directory: its capture folder, made now, is that directory.
+        capture = Path(tempfile.mkdtemp(dir=self._capture_root))
+        worker = Worker(HANDLER, role="body", isolation=self._worker_isolation, workdir=capture)
+        self._capture_dirs[worker] = str(capture)
+        return worker
 
     def _capture_dir(self, worker: Worker) -> str:
         path = self._capture_dirs.get(worker)

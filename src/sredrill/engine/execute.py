@@ -277,6 +277,7 @@ async def execute(
     mode: str | None = None,
     started_at: datetime | None = None,
     executor: Executor | None = None,
+    isolation: str | None = None,
 ) -> RunReport:
     """Run `tests` and return the RunReport; each result is handed to the store the moment it completes.
 
@@ -284,6 +285,7 @@ async def execute(
         preset: results that exist without running (files that failed to load: `errored`).
         previous: results of an interrupted run being resumed (`--resume`): kept, not rerun.
         executor: where attempts run; None runs them in this process (`InProcess`).
+        isolation: the isolation level the report records (`sredrill.isolation.recorded_level`).
     """
     options.check()
     run_id = runtime.run_id
@@ -295,7 +297,8 @@ async def execute(
         runtime = replace(runtime, spans=SpanCollector())
     host = None
     if executor is None and runtime.tool_host is None and needs_tool_server(runtime.agent):
-        host = ToolHost(spans=runtime.spans)
+        # A sandboxed agent without a network reaches the tools through the Unix socket its connector chose.
+        host = ToolHost(spans=runtime.spans, unix_path=getattr(runtime.agent, "tools_socket", None))
         runtime = replace(runtime, tool_host=host)
     spans = runtime.spans
     started_at = started_at or datetime.now(UTC)
@@ -426,6 +429,7 @@ async def execute(
         summary=summarize(results, repeat=options.repeat, retries=options.retries),
         results=results,
         insights=insights_for_run(results),
+        isolation=isolation,
     )
     store_error = writer.store_error if writer is not None else None
     if store is not None and store_error is None:

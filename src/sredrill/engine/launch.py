@@ -10,11 +10,13 @@ and fields come from the case it carries (`TestDef.case`), never from its pack's
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sredrill.errors import InputError, NothingSelected
 from sredrill.harness import JudgeConfig, Runtime, TestDef
@@ -26,7 +28,12 @@ from .loader import LoadedTests, load_eval_files, select_tests
 from .plan import EvalSelection, PackSelection, RunKind, RunPlan, seeds_text, stored_plan
 from .selection import nothing_selected
 
-__all__ = ["TestPlan", "plan_tests", "resume_run", "start_run"]
+if TYPE_CHECKING:
+    from sredrill.isolation import IsolationPolicy
+
+__all__ = ["TestPlan", "isolation_masks", "plan_tests", "resume_run", "start_run"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +92,8 @@ class _Opened:
     mode: str | None = None
     """The mode the store and the report show (`axis2`, a backend; None: no evidence backend)."""
     executor: Executor | None = None
+    agent_spec: str | None = None
+    """The agent that ran, for the isolation the report records (None: the tests' own code only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +102,36 @@ class _Chosen:
 
     tests: list[TestDef]
     preset: list[TestResult]
-    open: Callable[[str, list[TestDef]], AbstractAsyncContextManager[_Opened]]
+    open: Callable[[str, list[TestDef], IsolationPolicy], AbstractAsyncContextManager[_Opened]]
+    masked: tuple[Path, ...] = ()
+    """What the run's agents must not see besides the store: its pack roots or its eval files' folders."""
+
+
+def isolation_masks(store: Any | None, *, launch_dir: Path | None = None) -> list[Path]:
+    """What no agent of any run may see: the built-in packs, the store's files, `.sredrill/` of the launch
+    directory and `~/.sredrill` (a run adds its own packs or eval folders)."""
+    from sredrill.scenarios.loader import BUILTIN_PACKS_DIR
+
+    base = launch_dir if launch_dir is not None else Path.cwd()
+    masked = [BUILTIN_PACKS_DIR, base / ".sredrill", Path.home() / ".sredrill"]
+    path = getattr(store, "path", None)
+    if path is not None and str(path) != ":memory:":
+        db = Path(path).absolute()
+        masked += [db, *(db.with_name(db.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
+    return masked
+
+
+def _policy(plan: RunPlan, masked: Sequence[Path]) -> IsolationPolicy:
+    """The plan's isolation resolved for this run, its warning logged (auto fell back to process)."""
+    from sredrill.isolation import resolve_isolation
+
+    policy = resolve_isolation(
+        plan.isolation, require=plan.require_isolation, network=plan.agent_network, agent_env=plan.agent_env,
+        agent_dir=plan.agent_dir, masked=masked,
+    )  # fmt: skip
+    if policy.warning is not None:
+        logger.warning("%s", policy.warning)
+    return policy
 
 
 async def start_run(plan: RunPlan, *, settings: Settings, listener: RunListener, store: Any | None) -> RunReport:
@@ -163,8 +201,12 @@ async def _run_plan(
     listener: RunListener,
     store: Any | None,
 ) -> RunReport:
+    from sredrill.isolation import recorded_level, resolve_isolation
+
     options = plan.options()
     options.check()
+    # Before anything loads: a level that cannot be had (`--require-isolation`) is a usage error at once.
+    resolve_isolation(plan.isolation, require=plan.require_isolation, network=plan.agent_network)
     settings = replace(settings, agent=plan.agent)
     if isinstance(plan.selection, PackSelection):
         chosen = _choose_packs(plan, plan.selection, settings, store)
@@ -173,7 +215,8 @@ async def _run_plan(
     done = {r.id for r in previous}
     tests = [t for t in chosen.tests if t.id not in done]
     preset = [r for r in chosen.preset if r.id not in done]
-    async with chosen.open(run_id, tests) as opened:
+    policy = _policy(plan, [*chosen.masked, *isolation_masks(store)])
+    async with chosen.open(run_id, tests, policy) as opened:
         if store is not None:
             # A resumed run is begun again: its start time and results stay, it is unfinished until it ends.
             store.begin_run(
@@ -193,6 +236,7 @@ async def _run_plan(
             mode=opened.mode,
             started_at=started_at,
             executor=opened.executor,
+            isolation=recorded_level(policy, opened.agent_spec or ""),
         )
 
 
@@ -216,13 +260,17 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
         )
 
     @asynccontextmanager
-    async def open_workers(run_id: str, tests: list[TestDef]) -> AsyncIterator[_Opened]:
+    async def open_workers(run_id: str, tests: list[TestDef], policy: IsolationPolicy) -> AsyncIterator[_Opened]:
         # The tests' own code (bodies, hooks, fixtures, a `py:` agent) runs in body workers, never here
         # (DESIGN §11.3); the first starts now, so a bad --agent is a usage error before the run begins.
+        from sredrill.isolation import Isolation
+
         from .body_workers import BodyInit, BodyWorkers
 
         judge_api_key = settings.judge_api_key or settings.api_key
         db = str(store.path) if store is not None and str(store.path) != ":memory:" else None
+        if policy.level is Isolation.SANDBOX:
+            db = None  # the store is masked in the sandbox (it keeps every past answer): no judge cache there
         workers = BodyWorkers(
             BodyInit(
                 paths=list(selection.paths), run_id=run_id, agent=settings.agent, base_url=settings.base_url,
@@ -231,6 +279,7 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
             ),
             tests,
             jobs=plan.jobs,
+            isolation=policy,
         )  # fmt: skip
         try:
             if tests:
@@ -245,11 +294,16 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
             )  # fmt: skip
             evaluators = dict(chosen.loaded.evaluators)
             runtime = Runtime(run_id=run_id, agent=None, judge=judge, evaluators=evaluators, store=store)
-            yield _Opened(runtime=runtime, title=f"sredrill test · {len(tests)} test(s)", executor=workers)
+            yield _Opened(
+                runtime=runtime, title=f"sredrill test · {len(tests)} test(s)", executor=workers,
+                agent_spec=settings.agent,
+            )  # fmt: skip
         finally:
             await workers.aclose()
 
-    return _Chosen(tests=selected, preset=errors, open=open_workers)
+    folders = [Path(p).absolute() for p in selection.paths]
+    masked = tuple(dict.fromkeys(p if p.is_dir() else p.parent for p in folders))
+    return _Chosen(tests=selected, preset=errors, open=open_workers, masked=masked)
 
 
 def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, store: Any | None) -> _Chosen:
@@ -301,16 +355,18 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
     title = " · ".join(["sredrill run", ", ".join(ran or names), agent_spec, *([mode] if mode else [])])
 
     @asynccontextmanager
-    async def open_agent(run_id: str, tests: list[TestDef]) -> AsyncIterator[_Opened]:
+    async def open_agent(run_id: str, tests: list[TestDef], policy: IsolationPolicy) -> AsyncIterator[_Opened]:
         from sredrill.agents.spec import resolve_agent
 
         agent = resolve_agent(
-            agent_spec, base_url=settings.base_url, api_key=settings.api_key, packs=loaded, seed=selection.seed
-        )
+            agent_spec, base_url=settings.base_url, api_key=settings.api_key, packs=loaded, seed=selection.seed,
+            isolation=policy,
+        )  # fmt: skip
         yield _Opened(
             runtime=Runtime(run_id=run_id, agent=agent, judge=JudgeConfig(skip=True), store=store),
             title=title,
             mode=mode,
+            agent_spec=agent_spec,
         )
 
-    return _Chosen(tests=tests, preset=preset, open=open_agent)
+    return _Chosen(tests=tests, preset=preset, open=open_agent, masked=tuple(p.root for p in loaded))

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PLAN_VERSION",
     "EvalSelection",
+    "IsolationRequest",
     "LastFailedSelection",
     "PackSelection",
     "RunKind",
@@ -103,6 +104,28 @@ class LastFailedSelection(_Plan):
         return LastFailures(run_id=self.run, ids=frozenset(self.ids), files=frozenset(self.files))
 
 
+IsolationLevel = Literal["auto", "sandbox", "process", "none"]
+"""`--isolation`: how far the agent is kept from the grader's data (`sredrill.isolation`)."""
+RequiredLevel = Literal["sandbox", "process", "none"]
+"""`--require-isolation`: the lowest level the run accepts."""
+
+
+class IsolationRequest(_Plan):
+    """How the agent is isolated, as asked (`--isolation`, `--require-isolation`, `--agent-network`,
+    `--agent-env`, `--agent-dir`); the engine resolves it to the level in force when the run starts."""
+
+    isolation: IsolationLevel = "auto"
+    """`auto`: sandbox where bubblewrap works, else process (with a warning)."""
+    require_isolation: RequiredLevel | None = None
+    """Fail before anything runs when the level in force is below this one; None: any level."""
+    agent_network: Literal["none", "host"] = "none"
+    """A sandboxed agent's network: `none` (its tools over a Unix socket) or `host` (a remote LLM)."""
+    agent_env: tuple[str, ...] = ()
+    """Environment variables passed to the agent beyond the allow-list (`--agent-env NAME`, e.g. an LLM key)."""
+    agent_dir: str | None = None
+    """The agent's code directory, readable in the sandbox; None: the launch directory."""
+
+
 class RunPlan(_Plan):
     """Everything a run starts from and resumes from (as Inspect AI's `EvalSpec` with its `EvalConfig`).
 
@@ -147,6 +170,16 @@ class RunPlan(_Plan):
     episode_key: SecretStr | None = Field(None, min_length=MIN_KEY_LENGTH)
     """The secret that keys the task families' episodes (a pack run's, fresh unless given). Never reported,
     shown or given to an agent: its repr and `model_dump` mask it, `stored()` reveals it for the store only."""
+    isolation: IsolationLevel = "auto"
+    """How far the agent is kept from the grader's data (`--isolation`; see `IsolationRequest`)."""
+    require_isolation: RequiredLevel | None = None
+    """The lowest level the run accepts (`--require-isolation`); None: any."""
+    agent_network: Literal["none", "host"] = "none"
+    """A sandboxed agent's network (`--agent-network`)."""
+    agent_env: tuple[str, ...] = ()
+    """Variables passed to the agent beyond the allow-list (`--agent-env NAME`): names only, never values."""
+    agent_dir: str | None = None
+    """The agent's code directory (`--agent-dir`); None: the launch directory."""
 
     @property
     def kind(self) -> RunKind:
@@ -161,6 +194,16 @@ class RunPlan(_Plan):
             timeout_s=self.timeout_s,
             insights=self.insights,
             maxfail=self.maxfail,
+        )
+
+    def isolation_request(self) -> IsolationRequest:
+        """The plan's isolation fields, as asked."""
+        return IsolationRequest(
+            isolation=self.isolation,
+            require_isolation=self.require_isolation,
+            agent_network=self.agent_network,
+            agent_env=self.agent_env,
+            agent_dir=self.agent_dir,
         )
 
     def key(self) -> str | None:

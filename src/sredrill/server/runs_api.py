@@ -34,6 +34,7 @@ from sredrill.server.wire import error_body, input_error_body, validation_error_
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
+    from sredrill.engine.plan import IsolationRequest
     from sredrill.server.agent_policy import AgentPolicy
     from sredrill.server.gate import RunsGate
     from sredrill.store import RunComparison, RunRecord, Store
@@ -75,6 +76,30 @@ class RunRequest(BaseModel):
     jobs: int = Field(1, ge=1, le=32)
     repeat: int = Field(1, ge=1, le=100)
     timeout_s: float | None = Field(None, gt=0)
+    isolation: Literal["auto", "sandbox", "process", "none"] = "auto"
+    """How the agent is kept from the answer keys, as `sredrill run --isolation`: `auto` is `sandbox` where
+    bubblewrap works on the server, else `process`."""
+    require_isolation: Literal["sandbox", "process", "none"] | None = None
+    """The run is refused (400 `invalid_run`) when this level cannot be had on the server."""
+    agent_network: Literal["none", "host"] = "none"
+    """A sandboxed agent's network: `none` (its tools only) or `host`."""
+    agent_env: list[Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^=]+$")]] = Field(
+        default_factory=list, max_length=50
+    )
+    """Names of the server's environment variables passed to the agent beyond the allow-list."""
+    agent_dir: str | None = Field(None, min_length=1)
+    """The agent's code directory on the server, readable in the sandbox; null: the server's directory."""
+
+    def isolation_request(self) -> "IsolationRequest":
+        from sredrill.engine.plan import IsolationRequest
+
+        return IsolationRequest(
+            isolation=self.isolation,
+            require_isolation=self.require_isolation,
+            agent_network=self.agent_network,
+            agent_env=tuple(self.agent_env),
+            agent_dir=self.agent_dir,
+        )
 
 
 class ResumeRequest(BaseModel):
@@ -179,8 +204,9 @@ def runs_router(
                     return _json(403, error_body("forbidden_path", ["body", "evals", i], msg))
                 paths.append(str(inside))
             return lambda live: run_eval_files(
-                paths, settings=settings, options=options, listener=live, store=open_store()
-            )
+                paths, settings=settings, options=options, listener=live, store=open_store(),
+                isolation=request.isolation_request(),
+            )  # fmt: skip
         for i, name in enumerate(request.packs):
             if name not in served_packs:
                 msg = f"pack {name!r} is not served here: only built-in packs and the server's --pack folders run"
@@ -197,6 +223,7 @@ def runs_router(
             scenario_ids=request.scenarios,
             difficulty=request.difficulty,
             seeds=request.seeds,
+            isolation=request.isolation_request(),
         )
 
     @router.post("/runs", status_code=201, dependencies=[Depends(gate.write)], summary="Start a run")

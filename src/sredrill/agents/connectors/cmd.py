@@ -14,6 +14,13 @@ rest is still read, so the agent never blocks on a full pipe, and dropped, excep
 `diagnosis` line, which still answers. The reply then ends with `… [truncated: N bytes]` and says so in its
 notes. Once the command has exited, what its pipes still hold is read for at most `DRAIN_GRACE_S`.
 
+Isolation (`ConnectOptions.isolation`, DESIGN §11.3): at process and sandbox level the command's environment
+is the allow-list (`sredrill.isolation.agent_environment`: no sredrill secret, no store pointer; `--agent-env`
+names pass). At sandbox level it runs under bubblewrap (`sredrill.isolation.Sandbox`) in a fresh working
+directory of its own, removed after the run; with `--agent-network none` the run's tool server also listens on
+a Unix socket the agent chose (`tools_socket`), bound into the sandbox and served there on the same
+127.0.0.1 port as `SREDRILL_TOOLS_URL` names.
+
 Examples:
     >>> from sredrill.agents import resolve_agent
     >>> agent = resolve_agent("cmd:python examples/agents/script_agent.py")
@@ -24,14 +31,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import shlex
 import shutil
 import signal
+import tempfile
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
+from urllib.parse import urlsplit
 
 from sredrill import processes
 from sredrill.agents.protocol import AgentReply, Task
@@ -42,6 +52,9 @@ from sredrill.errors import AgentError, AgentSpecError
 from sredrill.text import parse_json
 from sredrill.trajectory import Recorder
 
+if TYPE_CHECKING:
+    from sredrill.isolation import IsolationPolicy, ToolsBridge
+
 __all__ = [
     "OUTPUT_LIMIT_BYTES",
     "OUTPUT_LIMIT_LINES",
@@ -49,6 +62,7 @@ __all__ = [
     "RUN_VARIABLES",
     "CmdAgent",
     "connect",
+    "sandbox_interpreter",
 ]
 
 logger = logging.getLogger(__name__)
@@ -77,21 +91,31 @@ _STDERR_TAIL_LINES: Final = 20
 _REAP_TIMEOUT_S: Final = 5.0
 
 
-def _environment(task: Task, tag: str) -> dict[str, str]:
+def _environment(task: Task, tag: str, policy: IsolationPolicy | None = None) -> dict[str, str]:
+    from sredrill.isolation import agent_environment
+
     # A value inherited from an outer sredrill run would point the agent at another run's tools: the run
     # variables come from this task only (its `env`, then the protocol's own values).
-    env = {k: v for k, v in os.environ.items() if k not in RUN_VARIABLES}
-    env.update(task.env)
-    own = {
+    base = {k: v for k, v in os.environ.items() if k not in RUN_VARIABLES}
+    run = {
         "SREDRILL_RUN_ID": task.run_id,
         "SREDRILL_TOOLS_URL": task.tools_url,
         "SREDRILL_MCP_URL": task.mcp_url,
         "SREDRILL_RUN_TOKEN": task.token,
         "TRACEPARENT": task.traceparent(),
     }
-    env.update({k: v for k, v in own.items() if v})
-    env[PROCESS_TAG] = tag
-    return env
+    own = {**task.env, **{k: v for k, v in run.items() if v}, PROCESS_TAG: tag}
+    return agent_environment(policy, base, own)
+
+
+def _tools_port(task: Task) -> int | None:
+    """The loopback port the agent's tool URLs name (the forwarder serves it inside the sandbox)."""
+    for url in (task.tools_url, task.mcp_url, task.env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")):
+        if url:
+            port = urlsplit(url).port
+            if port is not None:
+                return port
+    return None
 
 
 class _Tail:
@@ -341,8 +365,38 @@ class CmdAgent:
     spec: str
     argv: tuple[str, ...]
     """The command, already split (no shell)."""
+    isolation: IsolationPolicy | None = field(default=None, repr=False)
+    """The run's isolation policy; None: level none (the whole environment, no sandbox)."""
+    tools_socket: Path | None = None
+    """Sandboxed without a network: the Unix socket the run's tool server also listens on (the engine reads
+    it when it starts the server), bound into the sandbox."""
     needs_tool_server: ClassVar[bool] = True
     """It runs outside this process: the engine serves its tools over HTTP (`SREDRILL_TOOLS_URL`)."""
+
+    def _command(self, task: Task, workdir: Path | None) -> tuple[str, ...]:
+        """The argv to start: the command, wrapped by bubblewrap at sandbox level."""
+        if workdir is None or self.isolation is None:
+            return self.argv
+        from sredrill.isolation import Sandbox, ToolsBridge
+
+        port = _tools_port(task)
+        bridge: ToolsBridge | None = None
+        if self.tools_socket is not None and port is not None:
+            bridge = ToolsBridge(socket=self.tools_socket, port=port)
+        return tuple(Sandbox(self.isolation).command(self.argv, workdir=workdir, tools=bridge))
+
+    def _workdir(self) -> Path | None:
+        """A fresh working directory for one sandboxed run (None: not sandboxed)."""
+        from sredrill.isolation import Isolation
+
+        if self.isolation is None or self.isolation.level is not Isolation.SANDBOX:
+            return None
+        return Path(tempfile.mkdtemp(prefix="sredrill-agent-"))
+
+    async def aclose(self) -> None:
+        """Remove the folder of the tools' Unix socket (the run ended; the server removed the socket)."""
+        if self.tools_socket is not None:
+            shutil.rmtree(self.tools_socket.parent, ignore_errors=True)
 
     async def run(self, task: Task, recorder: Recorder) -> AgentReply:
         """Start the command, send it the Task, record its steps as they arrive, and return its answer.
@@ -354,10 +408,15 @@ class CmdAgent:
         payload = task.model_dump_json(exclude={"env"}).encode() + b"\n"
         command = shlex.join(self.argv)
         tag = uuid.uuid4().hex
+        workdir = self._workdir()
         try:
-            proc, protocol = await _spawn(self.argv, _environment(task, tag))
+            proc, protocol = await _spawn(self._command(task, workdir), _environment(task, tag, self.isolation))
         except OSError as exc:
+            _remove(workdir)
             raise AgentError(f"cannot start agent command {command!r}: {exc}") from exc
+        except BaseException:
+            _remove(workdir)
+            raise
         # start_new_session=True made the command a group leader, so its pid is the group id. (A reaped
         # leader's pid is not reused while its group has members.)
         processes.register_group(proc.pid)
@@ -398,6 +457,7 @@ class CmdAgent:
                 _end(proc.pid, tag)
             await _reap(proc, held_open=held_open)
             processes.unregister_group(proc.pid)
+            _remove(workdir)
         stdout.finish()
         if returncode != 0:
             error = AgentError(_exit_message(command, returncode, stderr.text()))
@@ -410,6 +470,11 @@ class CmdAgent:
             )
         reply = transcript.reply(stderr.text())
         return replace(reply, notes=[*reply.notes, *notes])
+
+
+def _remove(workdir: Path | None) -> None:
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _check_executable(spec: AgentSpec, exe: str) -> None:
@@ -434,7 +499,8 @@ def connect(spec: AgentSpec, options: ConnectOptions) -> CmdAgent:
 
     Args:
         spec: a parsed `cmd:` spec; its target is the command line (`python agent.py --fast`).
-        options: unused; the command brings its own configuration.
+        options: `isolation`, the run's policy (the command's environment, and at sandbox level bubblewrap);
+            the rest is unused: the command brings its own configuration.
 
     Raises:
         AgentSpecError: the command is empty, has an unbalanced quote, or its executable is not found.
@@ -454,4 +520,36 @@ def connect(spec: AgentSpec, options: ConnectOptions) -> CmdAgent:
             hint="give the command after 'cmd:', e.g. cmd:python examples/agents/script_agent.py",
         )
     _check_executable(spec, argv[0])
-    return CmdAgent(spec=spec.text, argv=tuple(argv))
+    from sredrill.isolation import AgentNetwork, Isolation
+
+    policy = options.isolation
+    socket_path = None
+    if policy is not None and policy.level is Isolation.SANDBOX:
+        argv[0] = sandbox_interpreter(argv[0])
+        if policy.network is AgentNetwork.NONE:
+            # Short, in a folder of its own (a Unix socket path has ~100 bytes at most); bound into the sandbox.
+            socket_path = Path(tempfile.mkdtemp(prefix="sredrill-tools-")) / "tools.sock"
+    return CmdAgent(spec=spec.text, argv=tuple(argv), isolation=policy, tools_socket=socket_path)
+
+
+_PYTHON: Final = re.compile(r"python(\d+(\.\d+)?)?")
+
+
+def sandbox_interpreter(exe: str) -> str:
+    """`python` as the sandbox must start it: the interpreter a bare `python` on PATH runs, by its own path.
+
+    A launcher on PATH (a pyenv or asdf shim: a script reading its own folders) does not work in the sandbox,
+    which binds the interpreters but not the launchers' folders; asking it once for `sys.executable` gives the
+    interpreter it would run. Anything else is left as written.
+    """
+    if os.sep in exe or not _PYTHON.fullmatch(exe):
+        return exe
+    import subprocess
+
+    try:
+        found = subprocess.run(
+            [exe, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return exe
+    return found if found and os.path.isabs(found) else exe

@@ -307,6 +307,8 @@ class WorkerPyAgent:
 
     def __init__(self, spec: str, first: Worker) -> None:
         self.spec = spec
+        self.isolation = first.isolation
+        """The run's isolation policy, which every worker of this agent runs under."""
         self._pool = WorkerPool(self._new_worker)
         self._pool.adopt(first)
         self._loaded: set[Worker] = {first}
@@ -314,9 +316,8 @@ class WorkerPyAgent:
     def __repr__(self) -> str:
         return f"WorkerPyAgent({self.spec!r}, {self._pool!r})"
 
-    @staticmethod
-    def _new_worker() -> Worker:
-        return Worker(_HANDLER, role="agent")
+    def _new_worker(self) -> Worker:
+        return Worker(_HANDLER, role="agent", isolation=self.isolation)
 
     async def run(self, task: Task, recorder: Recorder) -> AgentReply:
         """Run the agent on `task` in a worker; its tool calls are run and recorded here.
@@ -369,14 +370,15 @@ def connect(spec: AgentSpec, options: ConnectOptions) -> PyAgent | WorkerPyAgent
 
     Args:
         spec: a parsed `py:` spec; its target is `MODULE:ATTR` (ATTR may be dotted: `Class.method`).
-        options: unused; a Python agent brings its own configuration.
+        options: `isolation`, the policy the agent workers run under (their environment the allow-list; at
+            sandbox level under bubblewrap); the rest is unused: a Python agent brings its own configuration.
 
     Raises:
         AgentSpecError: the target is malformed, not importable, missing, or not an async callable.
     """
     if worker_role() is not None:
         return PyAgent(spec=spec.text, function=_load(spec))
-    worker = Worker(_HANDLER, role="agent")
+    worker = Worker(_HANDLER, role="agent", isolation=options.isolation)
     try:
         worker.call_sync({"op": "load", "spec": spec.text}, timeout_s=START_TIMEOUT_S)
     except RemoteError as exc:

@@ -27,12 +27,31 @@ __all__ = [
     "error_header",
     "failed_gate_lines",
     "failed_gates",
+    "isolation_note",
     "make_reporter",
     "shown_reason",
     "shows_file",
     "traceback_tail",
     "write_output",
 ]
+
+_ISOLATION_NOTES = MappingProxyType(
+    {
+        "process": "disk and /proc reads are not prevented",
+        "none": "the agent could read the answer keys",
+        "sandbox+host-network": "the agent had the host's network",
+    }
+)
+
+
+def isolation_note(level: str | None) -> str | None:
+    """What a report says of the run's isolation level (`RunReport.isolation`): the level, and what it does not
+    prevent (`process: disk and /proc reads are not prevented`); None when the run recorded no level."""
+    if not level:
+        return None
+    note = _ISOLATION_NOTES.get(level)
+    return f"{level} ({note})" if note else level
+
 
 CAPTURED_LINES = 50
 """How many lines of a test's captured stdout or stderr the console shows (the last ones, as they are

@@ -20,6 +20,7 @@ from sredrill.engine.reporters.base import (
     captured_sections,
     error_header,
     failed_gates,
+    isolation_note,
     shown_reason,
     shows_file,
     traceback_tail,
@@ -145,6 +146,9 @@ def _render(out: Console, report: RunReport, *, verbose: bool = False) -> None:
         if value:
             header.append(f"  {label} {_safe(value)}")
     header.append(f"  {report.duration_ms / 1000:.1f} s")
+    isolation = isolation_note(report.isolation)
+    if isolation is not None:
+        header.append(f"  isolation: {_safe(isolation)}")
     out.print(header, soft_wrap=True)
     for part in scoreboard(report.summary, report.results):
         out.print(part, soft_wrap=isinstance(part, Text))

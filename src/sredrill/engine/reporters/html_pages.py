@@ -22,6 +22,7 @@ from sredrill.engine.reporters.base import (
     captured_sections,
     error_header,
     failed_gates,
+    isolation_note,
     shown_reason,
     traceback_tail,
 )
@@ -260,9 +261,11 @@ def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str
     gap_text = "" if gap is None else f" · RCA gap (axis 1 − axis 2) <b id='gap'>{_e(points(gap.overall))}</b>"
     done = len(report.results)
     cancel = '<button id="cancel-run" type="button">Cancel</button>' if live else ""
+    level = isolation_note(report.isolation)
+    isolation = "" if level is None else f" · isolation <b id='isolation'>{_e(level)}</b>"
     head = (
         f'<h1>Run <code>{_e(rid)}</code></h1><p class="meta">agent <b>{_e(report.agent)}</b> · mode '
-        f"<b>{_e(report.mode)}</b> · started {_e(report.started_at.isoformat()[:19].replace('T', ' '))} · "
+        f"<b>{_e(report.mode)}</b>{isolation} · started {_e(report.started_at.isoformat()[:19].replace('T', ' '))} · "
         f"{_ms(report.duration_ms)} · status <b id='run-status'>{_e(status)}</b> {cancel}</p>"
         f'<div class="progress" id="progress" data-live="{str(live).lower()}" data-run-id="{_e(rid)}" '
         f'data-done="{done}"><div class="bar" style="width:{100 if not live else 0}%"></div>'
