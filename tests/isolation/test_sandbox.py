@@ -110,6 +110,56 @@ def test_a_masked_dir_is_empty_and_a_masked_file_reads_empty(launch: Path, workd
     assert done.stdout.splitlines() == ["[] ''", "['.sredrill', 'examples', 'notes.txt', 'packs']"]
 
 
+def test_a_masked_store_hides_its_sqlite_companions_too(launch: Path, workdir: Path) -> None:
+    store = launch / "runs.db"
+    for name in ("runs.db", "runs.db-wal", "runs.db-shm"):
+        (launch / name).write_text("expected: replication_lag\n")
+    done = run_python(
+        resolve_isolation("sandbox", masked=[store], launch_dir=launch),
+        workdir,
+        f"""
+        import glob
+        print([open(p).read() for p in sorted(glob.glob({str(launch / "runs.db*")!r}))])
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['', '', '']"
+
+
+def test_masks_follow_a_tree_bound_through_a_symlink(
+    launch: Path, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sys.path may name a tree through a link; the mask is given as the real path and must cover both.
+    real = tmp_path / "real-lib"
+    (real / "secret").mkdir(parents=True)
+    (real / "secret" / "answer.yml").write_text("key\n")
+    (real / "public.py").write_text("")
+    (tmp_path / "lib").symlink_to(real)
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+    done = run_python(
+        resolve_isolation("sandbox", masked=[real / "secret"], launch_dir=launch),
+        workdir,
+        f"""
+        import os
+        print(sorted(os.listdir({str(tmp_path / "lib")!r})), os.listdir({str(tmp_path / "lib" / "secret")!r}))
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['public.py', 'secret'] []"
+
+
+def test_a_tree_inside_a_masked_dir_is_not_bound(
+    launch: Path, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evals = tmp_path / "evals"
+    (evals / "lib").mkdir(parents=True)
+    (evals / "lib" / "expected.py").write_text("ANSWER = 'replication_lag'\n")
+    monkeypatch.syspath_prepend(str(evals / "lib"))
+    argv = Sandbox(resolve_isolation("sandbox", masked=[evals], launch_dir=launch)).command(["true"], workdir=workdir)
+    assert str(evals / "lib") not in argv
+    assert str(evals / "lib") in Sandbox(policy_for(launch)).command(["true"], workdir=workdir)  # unmasked: bound
+
+
 def test_an_agent_sees_only_its_own_processes(launch: Path, workdir: Path) -> None:
     done = run_python(
         policy_for(launch),

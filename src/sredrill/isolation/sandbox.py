@@ -30,6 +30,7 @@ _SYSTEM_DIRS: Final = ("/usr", "/etc", "/opt")
 # Merged-/usr systems have these as symlinks into /usr; older ones as directories.
 _SYSTEM_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _RESOLV_CONF: Final = Path("/etc/resolv.conf")
+_SQLITE_COMPANIONS: Final = ("-wal", "-shm", "-journal")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,10 @@ class Sandbox:
         paths += [Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)]
         paths += [Path(p) for p in sys.path if p]
         paths.append(policy.code_dir())
-        return _outermost(p for p in paths if p.exists())
+        # A tree inside a masked dir (an eval dir on sys.path) is not bound: a mask covers what lies under a
+        # bind, not a bind of its own inside.
+        hidden = [m for m in policy.masked if m.is_dir()]
+        return _outermost(p for p in paths if p.exists() and not any(p.resolve().is_relative_to(m) for m in hidden))
 
     def _check_code_visible(self, code: Path) -> None:
         real = code.resolve()
@@ -146,10 +150,7 @@ class Sandbox:
     def _masks(self, binds: Sequence[_Bind]) -> list[str]:
         out: list[str] = []
         seen: set[Path] = set()
-        for masked in self.policy.masked:
-            if not masked.exists():
-                continue
-            real = masked.resolve()
+        for real in self._existing_masks():
             for bind in binds:
                 if not real.is_relative_to(bind.source):
                     continue
@@ -163,6 +164,17 @@ class Sandbox:
                     # A device bind: bwrap mounts plain binds nodev, where /dev/null cannot even be opened.
                     # Writes to it are discarded, so it needs no read-only flag.
                     out += ["--dev-bind", "/dev/null", str(target)]
+        return out
+
+    def _existing_masks(self) -> list[Path]:
+        out: list[Path] = []
+        for masked in self.policy.masked:
+            if not masked.exists():
+                continue  # nothing to hide (bwrap could not create a mount point in a read-only tree anyway)
+            out.append(masked.resolve())
+            if masked.is_file():
+                # An SQLite store's companions hold its latest writes (the WAL) until a checkpoint.
+                out += [c.resolve() for c in (Path(f"{masked}{s}") for s in _SQLITE_COMPANIONS) if c.exists()]
         return out
 
     def _absolute_argv(self, argv: Sequence[str]) -> list[str]:
