@@ -262,6 +262,26 @@ def test_with_host_network_the_tools_bridge_is_not_used(launch: Path, workdir: P
     assert "sredrill.isolation.forward" in argv and "--unshare-net" in argv
 
 
+def test_inside_a_sandbox_bwrap_cannot_start_and_auto_says_why(launch: Path, workdir: Path) -> None:
+    # A place where bwrap is installed but may not create namespaces (as in many containers): a sandbox itself.
+    done = run_python(
+        policy_for(launch),
+        workdir,
+        """
+        from sredrill.isolation import resolve_isolation, sandbox_problem
+        print(sandbox_problem())
+        print(resolve_isolation("auto").warning)
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    problem, warning = done.stdout.splitlines()
+    assert problem.startswith("bwrap cannot create namespaces: bwrap: ")
+    assert (
+        warning
+        == f"sandbox unavailable ({problem}); agents run at process level, where disk and /proc reads are not prevented"
+    )
+
+
 def test_a_code_dir_inside_a_masked_path_is_refused(launch: Path, workdir: Path) -> None:
     policy = resolve_isolation("sandbox", masked=[launch], launch_dir=launch / "examples")
     with pytest.raises(IsolationUnavailable, match="is inside a path the agent must not see") as e:

@@ -106,7 +106,7 @@ def _probe_argv(bwrap: str) -> list[str]:
         bwrap,
         "--ro-bind", "/", "/",
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--die-with-parent",
-        "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "--cap-drop", "ALL", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
         "true",
     ]  # fmt: skip
 
