@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from sredrill.isolation import Sandbox, ToolsBridge, resolve_isolation, sandbox_problem
+from sredrill.isolation import Sandbox, ToolsBridge, forward, resolve_isolation, sandbox_problem
 from sredrill.isolation.forward import parse_args
 
 PROBLEM = sandbox_problem()
@@ -77,8 +77,8 @@ def sandboxed(tmp_path: Path, code: str, bridge: ToolsBridge) -> subprocess.Comp
     work.mkdir(exist_ok=True)
     policy = resolve_isolation("sandbox", launch_dir=tmp_path)
     argv = Sandbox(policy).command([sys.executable, "-c", textwrap.dedent(code)], workdir=work, tools=bridge)
-    assert argv[argv.index(sys.executable) :][:8] == [
-        *FORWARD, "--port", str(bridge.port), "--socket", str(bridge.socket), "--",
+    assert argv[argv.index(sys.executable) :][:9] == [
+        sys.executable, "-I", "-S", forward.__file__, "--port", str(bridge.port), "--socket", str(bridge.socket), "--",
     ]  # fmt: skip
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
 

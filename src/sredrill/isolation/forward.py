@@ -5,8 +5,9 @@ A sandbox without network has only its own loopback. This listens there on the p
 sandbox), so the agent uses the same HTTP URL as outside. It runs CMD as its child with the same stdin, stdout
 and stderr and exits with CMD's exit code (128+N when a signal N ended it); SIGTERM or SIGINT kill CMD.
 
-It starts in every sandboxed run, so it is threads over plain sockets and imports nothing else of sredrill:
-importing asyncio alone took about 70 ms more than these modules (median of 40 starts, 2 cores).
+It starts in every sandboxed run, so it is threads over plain sockets and imports nothing but the standard
+library (importing asyncio alone took about 70 ms more than these modules, median of 40 starts on 2 cores);
+`Sandbox` runs it as a script, `python -I -S …/forward.py`, which spares importing sredrill and site.
 
 Usage:
     python -m sredrill.isolation.forward --port 8123 --socket /run/sredrill-1/tools.sock -- python agent.py

@@ -31,6 +31,8 @@ _SYSTEM_DIRS: Final = ("/usr", "/etc", "/opt")
 _SYSTEM_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _RESOLV_CONF: Final = Path("/etc/resolv.conf")
 _SQLITE_COMPANIONS: Final = ("-wal", "-shm", "-journal")
+# `python -m sredrill.isolation.forward`, run as a script (its imports are the standard library's only).
+_FORWARD_SCRIPT: Final = Path(__file__).resolve().with_name("forward.py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +119,10 @@ class Sandbox:
         out += ["--chdir", str(work.dest)]
         command = self._absolute_argv(argv)
         if tools is not None:
+            # By path, isolated and without site: the forwarder needs only the standard library, and this
+            # skips importing sredrill and site-packages' .pth files (about 12 ms of each sandboxed start).
             command = [
-                sys.executable, "-m", "sredrill.isolation.forward",
+                sys.executable, "-I", "-S", str(_FORWARD_SCRIPT),
                 "--port", str(tools.port), "--socket", str(tools.socket.absolute()), "--", *command,
             ]  # fmt: skip
         return [*out, *command]
