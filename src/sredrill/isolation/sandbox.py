@@ -80,8 +80,8 @@ class Sandbox:
             once: the options file is removed when it starts.
 
         Raises:
-            IsolationUnavailable: bwrap is not installed, or a masked directory holds the agent's code.
-            InputError: `workdir` is not a directory.
+            IsolationUnavailable: bwrap is not installed, `workdir` does not exist, or a masked directory holds
+                the agent's code.
         """
         bwrap = shutil.which("bwrap")
         if bwrap is None:
