@@ -5,13 +5,12 @@ interpreter and the agent's code read-only; a fresh writable working directory a
 holds keys and `~/.sredrill`); the grader's paths (packs, store, eval dirs, `~/.sredrill`) masked: an empty
 tmpfs over a directory, /dev/null over a file.
 
-bwrap reads its options from a file (bash, when installed, hands it over): its command line, pid 1's inside,
-shows only `bwrap --args FD -- COMMAND`, not the masked paths.
+The masked paths themselves show (as mount points in /proc/self/mountinfo, in bwrap's argv as pid 1), never
+their content.
 
 Examples:
     >>> Sandbox(policy).command(["python", "examples/agents/x.py"], workdir=Path("/tmp/agent-1"))
-    ['/usr/bin/bash', '-c', '… exec "$0" --args "$fd" -- "$@"', '/usr/bin/bwrap',
-     '/tmp/agent-1/.bwrap-options-…', 'python', '/work/examples/agents/x.py']
+    ['/usr/bin/bwrap', '--unshare-pid', …, '--chdir', '/tmp/agent-1', 'python', '/work/examples/agents/x.py']
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,8 +74,7 @@ class Sandbox:
                 127.0.0.1:port; ignored with host network (the agent reaches the port itself).
 
         Returns:
-            The full argv: bash handing bwrap its options (see `_hide_options`), or bwrap with them. Run it
-            once: the options file is removed when it starts.
+            The full argv, bwrap first.
 
         Raises:
             IsolationUnavailable: bwrap is not installed, `workdir` does not exist, or a masked directory holds
@@ -129,7 +126,7 @@ class Sandbox:
                 sys.executable, "-I", "-S", str(_FORWARD_SCRIPT),
                 "--port", str(tools.port), "--socket", str(tools.socket.absolute()), "--", *command,
             ]  # fmt: skip
-        return _hide_options(out, command, workdir)
+        return [*out, *command]
 
     def _read_only_trees(self) -> list[_Bind]:
         policy = self.policy
@@ -198,28 +195,6 @@ class Sandbox:
             else:
                 out.append(arg)
         return out
-
-
-# bash opens the options file on a free fd (>= 10: never one the caller passes down), removes it, and becomes
-# bwrap reading its options from that fd.
-_READ_OPTIONS: Final = (
-    '[ -f "$1" ] || { echo "sandbox: its options file $1 is gone: build the argv once per start" >&2; exit 125; }\n'
-    'exec {fd}<"$1" && rm -f -- "$1" && shift && exec "$0" --args "$fd" -- "$@"'
-)
-
-
-def _hide_options(bwrap_argv: list[str], command: list[str], workdir: Path) -> list[str]:
-    """The argv that starts bwrap with its options read from a file, so that its command line (pid 1 in the
-    sandbox, readable by the agent) names no masked path; the file is in the workdir and gone before the agent
-    starts. Without bash: the options on the command line."""
-    bash = shutil.which("bash")
-    if bash is None:
-        return [*bwrap_argv, *command]
-    bwrap, *options = bwrap_argv
-    fd, name = tempfile.mkstemp(prefix=".bwrap-options-", dir=workdir)
-    with os.fdopen(fd, "wb") as f:
-        f.write(b"".join(o.encode() + b"\0" for o in options))
-    return [bash, "-c", _READ_OPTIONS, bwrap, name, *command]
 
 
 def _fresh_home() -> Path | None:
