@@ -127,6 +127,23 @@ def test_a_masked_store_hides_its_sqlite_companions_too(launch: Path, workdir: P
     assert done.stdout.strip() == "['', '', '']"
 
 
+def test_the_repository_holding_a_masked_pack_is_masked_too(launch: Path, workdir: Path) -> None:
+    git = ["git", "-C", str(launch), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "packs"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    done = run_python(
+        policy_for(launch),
+        workdir,
+        f"""
+        import os, subprocess
+        show = ["git", "-C", {str(launch)!r}, "show", "HEAD:packs/001-lag/answer.yml"]
+        print(os.listdir({str(launch / ".git")!r}), subprocess.run(show, capture_output=True).returncode)
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "128"]  # 128: git finds no repository
+
+
 def test_masks_follow_a_tree_bound_through_a_symlink(
     launch: Path, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,7 +3,7 @@
 Inside: its own PID, IPC and UTS namespaces (and network, unless `--agent-network host`); the system, the
 interpreter and the agent's code read-only; a fresh writable working directory and an empty HOME (the user's ~
 holds keys and `~/.sredrill`); the grader's paths (packs, store, eval dirs, `~/.sredrill`) masked: an empty
-tmpfs over a directory, /dev/null over a file.
+tmpfs over a directory, /dev/null over a file; so are the repositories holding them (their history has them).
 
 The masked paths themselves show (as mount points in /proc/self/mountinfo, in bwrap's argv as pid 1), never
 their content.
@@ -32,6 +32,8 @@ _SYSTEM_DIRS: Final = ("/usr", "/etc", "/opt")
 _SYSTEM_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _RESOLV_CONF: Final = Path("/etc/resolv.conf")
 _SQLITE_COMPANIONS: Final = ("-wal", "-shm", "-journal")
+# `.git` may be a file (a worktree or submodule pointing at its repository): it is masked as a file.
+_VCS_DIRS: Final = (".git", ".hg", ".jj", ".svn")
 # `python -m sredrill.isolation.forward`, run as a script (its imports are the standard library's only).
 _FORWARD_SCRIPT: Final = Path(__file__).resolve().with_name("forward.py")
 
@@ -176,11 +178,14 @@ class Sandbox:
         for masked in self.policy.masked:
             if not masked.exists():
                 continue  # nothing to hide (bwrap could not create a mount point in a read-only tree anyway)
-            out.append(masked.resolve())
+            real = masked.resolve()
+            out.append(real)
             if masked.is_file():
                 # An SQLite store's companions hold its latest writes (the WAL) until a checkpoint.
                 out += [c.resolve() for c in (Path(f"{masked}{s}") for s in _SQLITE_COMPANIONS) if c.exists()]
-        return out
+            # A repository holding a masked path holds its history too (`git show HEAD:packs/…/answer.yml`).
+            out += [d / vcs for d in real.parents for vcs in _VCS_DIRS if (d / vcs).exists()]
+        return list(dict.fromkeys(out))
 
     def _absolute_argv(self, argv: Sequence[str]) -> list[str]:
         # The agent starts in its fresh workdir, not the launch dir: paths the user wrote relative to where they
