@@ -18,13 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from sredrill.isolation import Sandbox, ToolsBridge, forward, resolve_isolation, sandbox_problem
+from sredrill.isolation import Sandbox, ToolsBridge, forward, resolve_isolation
 from sredrill.isolation.forward import parse_args
+from tests.isolation import require_sandbox
 
-PROBLEM = sandbox_problem()
-if PROBLEM is not None and os.environ.get("SREDRILL_REQUIRE_SANDBOX") == "1":
-    raise RuntimeError(f"SREDRILL_REQUIRE_SANDBOX=1 but the sandbox does not work here: {PROBLEM}")
-needs_sandbox = pytest.mark.skipif(PROBLEM is not None, reason=f"bubblewrap does not work here: {PROBLEM}")
 FORWARD = [sys.executable, "-m", "sredrill.isolation.forward"]
 
 
@@ -73,6 +70,7 @@ def host_port() -> Iterator[int]:
 
 
 def sandboxed(tmp_path: Path, code: str, bridge: ToolsBridge) -> subprocess.CompletedProcess[str]:
+    require_sandbox()
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     policy = resolve_isolation("sandbox", launch_dir=tmp_path)
@@ -83,7 +81,6 @@ def sandboxed(tmp_path: Path, code: str, bridge: ToolsBridge) -> subprocess.Comp
     return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
 
 
-@needs_sandbox
 def test_an_agent_without_network_reaches_the_tool_server_at_the_same_url(
     tmp_path: Path, unix_server: Path, host_port: int
 ) -> None:
@@ -108,7 +105,6 @@ def test_an_agent_without_network_reaches_the_tool_server_at_the_same_url(
     assert done.stdout.splitlines() == ["tools at /tools/list", str(len("echo ") + 200000), "tools at /half"]
 
 
-@needs_sandbox
 @pytest.mark.parametrize(
     ("code", "exit_code"),
     [("pass", 0), ("raise SystemExit(3)", 3), ("import os, signal; os.kill(os.getpid(), signal.SIGTERM)", 143)],

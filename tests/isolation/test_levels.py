@@ -19,6 +19,7 @@ from sredrill.isolation import (
     sandbox_problem,
 )
 from sredrill.isolation.levels import BUILTIN_AGENTS, BUILTIN_PREFIXES
+from tests.isolation import require_sandbox
 
 
 @pytest.fixture
@@ -57,8 +58,8 @@ def test_a_level_below_the_floor_fails_and_says_how_to_raise_it(tmp_path: Path) 
     assert resolve_isolation("none", require="none", launch_dir=tmp_path).recorded == "none"
 
 
-@pytest.mark.skipif(sandbox_problem() is not None, reason=f"bubblewrap does not work here: {sandbox_problem()}")
 def test_with_bwrap_auto_is_sandbox(tmp_path: Path) -> None:
+    require_sandbox()
     policy = resolve_isolation(launch_dir=tmp_path)
     assert (policy.level, policy.warning, policy.recorded) == (Isolation.SANDBOX, None, "sandbox")
     host = resolve_isolation("sandbox", require="sandbox", network="host", launch_dir=tmp_path)

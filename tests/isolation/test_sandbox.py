@@ -18,13 +18,13 @@ from sredrill.isolation import (
     Sandbox,
     ToolsBridge,
     resolve_isolation,
-    sandbox_problem,
 )
+from tests.isolation import require_sandbox
 
-PROBLEM = sandbox_problem()
-if PROBLEM is not None and os.environ.get("SREDRILL_REQUIRE_SANDBOX") == "1":
-    raise RuntimeError(f"SREDRILL_REQUIRE_SANDBOX=1 but the sandbox does not work here: {PROBLEM}")
-pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"bubblewrap does not work here: {PROBLEM}")
+
+@pytest.fixture(autouse=True)
+def _sandbox_works() -> None:
+    require_sandbox()
 
 
 @pytest.fixture
