@@ -86,6 +86,11 @@ _PATH_ENV: Final = "SREDRILL_WORKER_SYS_PATH"
 _PARENT_ENV: Final = "SREDRILL_WORKER_PARENT"
 _MEMORY_ENV: Final = "SREDRILL_WORKER_MEMORY_MB"
 _ENTRY: Final = "import sys; from sredrill.workers import _worker_main; _worker_main(int(sys.argv[1]), sys.argv[2])"
+_INTERPRETER_ENV: Final = (
+    "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONHASHSEED",
+    "PYTHONFAULTHANDLER", "PYTHONWARNINGS",
+)  # fmt: skip
+"""The driver's Python settings a worker keeps at every isolation level (none of them is a secret)."""
 _WATCHDOG_S: Final = 0.5
 START_TIMEOUT_S: Final = 60.0
 """A worker imports sredrill and the handler before it is ready; a loaded machine may take seconds."""
@@ -566,7 +571,10 @@ class Worker:
             assert self.isolation is not None
             # Its working directory is a fresh one: what the launch directory made importable stays so.
             path[:0] = dict.fromkeys(str(p) for p in (self.isolation.code_dir(), self.isolation.launch_dir))
-        own = {**self._env, ROLE_ENV: self.role, _PATH_ENV: json.dumps(path)}
+        # How the driver's Python behaves (unbuffered output, the hash seed, the text encoding) is the worker's too,
+        # whatever the allow-list of the agent's environment keeps: output order and text stay as without isolation.
+        own = {k: os.environ[k] for k in _INTERPRETER_ENV if k in os.environ}
+        own |= {**self._env, ROLE_ENV: self.role, _PATH_ENV: json.dumps(path)}
         if not sandboxed:
             # In a sandbox the worker has a PID namespace of its own, where the driver's pid means nothing: it
             # dies with bubblewrap instead (--die-with-parent).

@@ -15,6 +15,7 @@ import pytest
 
 from sredrill.agents import Task, ToolAccess, ToolHost, ToolRegistry, needs_tool_server, resolve_agent, tool_routes
 from sredrill.engine import RunOptions, Settings, run_packs
+from sredrill.engine.plan import IsolationRequest
 from sredrill.evidence import BackendMode, RcaToolset
 from sredrill.results import RunReport, TestResult
 from sredrill.scenarios import load_pack
@@ -301,6 +302,8 @@ async def test_the_engine_serves_tools_to_a_cmd_agent_and_not_to_an_in_process_o
             listener=Collect(),
             store=None,
             scenario_ids=scenarios,
+            # Process level: the spies write what they saw to a file outside a sandbox's reach.
+            isolation=IsolationRequest(isolation="process", agent_env=("CAPTURE",)),
         )
         assert [r.status for r in report.results] == ["failed", "failed"], [r.failure_reason for r in report.results]
     seen = [json.loads(line) for line in capture.read_text().splitlines()]

@@ -114,6 +114,8 @@ def test_blind_mode_sends_agents_no_answer_over_a_whole_pack(project: Project) -
     project.write("explorer.py", EXPLORER)
     cli = project.run(
         "run", "--pack", "rds_postgres", "--agent", "py:explorer:agent", "--axis2", "--json",
+        # Process level: the spy writes what it was sent to a folder a sandbox would not let it write.
+        "--isolation", "process", "--agent-env", "CAPTURE_DIR",
         env={"CAPTURE_DIR": str(capture)},
     )  # fmt: skip
     report = cli.report()
@@ -157,6 +159,7 @@ def test_blind_mode_for_a_subprocess_agent_covers_argv_env_and_stdin(project: Pr
     )
     cli = project.run(
         "run", "--pack", "rds_postgres", "--agent", f"cmd:{sys.executable} spy.py", "--json",
+        "--isolation", "process", "--agent-env", "CAPTURE_DIR",  # as above
         env={"CAPTURE_DIR": str(capture)},
     )  # fmt: skip
     report = cli.report()

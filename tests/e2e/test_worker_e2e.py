@@ -40,6 +40,14 @@ async def misbehave(task):
 """
 
 
+def _parent_of(entry: Path) -> int | None:
+    try:
+        stat = (entry / "stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rpartition(")")[2].split()[1])
+
+
 def _workers_of(driver: int) -> list[int]:
     """Live worker processes started by the sredrill process `driver` (from /proc; no psutil)."""
     found = []
@@ -52,6 +60,9 @@ def _workers_of(driver: int) -> list[int]:
         except OSError:
             continue
         mine = f"SREDRILL_WORKER_PARENT={driver}".encode() in environ.split(b"\0")
+        # A sandboxed worker is bwrap's (its own PID namespace has no use for the driver's pid): bwrap is the
+        # driver's child, with the worker's command line.
+        mine = mine or _parent_of(entry) == driver
         if b"_worker_main" in cmdline and mine and is_running(int(entry.name)):
             found.append(int(entry.name))
     return found
@@ -268,7 +279,10 @@ def test_a_py_agent_that_exits_in_the_rca_suite_is_errored_and_the_run_goes_on(p
     project.write("investigator.py", INVESTIGATOR)
     cli = project.run(
         "run", "--pack", "rds_postgres", "--scenario", "001-replication-lag", "--scenario", "002-connection-exhaustion",
-        "--agent", "py:investigator:agent", "--json", env={"AGENT_EXIT_ONCE": str(project.root / "exited")},
+        "--agent", "py:investigator:agent", "--json",
+        # Process level: the agent writes its flag file in the project, which a sandbox keeps read-only.
+        "--isolation", "process", "--agent-env", "AGENT_EXIT_ONCE",
+        env={"AGENT_EXIT_ONCE": str(project.root / "exited")},
     )  # fmt: skip
     assert cli.code == 3, cli.stderr
     first, second = cli.report()["results"]
@@ -351,7 +365,9 @@ def test_a_py_agent_that_blocks_in_the_rca_suite_is_stopped_by_the_timeout(proje
     )
     cli = project.run(
         "run", "--pack", "rds_postgres", "--scenario", "001-replication-lag", "--scenario", "002-connection-exhaustion",
-        "--agent", "py:blocker:agent", "--timeout", "2", "--json", env={"BLOCK_ONCE": str(project.root / "blocked")},
+        "--agent", "py:blocker:agent", "--timeout", "2", "--json",
+        "--isolation", "process", "--agent-env", "BLOCK_ONCE",  # its flag file: see the test above
+        env={"BLOCK_ONCE": str(project.root / "blocked")},
     )  # fmt: skip
     assert cli.code == 3, cli.stderr
     first, second = cli.report()["results"]

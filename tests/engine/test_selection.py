@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sredrill.engine import RunOptions, Settings, run_eval_files, run_packs, run_sync
+from sredrill.engine.plan import IsolationRequest
 from sredrill.engine.selection import LastFailures, last_failures
 from sredrill.errors import InputError, NothingSelected
 from sredrill.results import RunReport, TestResult, TestStatus
@@ -57,6 +58,8 @@ def run_files(
     *paths: str, options: RunOptions = RunOptions(), store: Store | None = None, **kw
 ) -> tuple[RunReport, Collect]:
     listener = Collect()
+    # At process level: these bodies write marker files in the working directory, which a sandbox keeps read-only.
+    kw.setdefault("isolation", IsolationRequest(isolation="process"))
     report = run_sync(
         run_eval_files(list(paths), settings=Settings(agent=AGENT), options=options, listener=listener, store=store,
                        **kw)

@@ -358,9 +358,11 @@ class BodyWorkers:
         init: what each worker loads and resolves.
         tests: the tests this run executes (a scope ends when the last of them ends).
         jobs: the number of workers at most.
-        isolation: the run's isolation policy. The workers get its environment allow-list, and at sandbox level
-            run under bubblewrap, seeing the eval files they load (the agents they start do not: the policy
-            they pass on masks them) and writing only their capture folder. None: level none.
+        isolation: the run's isolation policy, for the agents the workers start. A worker hosting a `py:` agent
+            (which runs inline) gets the environment allow-list and, at sandbox level, bubblewrap: it sees the
+            eval files and the scenarios they load (answer keys included: they grade there) but not the store,
+            and writes only its capture folder. Otherwise the worker runs the tests' code as without isolation
+            and the `cmd:` agent it starts gets the policy. None: level none.
     """
 
     def __init__(
@@ -377,13 +379,16 @@ class BodyWorkers:
             seen = {Path(p).resolve() for p in init.paths}
             seen |= {p.parent for p in seen if not p.is_dir()} | {BUILTIN_PACKS_DIR}
             masked = tuple(p for p in isolation.masked if p not in seen)
-            self._worker_isolation = dataclasses.replace(isolation, masked=masked)
-            if isolation.level.value == "sandbox" and (init.agent or "").startswith("cmd:"):
-                # A sandbox cannot be nested (its capabilities are dropped): the worker runs at process level
-                # and the `cmd:` agent it starts gets the sandbox, with every mask.
-                from sredrill.isolation import Isolation
-
-                self._worker_isolation = dataclasses.replace(self._worker_isolation, level=Isolation.PROCESS)
+            folders = sorted(p if p.is_dir() else p.parent for p in (Path(p).resolve() for p in init.paths))
+            code = isolation.code_dir()
+            if folders and not all(f.is_relative_to(code) for f in folders):
+                # Eval files outside the code directory: the folder holding them all is the worker's code.
+                code = Path(os.path.commonpath(folders))
+            if (init.agent or "").startswith("py:"):
+                # Only a `py:` agent runs in the worker itself (inline). Any other runs elsewhere: a `cmd:` agent
+                # gets the policy, every mask included, when the worker starts it (a sandbox cannot be nested:
+                # its capabilities are dropped), and the worker, the tests' own code, runs as without isolation.
+                self._worker_isolation = dataclasses.replace(isolation, masked=masked, agent_dir=code)
         self._pool = WorkerPool(self._new_worker, size=max(1, jobs))
         self._ready: set[Worker] = set()
         self._remaining: dict[int, int] = {}

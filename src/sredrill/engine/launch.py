@@ -301,9 +301,24 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
         finally:
             await workers.aclose()
 
-    folders = [Path(p).absolute() for p in selection.paths]
-    masked = tuple(dict.fromkeys(p if p.is_dir() else p.parent for p in folders))
-    return _Chosen(tests=selected, preset=errors, open=open_workers, masked=masked)
+    return _Chosen(tests=selected, preset=errors, open=open_workers, masked=_eval_masks(plan, selection, chosen))
+
+
+def _eval_masks(plan: RunPlan, selection: EvalSelection, chosen: TestPlan) -> tuple[Path, ...]:
+    """What agents must not see of a test run: the eval files' folders, or the eval files themselves where their
+    folder holds the agent's code (eval files next to the project's code, run from there)."""
+    code = Path(plan.agent_dir or ".").resolve()
+    files = [Path(t.file).resolve() for t in chosen.loaded.tests if t.file]
+    masked: list[Path] = []
+    for given in (Path(p).resolve() for p in selection.paths):
+        folder = given if given.is_dir() else given.parent
+        if not code.is_relative_to(folder):
+            masked.append(folder)
+        elif given.is_dir():
+            masked += [f for f in files if f.is_relative_to(folder)]
+        else:
+            masked.append(given)
+    return tuple(dict.fromkeys(masked))
 
 
 def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, store: Any | None) -> _Chosen:
