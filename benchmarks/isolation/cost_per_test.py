@@ -1,0 +1,101 @@
+"""The cost per test of each isolation level, as a ratio to `none`, measured in alternating rounds (issue 17).
+
+    python benchmarks/isolation/cost_per_test.py            # 5 rounds, py: and cmd: agents
+    python benchmarks/isolation/cost_per_test.py --quick    # 2 rounds, fewer tests
+
+Each measurement is one `sredrill run` process on one scenario of the test pack `tests/fixtures/k8s_small` (it
+loads in a moment) with `--repeat N`, an agent that answers at once (`quiet_agent.py`: no tools, no thinking),
+`--jobs 2`. The cost per test is the marginal one, (t(N_HI) - t(N_LO)) / (N_HI - N_LO), so start-up (the CLI,
+the pack, the first workers) cancels out. In every round the levels run in turn (none, process, sandbox, none,
+process, sandbox, …), so a change in the shared machine's load hits them alike, and each round gives its own
+ratios to `none`.
+
+What each level adds: `process` builds the agent's environment from an allow-list; `sandbox` starts each `cmd:`
+agent under bubblewrap (a fresh workdir, masks, and the tools forwarder, a Python process, inside) and each
+`py:` agent worker under bubblewrap (workers are reused, so `py:` pays it once per slot, not per test).
+Prints the per-round ratios and their median, min and max; nothing is asserted (speed is measured, never tested).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LEVELS = ("none", "process", "sandbox")
+JOBS = 2
+AGENTS = {"py": "py:quiet_agent:agent", "cmd": f"cmd:{sys.executable} {HERE / 'quiet_agent.py'}"}
+
+
+PACK = HERE.parents[1] / "tests" / "fixtures" / "k8s_small"
+SCENARIO = "001-ledger-memory"
+
+
+def run_s(work: Path, agent: str, level: str, repeat: int, scenario: str) -> float:
+    """Wall time of one `sredrill run` process."""
+    cmd = [sys.executable, "-m", "sredrill", "run", "--pack", str(PACK), "-s", scenario, "--repeat", str(repeat),
+           "--agent", AGENTS[agent], "--isolation", level, "--jobs", str(JOBS), "--agent-dir", str(HERE),
+           "--db", str(work / f"{agent}-{level}-{repeat}.db"), "--json"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    summary = json.loads(done.stdout)["summary"]
+    if summary.get("errored"):
+        raise SystemExit(f"{' '.join(cmd)}: some tests errored: {summary}\n{done.stderr[-2000:]}")
+    return elapsed
+
+
+def spread(values: list[float]) -> str:
+    return f"median {statistics.median(values):5.2f}x  (min {min(values):.2f}, max {max(values):.2f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tests", type=int, default=61, help="N_HI: runs in the large run (N_LO is 1)")
+    parser.add_argument("--quick", action="store_true", help="2 rounds of 31 runs")
+    parser.add_argument("--agents", default="py,cmd", help="which agent forms: py, cmd or py,cmd")
+    args = parser.parse_args()
+    rounds, n_hi = (2, 31) if args.quick else (args.rounds, args.tests)
+    n_lo = 1
+    scenario = SCENARIO
+    forms = [f for f in args.agents.split(",") if f]
+    per_test: dict[tuple[str, str], list[float]] = {(f, lv): [] for f in forms for lv in LEVELS}
+    ratios: dict[tuple[str, str], list[float]] = {(f, lv): [] for f in forms for lv in LEVELS if lv != "none"}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for r in range(rounds):
+            shown = []
+            for form in forms:
+                seconds = {}
+                for level in LEVELS:
+                    hi = run_s(work, form, level, n_hi, scenario)
+                    lo = run_s(work, form, level, n_lo, scenario)
+                    seconds[level] = (hi - lo) / (n_hi - n_lo)
+                    per_test[form, level].append(seconds[level])
+                for level in LEVELS[1:]:
+                    ratios[form, level].append(seconds[level] / seconds["none"])
+                shown.append(f"{form}: " + ", ".join(f"{lv} {s * 1000:.0f} ms" for lv, s in seconds.items()))
+            print(f"round {r + 1}: {'; '.join(shown)}; load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"\nk8s_small/{scenario}, --repeat {n_hi} − {n_lo}, --jobs {JOBS}, {rounds} rounds")
+    print("cost per test (marginal), median of the rounds:")
+    for (form, level), values in per_test.items():
+        print(f"  {form}: {level:<8} {statistics.median(values) * 1000:7.1f} ms")
+    print("cost per test ÷ none's, per round:")
+    for (form, level), values in ratios.items():
+        print(f"  {form}: {level:<8} {spread(values)}  rounds: {', '.join(f'{v:.2f}' for v in values)}")
+    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
