@@ -175,3 +175,35 @@ def test_bad_isolation_flags_are_usage_errors(flags: list[str], words: str, tmp_
     done = _sredrill("run", "--pack", "rds_postgres", *flags, path=os.environ.get("PATH", ""), cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert words in done.stderr
+
+
+def test_the_scoreboard_the_html_report_and_the_ui_page_show_the_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from sredrill.engine.reporters.console import ConsoleReporter
+    from sredrill.engine.reporters.html_pages import run_page
+
+    monkeypatch.chdir(REPO)
+    report = run("py:examples.agents.echo_agent:agent", "process")
+    out = io.StringIO()
+    ConsoleReporter(output=None, stdout=out, stderr=io.StringIO(), color=False).on_run_end(report)
+    assert "isolation: process (disk and /proc reads are not prevented)" in out.getvalue()
+    page = run_page(report, status="finished")  # the HTML report's page and the UI's run page
+    assert "isolation <b id='isolation'>process (disk and /proc reads are not prevented)</b>" in page
+
+
+def test_the_runs_api_takes_the_isolation_fields() -> None:
+    from pydantic import ValidationError
+
+    from sredrill.server.runs_api import RunRequest
+
+    body = RunRequest.model_validate(
+        {"isolation": "process", "require_isolation": "process", "agent_env": ["OPENAI_API_KEY"], "agent_dir": "x"}
+    )
+    assert body.isolation_request() == IsolationRequest(
+        isolation="process", require_isolation="process", agent_env=("OPENAI_API_KEY",), agent_dir="x"
+    )
+    with pytest.raises(ValidationError):
+        RunRequest.model_validate({"isolation": "chroot"})
+    with pytest.raises(ValidationError):
+        RunRequest.model_validate({"agent_env": ["A=B"]})
