@@ -91,6 +91,10 @@ def main() -> None:
     print("cost per test (marginal), median of the rounds:")
     for (form, level), values in per_test.items():
         print(f"  {form}: {level:<8} {statistics.median(values) * 1000:7.1f} ms")
+    print("median cost per test ÷ none's median:")
+    for form, level in ratios:
+        none = statistics.median(per_test[form, "none"])
+        print(f"  {form}: {level:<8} {statistics.median(per_test[form, level]) / none:5.2f}x")
     print("cost per test ÷ none's, per round:")
     for (form, level), values in ratios.items():
         print(f"  {form}: {level:<8} {spread(values)}  rounds: {', '.join(f'{v:.2f}' for v in values)}")
