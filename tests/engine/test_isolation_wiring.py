@@ -207,3 +207,33 @@ def test_the_runs_api_takes_the_isolation_fields() -> None:
         RunRequest.model_validate({"isolation": "chroot"})
     with pytest.raises(ValidationError):
         RunRequest.model_validate({"agent_env": ["A=B"]})
+
+
+def test_a_test_run_with_a_py_agent_records_process_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sredrill.engine import run_eval_files
+
+    monkeypatch.chdir(REPO)
+    report: RunReport = run_sync(
+        run_eval_files(
+            ["evals/fixtures_eval.py"],
+            settings=Settings(agent="py:examples.agents.echo_agent:agent", skip_judge=True),
+            options=RunOptions(),
+            listener=Quiet(),
+            store=None,
+            isolation=IsolationRequest(isolation="auto"),  # sandbox where bubblewrap works
+        )
+    )
+    # The agent runs inline in the body worker, with the tests' code: never under a sandbox of its own.
+    assert report.isolation == "process"
+
+
+@needs_sandbox
+def test_a_cmd_agent_script_outside_the_launch_directory_runs_sandboxed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "env_agent.py").write_text(ENV_AGENT)
+    monkeypatch.chdir(REPO)
+    seen = _seen(run(f"cmd:{shlex.quote(sys.executable)} {elsewhere / 'env_agent.py'}", "sandbox"))
+    assert seen["SREDRILL_RUN_TOKEN"] is True  # it started (its folder is its code directory) and answered

@@ -52,7 +52,7 @@ from .runner import TEARDOWN_TIMEOUT_S, AttemptOutcome, HookState, error_type, r
 if TYPE_CHECKING:
     from sredrill.isolation import IsolationPolicy
 
-__all__ = ["GRACE_S", "LOST_WHERE", "BodyHandler", "BodyInit", "BodyWorkers"]
+__all__ = ["GRACE_S", "LOST_WHERE", "BodyHandler", "BodyInit", "BodyWorkers", "recorded_isolation"]
 
 GRACE_S: Final = 2.0
 """Past the test's timeout, how long its worker may take to report the timeout itself before it is killed."""
@@ -177,11 +177,7 @@ class BodyHandler:
 
         from .loader import load_eval_files
 
-        policy = _policy_of(init.isolation)
-        if policy is not None and policy.level.value == "sandbox":
-            # The sandbox started it in a fresh folder: test ids and relative paths are the launch directory's
-            # (read-only here; the capture folder is the worker's only writable one).
-            os.chdir(policy.launch_dir)
+        policy = _policy_of(init.isolation)  # for the agents it starts (the worker itself is never sandboxed)
         loaded = load_eval_files(init.paths)
         agent = None
         if init.agent:
@@ -272,6 +268,19 @@ class BodyHandler:
                         found.append(f"after_all hook failed: {_hook_error(exc)}")
                         first_type = first_type or error_type(exc)
         return _Ended(errors=found, error_type=first_type, stdout=out.stdout, stderr=out.stderr)
+
+
+_RANK: Final = ("none", "process", "sandbox")
+
+
+def recorded_isolation(policy: IsolationPolicy, agent: str | None) -> str:
+    """The level a test run records: a `py:` agent runs inline in a body worker, at process level at most."""
+    from sredrill.isolation import recorded_level
+
+    recorded = recorded_level(policy, agent or "")
+    if (agent or "").startswith("py:") and recorded.startswith("sandbox"):
+        return "process"
+    return recorded
 
 
 def _policy_fields(policy: IsolationPolicy | None) -> dict[str, Any] | None:
@@ -385,10 +394,16 @@ class BodyWorkers:
                 # Eval files outside the code directory: the folder holding them all is the worker's code.
                 code = Path(os.path.commonpath(folders))
             if (init.agent or "").startswith("py:"):
-                # Only a `py:` agent runs in the worker itself (inline). Any other runs elsewhere: a `cmd:` agent
-                # gets the policy, every mask included, when the worker starts it (a sandbox cannot be nested:
-                # its capabilities are dropped), and the worker, the tests' own code, runs as without isolation.
-                self._worker_isolation = dataclasses.replace(isolation, masked=masked, agent_dir=code)
+                # Only a `py:` agent runs in the worker itself (inline), with the tests' code, which grades there
+                # (`scenario(…)` loads answer keys): the worker gets the environment allow-list, never a sandbox,
+                # which would leave the tests a read-only working directory and hide nothing from the agent
+                # that its own heap does not hold (the run records `process`: `recorded_isolation`). Any other
+                # agent runs elsewhere: a `cmd:` agent gets the policy, every mask included, when the worker
+                # starts it, and the worker runs the tests' code as without isolation.
+                from sredrill.isolation import Isolation
+
+                level = min(isolation.level, Isolation.PROCESS, key=_RANK.index)
+                self._worker_isolation = dataclasses.replace(isolation, masked=masked, agent_dir=code, level=level)
         self._pool = WorkerPool(self._new_worker, size=max(1, jobs))
         self._ready: set[Worker] = set()
         self._remaining: dict[int, int] = {}

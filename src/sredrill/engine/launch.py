@@ -94,6 +94,8 @@ class _Opened:
     executor: Executor | None = None
     agent_spec: str | None = None
     """The agent that ran, for the isolation the report records (None: the tests' own code only)."""
+    isolation: str | None = None
+    """The isolation the report records, when not the policy's for `agent_spec` (`recorded_level`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +238,7 @@ async def _run_plan(
             mode=opened.mode,
             started_at=started_at,
             executor=opened.executor,
-            isolation=recorded_level(policy, opened.agent_spec or ""),
+            isolation=opened.isolation or recorded_level(policy, opened.agent_spec or ""),
         )
 
 
@@ -265,7 +267,7 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
         # (DESIGN §11.3); the first starts now, so a bad --agent is a usage error before the run begins.
         from sredrill.isolation import Isolation
 
-        from .body_workers import BodyInit, BodyWorkers
+        from .body_workers import BodyInit, BodyWorkers, recorded_isolation
 
         judge_api_key = settings.judge_api_key or settings.api_key
         db = str(store.path) if store is not None and str(store.path) != ":memory:" else None
@@ -296,7 +298,7 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
             runtime = Runtime(run_id=run_id, agent=None, judge=judge, evaluators=evaluators, store=store)
             yield _Opened(
                 runtime=runtime, title=f"sredrill test · {len(tests)} test(s)", executor=workers,
-                agent_spec=settings.agent,
+                agent_spec=settings.agent, isolation=recorded_isolation(policy, settings.agent),
             )  # fmt: skip
         finally:
             await workers.aclose()

@@ -526,10 +526,27 @@ def connect(spec: AgentSpec, options: ConnectOptions) -> CmdAgent:
     socket_path = None
     if policy is not None and policy.level is Isolation.SANDBOX:
         argv[0] = sandbox_interpreter(argv[0])
+        policy = _with_script_dir(policy, argv)
         if policy.network is AgentNetwork.NONE:
             # Short, in a folder of its own (a Unix socket path has ~100 bytes at most); bound into the sandbox.
             socket_path = Path(tempfile.mkdtemp(prefix="sredrill-tools-")) / "tools.sock"
     return CmdAgent(spec=spec.text, argv=tuple(argv), isolation=policy, tools_socket=socket_path)
+
+
+def _with_script_dir(policy: IsolationPolicy, argv: list[str]) -> IsolationPolicy:
+    """The policy whose code directory is the agent script's folder, when the script lives outside the launch
+    directory and no `--agent-dir` was given (`cmd:python /elsewhere/agent.py` runs as it does unsandboxed)."""
+    if policy.agent_dir is not None:
+        return policy
+    for arg in argv[1:]:
+        path = Path(arg) if os.path.isabs(arg) else policy.launch_dir / arg
+        if arg.startswith("-") or not path.is_file():
+            continue
+        folder = path.resolve().parent
+        if not folder.is_relative_to(policy.launch_dir):
+            return replace(policy, agent_dir=folder)
+        return policy
+    return policy
 
 
 _PYTHON: Final = re.compile(r"python(\d+(\.\d+)?)?")
