@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Cli, Project
+from tests.server.launch import launched
 
 ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
 SMALL_PACK = Path(__file__).resolve().parents[1] / "fixtures" / "k8s_small"
@@ -208,3 +209,17 @@ def test_an_oracle_that_got_the_answer_uses_it(oracle_project: OracleProject) ->
     assert actual["root_cause"].startswith("found: load_pack:"), actual
     assert actual["failure_modes"] == [TRUTH]
     assert actual["category"] == "resource_exhaustion"
+
+
+def test_sredrill_serve_on_the_loopback_gives_the_loopback_oracle_nothing_without_its_token(
+    oracle_project: OracleProject,
+) -> None:
+    """The runs API, the UI and the tool routes of `sredrill serve`, over the very store and pack of the run, answer
+    nothing to an agent that has no token (process level: the agent reaches the machine's loopback)."""
+    serve = [sys.executable, "-m", "sredrill", "serve", "--port", "0", "--pack", str(oracle_project.pack)]
+    serve += ["--db", str(oracle_project.db)]
+    with launched(serve, env=oracle_project.env(), cwd=str(oracle_project.root)) as server:
+        port = server.url.rsplit(":", 1)[1].strip("/")
+        got = oracle_project.oracle("loopback", "cmd", "process")
+    assert any(f"127.0.0.1:{port}" in clue for clue in got.clues), got.clues
+    assert not any(f"127.0.0.1:{port}" in m for items in got.found.values() for m in items), got
