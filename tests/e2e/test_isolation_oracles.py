@@ -12,7 +12,8 @@ The table this file asserts, and docs/isolation.md shows:
 - sandbox: every oracle gets nothing;
 - process: the heap walk and the agent's own argv and environment get nothing; the disk, `/proc` and the
   loopback are not closed (the oracles get the answer there), and the report says so;
-- none: the same as process, plus the agent's own environment (it inherits `SREDRILL_DB`).
+- none: the same as process, plus the agent's own environment (it inherits `SREDRILL_DB`);
+- sandbox with `--agent-network host`: the loopback is open (the stand-in gives the answer), the rest stays closed.
 
 Sandbox tests skip, loudly, where bubblewrap does not work, unless `SREDRILL_REQUIRE_SANDBOX=1` (`.ci/run`).
 """
@@ -107,9 +108,9 @@ class OracleProject(Project):
         args = ["run", "--pack", str(self.pack), "-s", SCENARIO, "--agent", agent, "--isolation", level]
         return self.run(*args, "--agent-dir", str(ORACLES), "--json", *extra, env=env, db=False, timeout=180)
 
-    def oracle(self, name: str, form: str, level: str) -> Got:
+    def oracle(self, name: str, form: str, level: str, *extra: str) -> Got:
         spec = f"py:oracle_{name}:agent" if form == "py" else f"cmd:{sys.executable} {ORACLES / f'oracle_{name}.py'}"
-        cli = self.sredrill(spec, level)
+        cli = self.sredrill(spec, level, *extra)
         assert cli.code in (0, 1), f"exit {cli.code}\n{cli.stderr[-3000:]}"
         report = cli.report()
         result = report["results"][0]
@@ -223,3 +224,23 @@ def test_sredrill_serve_on_the_loopback_gives_the_loopback_oracle_nothing_withou
         got = oracle_project.oracle("loopback", "cmd", "process")
     assert any(f"127.0.0.1:{port}" in clue for clue in got.clues), got.clues
     assert not any(f"127.0.0.1:{port}" in m for items in got.found.values() for m in items), got
+
+
+@pytest.mark.parametrize("form", ["py", "cmd"])
+def test_under_sandbox_with_the_host_network_only_the_loopback_is_open_to_the_agent(
+    oracle_project: OracleProject, leaky_port: int, form: str
+) -> None:
+    """`--agent-network host` (an agent calling a remote LLM): the machine's loopback is reachable, so a server
+    there that answers without a token gives the answer away; the disk, /proc and the key stay closed."""
+    _sandbox_or_skip()
+    spec = "py:oracle_loopback:agent" if form == "py" else f"cmd:{sys.executable} {ORACLES / 'oracle_loopback.py'}"
+    cli = oracle_project.sredrill(spec, "sandbox", "--agent-network", "host")
+    assert cli.code in (0, 1), cli.stderr[-3000:]
+    report = cli.report()
+    assert report["isolation"] == "sandbox+host-network"
+    found = json.loads(report["results"][0]["actual"]["diagnosis"]["report"])["found"]
+    assert any(f"127.0.0.1:{leaky_port}" in m for m in found.get("loopback", [])), found
+    for name in ("proc", "load_pack", "parent"):
+        got = oracle_project.oracle(name, form, "sandbox", "--agent-network", "host")
+        assert got.isolation == "sandbox+host-network"
+        assert got.found == {}, got
