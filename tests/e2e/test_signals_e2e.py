@@ -72,7 +72,9 @@ def test_a_signal_ends_every_agent_and_leaves_the_run_resumable(
     project.write("signal_eval.py", EVAL)
     agent = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(project.root / 'agent.py'))}"
     target = ["run", "--pack", "rds_postgres"] if command == "run" else ["test", "signal_eval.py"]
-    proc = project.popen(*target, "--agent", agent, "--jobs", "3")
+    # Process level: the agents write their pids next to their script (read-only in a sandbox), and a sandboxed
+    # agent's pids are those of its own PID namespace.
+    proc = project.popen(*target, "--agent", agent, "--jobs", "3", "--isolation", "process")
     try:
         # Not `pids-N.tmp`: an agent writes its file there first, then renames it (a half-written one has no pids).
         pidfiles = lambda: sorted(p for p in project.root.glob("pids-*") if p.suffix != ".tmp")  # noqa: E731
