@@ -143,9 +143,7 @@ def test_a_resumed_run_plays_the_same_keyed_episodes_and_the_key_goes_nowhere(
 
     # At process level, so the spy may write its file; SPY_FILE passes the allow-list as --agent-env does.
     spy_isolation = IsolationRequest(isolation="process", agent_env=("SPY_FILE",))
-    spied = packs(
-        store, ["incidents"], agent="py:spy_agent:agent", episode_key=KEY, isolation=spy_isolation, **common
-    )
+    spied = packs(store, ["incidents"], agent="py:spy_agent:agent", episode_key=KEY, isolation=spy_isolation, **common)
     seen = (tmp_path / "seen.jsonl").read_text()
     assert seen.count("\n") == 8  # every episode's task and environment
     shown = [seen, caplog.text, *(r.model_dump_json() for r in (keyed, resumed, spied))]
