@@ -236,6 +236,21 @@ def test_relative_paths_in_argv_resolve_against_the_launch_dir(launch: Path, wor
     assert Sandbox(policy).command(["python3", "-V"], workdir=workdir)[-2:] == ["python3", "-V"]
 
 
+def test_a_script_reached_through_a_symlink_out_of_the_code_dir_still_runs(
+    launch: Path, workdir: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "shared" / "agents"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "linked.py").write_text("print('linked')\n")
+    (launch / "linked").symlink_to(elsewhere)
+    argv = Sandbox(policy_for(launch)).command([sys.executable, "linked/linked.py"], workdir=workdir)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (0, "linked\n"), done.stderr
+    # Only the script's own folder is shown, read-only; the rest of where it lives is not.
+    assert ["--ro-bind", str(elsewhere), str(elsewhere)] == argv[argv.index(str(elsewhere)) - 1 :][:3]
+    assert str(tmp_path / "shared") not in argv
+
+
 def test_the_agent_dir_is_the_code_dir(launch: Path, workdir: Path) -> None:
     agents = launch / "examples" / "agents"
     done = run_python(

@@ -19,6 +19,8 @@ PASSED_NAMES: Final = frozenset(
         "PATH", "HOME", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR",
         "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
         "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+        # How a Python agent writes its output and which environment it is: settings, not secrets.
+        "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONUTF8", "VIRTUAL_ENV",
     }
 )  # fmt: skip
 """Variables of the driver's environment every agent gets (besides `LC_*` and the allowed `SREDRILL_*`)."""

@@ -118,9 +118,12 @@ class Sandbox:
         if tools is not None:
             sock_dir = tools.socket.parent
             out += ["--ro-bind", str(sock_dir.resolve()), str(sock_dir.absolute())]
+        command = self._absolute_argv(argv)
+        for extra in _outside(command, binds, self.policy.masked):
+            out += ["--ro-bind", str(extra), str(extra)]
+            binds.append(_Bind(extra, extra))
         out += self._masks(binds)
         out += ["--chdir", str(work.dest)]
-        command = self._absolute_argv(argv)
         if tools is not None:
             # By path, isolated and without site: the forwarder needs only the standard library, and this
             # skips importing sredrill and site-packages' .pth files (about 12 ms of each sandboxed start).
@@ -196,10 +199,28 @@ class Sandbox:
             # A bare program name is looked up on PATH, never in the working directory: leave it.
             is_path = i > 0 or "/" in arg
             if is_path and arg and not os.path.isabs(arg) and (launch / arg).exists():
-                out.append(os.path.normpath(launch / arg))
+                # Its real path: a link out of the launch dir (`examples -> ../shared/examples`) would dangle
+                # inside, where only what the agent needs is bound (`_outside` binds the real folder).
+                out.append(os.path.realpath(launch / arg))
             else:
                 out.append(arg)
         return out
+
+
+def _outside(argv: Sequence[str], binds: Sequence[_Bind], masked: Sequence[Path]) -> list[Path]:
+    """The real folders of files the command names that no bind shows (a script reached through a symlink that
+    leaves the code dir), unless masked: bound read-only at their real path, so the link resolves inside."""
+    hidden = [m.resolve() for m in masked if m.exists()]
+    out: list[Path] = []
+    for arg in argv:
+        if not os.path.isabs(arg) or not os.path.isfile(arg):
+            continue
+        folder = Path(os.path.realpath(arg)).parent
+        if any(folder.is_relative_to(b.source) for b in binds) or any(folder.is_relative_to(m) for m in hidden):
+            continue
+        if folder not in out:
+            out.append(folder)
+    return out
 
 
 def _fresh_home() -> Path | None:
