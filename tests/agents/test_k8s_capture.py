@@ -31,6 +31,7 @@ import pytest
 from sredrill.agents import Task
 from sredrill.diagnosis import Category
 from sredrill.engine import RunOptions, Settings, run_packs
+from sredrill.engine.plan import IsolationRequest
 from sredrill.evidence import tool_specs
 from sredrill.results import RunReport, TestResult
 from sredrill.scenarios import Pack, Scenario, builtin_pack_names, find_leaks, get_domain, leak_needles, load_pack
@@ -180,6 +181,10 @@ def capture(
             store=None,
             mode=mode,
             blind=blind,
+            # The explorer reads the packs at import and writes to CAPTURE_DIR: the bytes sent are what this test
+            # audits, and a sandbox would mask the packs it checks them against (tests/e2e/test_isolation_oracles.py
+            # is where isolation itself is tested).
+            isolation=IsolationRequest(isolation="process", agent_env=("CAPTURE_DIR",)),
         )
     )
     errored = {r.id: r.failure_reason for r in report.results if r.status == "errored"}

@@ -81,6 +81,7 @@ def test_no_tool_result_an_agent_gets_in_the_incidents_pack_carries_a_reward(pro
     cli = project.run(
         "run", "--pack", "incidents", "--scenario", "easy_cpu_spike#seed0", "--scenario", "hard_mixed#seed1",
         "--agent", "py:prober:agent", "--json",
+        "--isolation", "process",  # the prober writes what it got into the project, read-only in a sandbox
     )  # fmt: skip
     assert cli.code in (0, 1), cli.stderr[-2000:]
     results = [json.loads(line) for line in seen.read_text().splitlines()]

@@ -103,6 +103,7 @@ def test_every_tool_answers_on_every_folder(project: Project, mode: str) -> None
     project.write("explorer.py", EXPLORER)
     cli = project.run(
         "run", "--pack", str(FIXTURE), "--agent", "py:explorer:agent", "--mode", mode, "--json",
+        "--isolation", "process", "--agent-env", "CAPTURE_DIR",  # it writes into the project (read-only sandboxed)
         env={"CAPTURE_DIR": str(capture)}, timeout=300,
     )  # fmt: skip
     assert cli.code in (0, 1), cli.stderr[-3000:]
@@ -181,6 +182,7 @@ def test_the_least_the_upstream_validators_accept_loads_and_every_tool_answers(p
     project.write("explorer.py", EXPLORER)
     cli = project.run(
         "run", "--pack", str(pack), "--agent", "py:explorer:agent", "--mode", mode, "--json",
+        "--isolation", "process", "--agent-env", "CAPTURE_DIR",  # it writes into the project (read-only sandboxed)
         env={"CAPTURE_DIR": str(capture)}, timeout=300,
     )  # fmt: skip
     assert cli.code in (0, 1), cli.stderr[-3000:]

@@ -191,7 +191,18 @@ def test_a_run_s_token_does_not_reach_another_run_s_tools(project: Project) -> N
     shared = project.root / "shared"
     shared.mkdir()
     project.write("intruder.py", INTRUDER)
-    cli = _run(project, f"cmd:{sys.executable} intruder.py", "--jobs", "2", env={"SHARED": str(shared)})
+    # The two agents meet in a folder of the project: at process level (a sandbox would keep them apart anyway).
+    cli = _run(
+        project,
+        f"cmd:{sys.executable} intruder.py",
+        "--jobs",
+        "2",
+        "--isolation",
+        "process",
+        "--agent-env",
+        "SHARED",
+        env={"SHARED": str(shared)},
+    )
     assert cli.code == 1, cli.stderr
     for result in cli.report()["results"]:
         assert result["output"] == "crossed=403 own=200", result["failure_reason"]

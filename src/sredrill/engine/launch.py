@@ -265,14 +265,13 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
     async def open_workers(run_id: str, tests: list[TestDef], policy: IsolationPolicy) -> AsyncIterator[_Opened]:
         # The tests' own code (bodies, hooks, fixtures, a `py:` agent) runs in body workers, never here
         # (DESIGN §11.3); the first starts now, so a bad --agent is a usage error before the run begins.
-        from sredrill.isolation import Isolation
 
         from .body_workers import BodyInit, BodyWorkers, recorded_isolation
 
         judge_api_key = settings.judge_api_key or settings.api_key
         db = str(store.path) if store is not None and str(store.path) != ":memory:" else None
-        if policy.level is Isolation.SANDBOX:
-            db = None  # the store is masked in the sandbox (it keeps every past answer): no judge cache there
+        # The body workers are never sandboxed themselves (only the `cmd:` agents they start are): they keep the
+        # judge cache. A `py:` agent inline in one shares its heap, answer keys included (recorded `process`).
         workers = BodyWorkers(
             BodyInit(
                 paths=list(selection.paths), run_id=run_id, agent=settings.agent, base_url=settings.base_url,

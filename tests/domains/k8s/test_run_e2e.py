@@ -103,7 +103,7 @@ def test_a_cmd_agent_runs_the_k8s_pack_on_both_axes_without_errors(tmp_path: Pat
     spec = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(agent))}"
     proc = subprocess.run(
         [sys.executable, "-m", "sredrill", "run", "--pack", str(FIXTURE), "--agent", spec, "--axis2", "--json",
-         "--db", str(tmp_path / "runs.db")],
+         "--db", str(tmp_path / "runs.db"), "--agent-env", "DIAGNOSES"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
         env={"PATH": "/usr/bin:/bin", "DIAGNOSES": str(diagnoses), "HOME": str(tmp_path)},
     )  # fmt: skip
