@@ -168,6 +168,7 @@ def test_an_agent_that_hunts_for_the_answer_key_gets_nothing_of_it(project: Proj
     project.write("oracle.py", ORACLE)
     cli = project.run(
         "run", *ARGS, "--agent", f"cmd:{sys.executable} oracle.py", "--axis2", "--jobs", "2", "--json",
+        "--isolation", "process", "--agent-env", "CAPTURE_DIR",  # it writes into the project (read-only sandboxed)
         env={"CAPTURE_DIR": str(capture)}, timeout=900,
     )  # fmt: skip
     assert cli.code in (0, 1), cli.stderr[-3000:]

@@ -81,6 +81,7 @@ def _run(project: Project, folder: str, mode: str, *extra: str) -> tuple[int, di
     spec = f"cmd:{shlex.quote(sys.executable)} agent.py"
     cli = project.run(
         "run", "--pack", PACK, "--scenario", folder, "--agent", spec, "--json", *extra,
+        "--agent-env", "PLAN", "--agent-env", "MODE",  # outside the allow-list: passed by name
         env={"PLAN": str(plan), "MODE": mode},
     )  # fmt: skip
     assert cli.code in (0, 1), cli.stderr
