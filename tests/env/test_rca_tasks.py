@@ -32,14 +32,20 @@ def investigate(env: Env, scenario: Scenario) -> list[object]:
     knows what matters); returns what each served (the metric listing names series but serves no point)."""
     env.reset()
     served = []
+    listed: list[str] = []
     for action in INSPECTIONS:
         step = env.step(action)
         assert step.reward == 0.0
+        evidence = step.observation.model_dump(mode="json")["inspection"]["evidence"]
         if action.get("target") or action["action_type"] != "inspect_metrics":
-            served.append(step.observation.model_dump(mode="json")["inspection"]["evidence"])
+            served.append(evidence)
+        else:
+            listed = [m["metric_name"] for m in evidence["metrics"]]
     key = scenario.answer
     selectors = [s for selectors in (*key.decisive.values(), *key.refuting.values()) for s in selectors]
     named = [s.fields["metric"] for s in selectors if "metric" in s.fields]
+    if not named and listed:
+        named = listed[:1]  # a key naming no metric (decisive PI records): one series, so metrics are cited too
     for metric in dict.fromkeys([*(key.required_queries or ()), *named]):
         step = env.step({"action_type": "inspect_metrics", "target": metric})
         served.append(step.observation.model_dump(mode="json")["inspection"]["evidence"])
