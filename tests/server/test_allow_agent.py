@@ -176,11 +176,16 @@ def test_allow_agent_opens_the_specs_its_patterns_match(tmp_path: Path) -> None:
     ):
         url = f"{srv.url}/api/runs"
         marker = here.root / "cmd.marker"
-        ran = httpx.post(url, json={**ONE_SCENARIO, "agent": f"cmd:touch {marker}"}, headers=srv.auth())
+        # At process level: the marker is written into the site, which a sandbox shows read-only.
+        ran = httpx.post(
+            url, json={**ONE_SCENARIO, "agent": f"cmd:touch {marker}", "isolation": "process"}, headers=srv.auth()
+        )
         assert ran.status_code == 201, ran.text
         finish(srv, ran.json()["run_id"])
         assert marker.exists()
-        imported = httpx.post(url, json={**ONE_SCENARIO, "agent": "py:evil_agent:agent"}, headers=srv.auth())
+        imported = httpx.post(
+            url, json={**ONE_SCENARIO, "agent": "py:evil_agent:agent", "isolation": "process"}, headers=srv.auth()
+        )
         assert imported.status_code == 201, imported.text
         finish(srv, imported.json()["run_id"])
         assert (here.root / "imported.marker").exists()
