@@ -209,22 +209,74 @@ def test_the_runs_api_takes_the_isolation_fields() -> None:
         RunRequest.model_validate({"agent_env": ["A=B"]})
 
 
-def test_a_test_run_with_a_py_agent_records_process_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+# The agent says where it runs: its worker role, whether the eval module (which holds the test's expectations)
+# is in its heap, and its PID namespace's view (pid 1 is bubblewrap in a sandbox).
+WHERE_AGENT = """\
+import json, os, sys
+
+
+async def agent(task):
+    return json.dumps({
+        "role": os.environ.get("SREDRILL_WORKER"),
+        "eval_in_heap": any(hasattr(m, "EXPECTED_ROOT_CAUSE") for m in list(sys.modules.values())),
+        "secret": "WHERE_SECRET" in os.environ,
+        "pid": os.getpid(),
+    })
+"""
+WHERE_EVAL = """\
+import json, os
+
+from sredrill import expect, test
+
+EXPECTED_ROOT_CAUSE = "disk full on the primary"  # what the agent must not find in its heap
+
+
+@test("the agent reports where it runs")
+async def where(agent):
+    result = await agent.run("where are you?")
+    seen = json.loads(result.output)
+    seen["body_pid"] = os.getpid()
+    print("WHERE " + json.dumps(seen))
+    expect(seen["role"]).to_equal(os.environ.get("WHERE_WANT_ROLE"))
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_test_run_runs_its_py_agent_in_an_agent_worker_of_its_own_at_process_and_sandbox(
+    level: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body worker holds the eval files (expectations, scenarios, keys): the `py:` agent runs in an agent worker
+    under the run's policy, except at level none, where it runs inline in the body worker."""
     from sredrill.engine import run_eval_files
 
-    monkeypatch.chdir(REPO)
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    (evals / "where_eval.py").write_text(WHERE_EVAL)
+    (tmp_path / "where_agent.py").write_text(WHERE_AGENT)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WHERE_SECRET", "1")
+    monkeypatch.setenv("WHERE_WANT_ROLE", "body" if level == "none" else "agent")
     report: RunReport = run_sync(
         run_eval_files(
-            ["evals/fixtures_eval.py"],
-            settings=Settings(agent="py:examples.agents.echo_agent:agent", skip_judge=True),
+            [str(evals)],
+            settings=Settings(agent="py:where_agent:agent", skip_judge=True),
             options=RunOptions(),
             listener=Quiet(),
             store=None,
-            isolation=IsolationRequest(isolation="auto"),  # sandbox where bubblewrap works
+            isolation=IsolationRequest(isolation=level),  # type: ignore[arg-type]
         )
     )
-    # The agent runs inline in the body worker, with the tests' code: never under a sandbox of its own.
-    assert report.isolation == "process"
+    assert report.isolation == level
+    [result] = report.results
+    assert result.status == "passed", (result.failure_reason, result.stdout, result.stderr)
+    seen = json.loads((result.stdout or "").split("WHERE ", 1)[1])
+    if level == "none":
+        assert seen["role"] == "body" and seen["eval_in_heap"] and seen["pid"] == seen["body_pid"], seen
+    else:
+        assert seen["role"] == "agent" and not seen["eval_in_heap"] and seen["pid"] != seen["body_pid"], seen
+        assert seen["secret"] is False, seen  # the allow-list: the body worker's environment is not the agent's
+    if level == "sandbox":
+        assert seen["pid"] < 10, seen  # its own PID namespace
 
 
 @needs_sandbox

@@ -2,10 +2,10 @@
 
 `sredrill test` runs eval files: their bodies, hooks and fixtures are user code, so they run in body workers
 (`sredrill.workers`), one per `--jobs` slot, started lazily and reused. A worker loads the eval files itself,
-builds its own Runtime (the agent resolved there: a `py:` agent runs inline in it; the judge settings; the
-store's SQLite file for the judge cache) and runs `run_test` for the attempt the driver asks for, with the
-test's stdout and stderr captured at fd level. The driver (`execute`) keeps discovery, scheduling, retries,
-insights, storage and reporters.
+builds its own Runtime (the agent resolved there: a `py:` agent in an agent worker of its own, under the run's
+isolation, or inline at level none; the judge settings; the store's SQLite file for the judge cache) and runs
+`run_test` for the attempt the driver asks for, with the test's stdout and stderr captured at fd level. The
+driver (`execute`) keeps discovery, scheduling, retries, insights, storage and reporters.
 
 Timeouts: the driver waits the test's timeout plus `GRACE_S`; code that did not stop by then (a busy loop,
 `time.sleep`, a C call) gets its worker killed and replaced, and the test is `errored`. `before_all` runs once
@@ -17,7 +17,6 @@ go on that last test's result.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import os
 import shutil
@@ -52,7 +51,7 @@ from .runner import TEARDOWN_TIMEOUT_S, AttemptOutcome, HookState, error_type, r
 if TYPE_CHECKING:
     from sredrill.isolation import IsolationPolicy
 
-__all__ = ["GRACE_S", "LOST_WHERE", "BodyHandler", "BodyInit", "BodyWorkers", "recorded_isolation"]
+__all__ = ["GRACE_S", "LOST_WHERE", "BodyHandler", "BodyInit", "BodyWorkers"]
 
 GRACE_S: Final = 2.0
 """Past the test's timeout, how long its worker may take to report the timeout itself before it is killed."""
@@ -270,19 +269,6 @@ class BodyHandler:
         return _Ended(errors=found, error_type=first_type, stdout=out.stdout, stderr=out.stderr)
 
 
-_RANK: Final = ("none", "process", "sandbox")
-
-
-def recorded_isolation(policy: IsolationPolicy, agent: str | None) -> str:
-    """The level a test run records: a `py:` agent runs inline in a body worker, at process level at most."""
-    from sredrill.isolation import recorded_level
-
-    recorded = recorded_level(policy, agent or "")
-    if (agent or "").startswith("py:") and recorded.startswith("sandbox"):
-        return "process"
-    return recorded
-
-
 def _policy_fields(policy: IsolationPolicy | None) -> dict[str, Any] | None:
     """A policy as `BodyInit` carries it (JSON values)."""
     if policy is None:
@@ -367,43 +353,15 @@ class BodyWorkers:
         init: what each worker loads and resolves.
         tests: the tests this run executes (a scope ends when the last of them ends).
         jobs: the number of workers at most.
-        isolation: the run's isolation policy, for the agents the workers start. A worker hosting a `py:` agent
-            (which runs inline) gets the environment allow-list and, at sandbox level, bubblewrap: it sees the
-            eval files and the scenarios they load (answer keys included: they grade there) but not the store,
-            and writes only its capture folder. Otherwise the worker runs the tests' code as without isolation
-            and the `cmd:` agent it starts gets the policy. None: level none.
+        isolation: the run's isolation policy, for the agents the workers start: a `cmd:` agent, or the agent
+            worker of a `py:` one, gets it, every mask included. The body workers themselves run the tests' code
+            (which grades: it holds scenarios, answer keys and expectations) as without isolation. None: none.
     """
 
     def __init__(
         self, init: BodyInit, tests: Sequence[TestDef], *, jobs: int, isolation: IsolationPolicy | None = None
     ) -> None:
         self._init = init.model_copy(update={"isolation": _policy_fields(isolation)}).model_dump(mode="json")
-        self._isolation = isolation
-        self._worker_isolation = None
-        if isolation is not None:
-            from sredrill.scenarios.loader import BUILTIN_PACKS_DIR
-
-            # The workers load the eval files, and the scenarios they name (`scenario(…)`, answer keys
-            # included), themselves: only the agents they start must not see those. The store stays masked.
-            seen = {Path(p).resolve() for p in init.paths}
-            seen |= {p.parent for p in seen if not p.is_dir()} | {BUILTIN_PACKS_DIR}
-            masked = tuple(p for p in isolation.masked if p not in seen)
-            folders = sorted(p if p.is_dir() else p.parent for p in (Path(p).resolve() for p in init.paths))
-            code = isolation.code_dir()
-            if folders and not all(f.is_relative_to(code) for f in folders):
-                # Eval files outside the code directory: the folder holding them all is the worker's code.
-                code = Path(os.path.commonpath(folders))
-            if (init.agent or "").startswith("py:"):
-                # Only a `py:` agent runs in the worker itself (inline), with the tests' code, which grades there
-                # (`scenario(…)` loads answer keys): the worker gets the environment allow-list, never a sandbox,
-                # which would leave the tests a read-only working directory and hide nothing from the agent
-                # that its own heap does not hold (the run records `process`: `recorded_isolation`). Any other
-                # agent runs elsewhere: a `cmd:` agent gets the policy, every mask included, when the worker
-                # starts it, and the worker runs the tests' code as without isolation.
-                from sredrill.isolation import Isolation
-
-                level = min(isolation.level, Isolation.PROCESS, key=_RANK.index)
-                self._worker_isolation = dataclasses.replace(isolation, masked=masked, agent_dir=code, level=level)
         self._pool = WorkerPool(self._new_worker, size=max(1, jobs))
         self._ready: set[Worker] = set()
         self._remaining: dict[int, int] = {}
@@ -421,9 +379,8 @@ class BodyWorkers:
         return f"BodyWorkers({self._pool!r})"
 
     def _new_worker(self) -> Worker:
-        # A sandboxed worker writes only its working directory: its capture folder, made now, is that directory.
         capture = Path(tempfile.mkdtemp(dir=self._capture_root))
-        worker = Worker(HANDLER, role="body", isolation=self._worker_isolation, workdir=capture)
+        worker = Worker(HANDLER, role="body")
         self._capture_dirs[worker] = str(capture)
         return worker
 

@@ -266,12 +266,12 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
         # The tests' own code (bodies, hooks, fixtures, a `py:` agent) runs in body workers, never here
         # (DESIGN §11.3); the first starts now, so a bad --agent is a usage error before the run begins.
 
-        from .body_workers import BodyInit, BodyWorkers, recorded_isolation
+        from .body_workers import BodyInit, BodyWorkers
 
         judge_api_key = settings.judge_api_key or settings.api_key
         db = str(store.path) if store is not None and str(store.path) != ":memory:" else None
-        # The body workers are never sandboxed themselves (only the `cmd:` agents they start are): they keep the
-        # judge cache. A `py:` agent inline in one shares its heap, answer keys included (recorded `process`).
+        # The body workers grade (they hold the tests' scenarios and expectations), so they are never isolated
+        # themselves: the agents they start are (a `cmd:` agent, or the agent worker of a `py:` one).
         workers = BodyWorkers(
             BodyInit(
                 paths=list(selection.paths), run_id=run_id, agent=settings.agent, base_url=settings.base_url,
@@ -297,7 +297,7 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
             runtime = Runtime(run_id=run_id, agent=None, judge=judge, evaluators=evaluators, store=store)
             yield _Opened(
                 runtime=runtime, title=f"sredrill test · {len(tests)} test(s)", executor=workers,
-                agent_spec=settings.agent, isolation=recorded_isolation(policy, settings.agent),
+                agent_spec=settings.agent,
             )  # fmt: skip
         finally:
             await workers.aclose()

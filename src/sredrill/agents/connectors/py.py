@@ -12,8 +12,9 @@ driver, which runs them on the run's toolset and recorder (no HTTP server, so no
 errors still come at connect time, with the same messages: the first worker imports the target then. An agent
 that ends its worker (`os._exit`, a crash) is an AgentError and the worker is replaced; one that hangs is
 stopped by the run's timeout, which kills its worker. Its stdout and stderr are captured into the reply's
-log, never the driver's stdout. Inside a worker (a body worker of `sredrill test`: it holds no key, and a
-hang kills that worker anyway) the agent runs inline.
+log, never the driver's stdout. A body worker of `sredrill test` holds the tests' scenarios and expectations,
+so it too starts an agent worker for the agent (under the run's isolation policy); only at level `none` does
+the agent run inline there (a hang kills that body worker anyway).
 
 Examples:
     >>> async def agent(task):
@@ -365,8 +366,16 @@ class WorkerPyAgent:
         self._loaded.clear()
 
 
+def _inline_allowed(options: ConnectOptions) -> bool:
+    """Whether this worker may run the agent in its own heap: only at level none (a body worker holds keys)."""
+    from sredrill.isolation import Isolation
+
+    return worker_role() == "agent" or options.isolation is None or options.isolation.level is Isolation.NONE
+
+
 def connect(spec: AgentSpec, options: ConnectOptions) -> PyAgent | WorkerPyAgent:
-    """Import `MODULE:ATTR` (in an agent worker, or here inside a worker) and check it is an async callable.
+    """Import `MODULE:ATTR` (in an agent worker; inline in a body worker at level none) and check it is an
+    async callable.
 
     Args:
         spec: a parsed `py:` spec; its target is `MODULE:ATTR` (ATTR may be dotted: `Class.method`).
@@ -376,7 +385,7 @@ def connect(spec: AgentSpec, options: ConnectOptions) -> PyAgent | WorkerPyAgent
     Raises:
         AgentSpecError: the target is malformed, not importable, missing, or not an async callable.
     """
-    if worker_role() is not None:
+    if worker_role() is not None and _inline_allowed(options):
         return PyAgent(spec=spec.text, function=_load(spec))
     worker = Worker(_HANDLER, role="agent", isolation=options.isolation)
     try:
