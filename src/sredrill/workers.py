@@ -33,6 +33,7 @@ import importlib
 import io
 import itertools
 import json
+import linecache
 import os
 import shutil
 import signal
@@ -95,6 +96,8 @@ _WATCHDOG_S: Final = 0.5
 START_TIMEOUT_S: Final = 60.0
 """A worker imports sredrill and the handler before it is ready; a loaded machine may take seconds."""
 _EXIT_WAIT_S: Final = 2.0
+_WHERE_WAIT_S: Final = 0.5
+"""How long a worker whose call was cancelled has to say where it was, before it is killed."""
 CAPTURE_LIMIT_BYTES: Final = 64 * 1024
 
 
@@ -262,6 +265,25 @@ def _trace_of(exc: BaseException, *, depth: int, seen: set[int]) -> ExceptionTra
     )
 
 
+def _awaiting_frames(task: asyncio.Task[Any]) -> list[TraceFrame]:
+    """Where a suspended task is, outermost first: its coroutine's frame and those of what each one awaits.
+
+    `Task.get_stack()` gives only the outermost frame of a suspended coroutine; the chain of `cr_await` reaches
+    the innermost one (an agent's `await asyncio.sleep(60)`), which is what a timeout's "stopped here" shows.
+    """
+    frames: list[TraceFrame] = []
+    awaited: Any = task.get_coro()
+    while awaited is not None and len(frames) < _TRACE_HEAD_FRAMES + _TRACE_TAIL_FRAMES:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if frame is None:
+            break
+        path, line = frame.f_code.co_filename, frame.f_lineno or 0
+        source = linecache.getline(path, line).strip()
+        frames.append(TraceFrame(path=path, line=line, function=frame.f_code.co_name, source=source))
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    return frames
+
+
 def _how_it_ended(returncode: int | None) -> str:
     if returncode is None:
         return "closed its connection"
@@ -419,6 +441,9 @@ class _WorkerSide:
         self.requests: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.answers: dict[int, asyncio.Future[Any]] = {}
         self.ids = itertools.count(1)
+        self.serving: asyncio.Task[Any] | None = None
+        self.handling = False
+        """A request is in the handler (`where` then names its frames)."""
 
     def send(self, message: dict[str, Any]) -> None:
         self.conn.send_bytes(_encode(message))
@@ -432,6 +457,9 @@ class _WorkerSide:
             return
         if message.get("t") == "call":
             self.requests.put_nowait(message)
+        elif message.get("t") == "where":
+            frames = _awaiting_frames(self.serving) if self.serving is not None and self.handling else []
+            self.send({"t": "where", "id": message.get("id"), "frames": [f.model_dump() for f in frames]})
         elif message.get("t") == "answer":
             future = self.answers.pop(message.get("id", -1), None)
             if future is not None and not future.done():
@@ -451,8 +479,10 @@ class _WorkerSide:
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
         loop.add_reader(self.conn.fileno(), self.on_readable)
+        self.serving = asyncio.current_task()
         self.send({"t": "ready", "pid": os.getpid()})
         while (request := await self.requests.get()) is not None:
+            self.handling = True
             try:
                 body = await self.handler.handle(request["body"], self.ask)
                 data = _encode({"t": "result", "id": request["id"], "ok": True, "body": body})
@@ -461,6 +491,8 @@ class _WorkerSide:
                 while task is not None and task.cancelling():
                     task.uncancel()  # user code cancelled the serving task: this worker still serves
                 data = _encode({"t": "result", "id": request["id"], "ok": False, "error": _error_body(exc)})
+            finally:
+                self.handling = False
             self.conn.send_bytes(data)
 
 
@@ -537,6 +569,7 @@ class Worker:
         self._conn: Connection | None = None
         self._ready: asyncio.Future[None] | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._wheres: dict[int, asyncio.Future[list[Any]]] = {}
         self._asks: set[asyncio.Task[None]] = set()
         self._on_ask: Callable[[Any], Awaitable[Any]] | None = None
         self._ids = itertools.count(1)
@@ -718,6 +751,10 @@ class Worker:
             task.add_done_callback(self._asks.discard)
         elif kind == "group":
             self._group(message)
+        elif kind == "where":
+            where = self._wheres.pop(message.get("id", -1), None)
+            if where is not None and not where.done():
+                where.set_result(list(message.get("frames") or []))
         elif kind == "fatal":
             self._fatal = str(message.get("error"))
 
@@ -793,8 +830,15 @@ class Worker:
         except TimeoutError:
             self.kill()
             raise
-        except asyncio.CancelledError:
-            self.kill()  # the driver gave up on this call; what runs there cannot be trusted to stop
+        except asyncio.CancelledError as exc:
+            # The driver gave up on this call (the run's timeout, Ctrl-C); what runs there cannot be trusted to
+            # stop, so the worker is killed, but first asked where it was: the timeout shows the agent's frames.
+            try:
+                frames = await self._where()
+                if frames:
+                    attach_trace(exc, ExceptionTrace(type_name="CancelledError", message="", frames=frames))
+            finally:
+                self.kill()
             raise
         except OSError as exc:
             self.kill()
@@ -802,6 +846,24 @@ class Worker:
         finally:
             self._pending.pop(call_id, None)
             self._on_ask = None
+
+    async def _where(self) -> list[TraceFrame]:
+        """The frames the worker's current request is suspended in; none when it does not answer in time (a busy
+        loop, a blocking call) or is gone."""
+        if self._conn is None or not self.alive:
+            return []
+        where_id = next(self._ids)
+        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self._wheres[where_id] = future
+        try:
+            self._conn.send_bytes(_encode({"t": "where", "id": where_id}))
+            async with asyncio.timeout(_WHERE_WAIT_S):
+                raw = await future
+            return [TraceFrame.model_validate(f) for f in raw]
+        except (TimeoutError, OSError, ValueError):
+            return []
+        finally:
+            self._wheres.pop(where_id, None)
 
     # synchronous use (before the event loop serves it: connect-time checks) ----------------------------------
 

@@ -127,7 +127,7 @@ def test_os_exit_in_a_body_and_in_a_py_agent_is_errored_and_the_report_is_comple
     report = cli.report()
     assert report["summary"]["total"] == 3 and len(report["results"]) == 3
     assert "body worker exited with code 3" in cli.result("body exits")["failure_reason"]
-    # Inside a body worker a py: agent runs inline, so its os._exit ends that body worker.
+    # The py: agent runs in an agent worker of its body worker (isolation auto): its os._exit ends that worker.
     assert "exited with code 3" in cli.result("agent exits")["failure_reason"]
     assert cli.result("after")["status"] == "passed"
 

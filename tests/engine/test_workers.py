@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
-from sredrill.workers import RemoteError, Worker, WorkerDied, WorkerPool
+from sredrill.workers import RemoteError, Worker, WorkerDied, WorkerPool, attached_trace
 from tests.support.processes import is_running, wait_until
 
 PROBE = "tests.support.worker_handlers:Probe"
@@ -36,6 +37,36 @@ async def test_a_blocking_call_past_its_timeout_kills_the_worker(worker: Worker)
         await worker.call({"op": "block", "seconds": 30}, timeout_s=0.5)
     assert not worker.alive
     assert wait_until(lambda: not is_running(pid))
+
+
+async def test_a_cancelled_call_carries_the_frames_the_worker_was_suspended_in(worker: Worker) -> None:
+    sleeping = asyncio.Event()
+
+    async def on_ask(_: object) -> None:
+        sleeping.set()
+
+    call = asyncio.ensure_future(worker.call({"op": "sleep", "seconds": 60}, timeout_s=None, on_ask=on_ask))
+    await sleeping.wait()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError) as caught:
+        await call
+    assert not worker.alive  # killed after it said where it was
+    trace = attached_trace(caught.value)
+    assert trace is not None
+    where = [(Path(f.path).name, f.function) for f in trace.frames]
+    assert ("worker_handlers.py", "handle") in where and where.index(("worker_handlers.py", "_nap")) > 0, where
+    assert trace.frames[-1].function == "sleep"  # the innermost: asyncio's own, trimmed when shown
+
+
+async def test_a_cancelled_call_of_a_blocked_worker_carries_no_frames_and_still_kills_it(worker: Worker) -> None:
+    await worker.ready()
+    call = asyncio.ensure_future(worker.call({"op": "block", "seconds": 30}, timeout_s=None))
+    await asyncio.sleep(0.3)  # blocked in the handler or not yet there: either way it cannot answer
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError) as caught:
+        await call
+    assert attached_trace(caught.value) is None
+    assert not worker.alive
 
 
 async def test_os_exit_during_a_call_names_the_exit_code(worker: Worker) -> None:

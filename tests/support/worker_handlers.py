@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -16,8 +17,12 @@ class Custom(BaseException):
     """A BaseException of the user's own."""
 
 
+async def _nap(seconds: float) -> None:
+    await asyncio.sleep(seconds)  # where a cancelled call is suspended (test_workers: the frames it reports)
+
+
 class Probe:
-    """`{"op": ...}`: echo, block, exit, raise, ask, print, spawn."""
+    """`{"op": ...}`: echo, block, sleep, exit, raise, ask, print, spawn."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -29,6 +34,10 @@ class Probe:
             return {"echo": body.get("value"), "pid": os.getpid(), "calls": self.calls}
         if op == "block":
             time.sleep(body["seconds"])  # blocking: no asyncio timeout can stop it
+            return "woke"
+        if op == "sleep":
+            await ask({"sleeping": True})  # the driver knows the call is in the handler before it cancels it
+            await _nap(body["seconds"])
             return "woke"
         if op == "exit":
             os._exit(body["code"])

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from sredrill.harness import is_sredrill_file, shown_path
-from sredrill.workers import ExceptionTrace, TraceFrame
+from sredrill.workers import ExceptionTrace, TraceFrame, attached_trace
 
 __all__ = [
     "TRACEBACK_LIMIT_CHARS",
@@ -146,7 +146,11 @@ def format_stopped(exc: BaseException, reason: str) -> str | None:
         stopped = stopped.__cause__ or stopped.__context__
     if stopped is None:
         return None
-    trace = ExceptionTrace.of(stopped).model_copy(update={"cause": None, "context": None})
+    trace = ExceptionTrace.of(stopped)
+    frames = list(trace.frames)
+    if (remote := attached_trace(stopped)) is not None:
+        frames += remote.frames  # where the agent worker was when its call was cancelled (`Worker.call`)
+    trace = trace.model_copy(update={"frames": frames, "cause": None, "context": None})
     return format_trace(trace, final=f"stopped here: {reason}")
 
 
