@@ -20,8 +20,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Final
 
@@ -43,6 +45,10 @@ SESSION_TAG: Final = "SREDRILL_SESSION_TAG"
 started under it (workers, agents, theirs): on the way out it finds what a killed worker could not end."""
 SWEEP_ROUNDS: Final = 5
 """A process may fork while it is being found: the sweep looks again, this many times at most."""
+SWEEP_WAIT_S: Final = 2.0
+"""How long one sweep waits, in all, for the processes it killed to be gone. SIGKILL takes effect only when the
+kernel next runs the process: until then it is still in /proc with its environment (measured on 2 busy cores:
+most of 4 killed sleepers were still runnable after the 5 rounds, about 2 ms, of a sweep that did not wait)."""
 
 _lock = threading.Lock()
 _groups: set[int] = set()
@@ -98,6 +104,17 @@ def _last_pid() -> int | None:
         return None
 
 
+def _has(pid: int, needle: bytes) -> bool:
+    """Whether the process's environment holds `needle` (`NAME=value`); False once it is gone, a zombie, or another
+    user's (their /proc/PID/environ cannot be opened, or reads empty)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read()
+    except OSError:
+        return False
+    return needle in environ.split(b"\0")
+
+
 def _tagged(variable: str, value: str, since_pid: int | None = None) -> list[int]:
     """Processes whose environment has `variable=value` (Linux `/proc`; elsewhere none are found).
 
@@ -106,7 +123,6 @@ def _tagged(variable: str, value: str, since_pid: int | None = None) -> list[int
     (on a busy machine most processes are older: this skips most of `/proc`); after a wrap, all are.
     """
     needle = f"{variable}={value}".encode()
-    found = []
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -116,35 +132,83 @@ def _tagged(variable: str, value: str, since_pid: int | None = None) -> list[int
         last = _last_pid()
         floor = since_pid if last is not None and last >= since_pid else 0
     own = os.getpid()
-    for name in entries:
-        if not name.isdigit():
-            continue
-        pid = int(name)
-        if pid <= floor or pid == own:
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                environ = f.read()
-        except OSError:
-            continue  # gone meanwhile, or another user's
-        if needle in environ.split(b"\0"):
-            found.append(int(name))
-    return found
+    pids = (int(name) for name in entries if name.isdigit())
+    return [pid for pid in pids if pid > floor and pid != own and _has(pid, needle)]
+
+
+def _kill(pid: int, needle: bytes) -> int | None:
+    """SIGKILL the process if it still carries `needle`; a pidfd that polls readable once it is gone, or None.
+
+    Through a pidfd the signal reaches the process whose environment was read, never one that got its pid after
+    it exited. Without pidfds (Linux before 5.3) it is `kill(2)`, and None: the sweep cannot wait for it.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return None  # gone meanwhile
+    except OSError:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+        return None
+    try:
+        # Read again through the pid the pidfd now holds: the one found may have exited and its pid been reused.
+        if _has(pid, needle):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            return pidfd
+    except (ProcessLookupError, PermissionError):
+        pass
+    os.close(pidfd)
+    return None
+
+
+def _wait_gone(pidfds: list[int], deadline: float) -> None:
+    """Until every one of these processes has exited (its pidfd polls readable; a zombie's /proc/PID/environ no
+    longer opens) or `deadline` (`time.monotonic()`) has passed; closes the pidfds."""
+    poller = select.poll()
+    for pidfd in pidfds:
+        poller.register(pidfd, select.POLLIN)
+    waiting = set(pidfds)
+    try:
+        while waiting and (left_s := deadline - time.monotonic()) > 0:
+            for pidfd, _ in poller.poll(left_s * 1000):
+                poller.unregister(pidfd)
+                waiting.discard(pidfd)
+    finally:
+        for pidfd in pidfds:
+            os.close(pidfd)
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from /proc/PID/stat (R, S, D, Z, …), or "gone"."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return "gone"
+    fields = stat.rpartition(b")")[2].split()  # the command name before it may hold spaces and parentheses
+    return fields[0].decode() if fields else "?"
 
 
 def end_tagged(variable: str, value: str, *, since_pid: int | None = None) -> None:
     """SIGKILL every process whose environment has `variable=value`, those it forks meanwhile included.
 
-    It finds a process that left its group (`setsid`) but kept the environment it inherited. Limits: a process
-    that replaced its environment (`env -i`, `execve` with a clean one) is not found; without `/proc`
-    (macOS) nothing is. `since_pid`: the tag was first given to this process (see `_tagged`), which narrows
-    the search to what was forked since.
+    It finds a process that left its group (`setsid`) but kept the environment it inherited. After each round it
+    waits, `SWEEP_WAIT_S` at most in all, until what it killed is gone: a killed process is still listed, with its
+    environment, until the kernel runs it, so a round that came at once would find it again. When it returns
+    without a warning, none is left. Limits: a process that replaced its environment (`env -i`, `execve` with a
+    clean one) is not found; without `/proc` (macOS) nothing is. `since_pid`: the tag was first given to this
+    process (see `_tagged`), which narrows the search to what was forked since.
     """
+    needle = f"{variable}={value}".encode()
+    deadline = time.monotonic() + SWEEP_WAIT_S
     for _ in range(SWEEP_ROUNDS):  # a process may fork while it is being found
         pids = _tagged(variable, value, since_pid)
         if not pids:
             return
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):  # gone meanwhile
-                os.kill(pid, signal.SIGKILL)
-    log.warning("processes with %s=%s survived %d rounds of SIGKILL", variable, value, SWEEP_ROUNDS)
+        pidfds = [pidfd for pidfd in (_kill(pid, needle) for pid in pids) if pidfd is not None]
+        _wait_gone(pidfds, deadline)
+    pids = _tagged(variable, value, since_pid)
+    if not pids:
+        return
+    states = ", ".join(f"{pid} ({_state(pid)})" for pid in sorted(pids))
+    log.warning("processes with %s=%s survived %d rounds of SIGKILL: %s", variable, value, SWEEP_ROUNDS, states)
