@@ -111,7 +111,15 @@ class _Chosen:
 
 def isolation_masks(store: Any | None, *, launch_dir: Path | None = None) -> list[Path]:
     """What no agent of any run may see: the built-in packs, the store's files, `.sredrill/` of the launch
-    directory and `~/.sredrill` (a run adds its own packs or eval folders)."""
+    directory and `~/.sredrill` (a run adds its own packs or eval folders).
+
+    The store's file is created when missing (an empty file is an empty SQLite database): a sandbox masks only
+    what exists when an agent starts, and masks the store's whole folder when it holds only the store and its
+    companions, so files made there later (the `-wal`, `-shm`) are hidden too.
+
+    Raises:
+        InputError: the store's file cannot be created.
+    """
     from sredrill.scenarios.loader import BUILTIN_PACKS_DIR
 
     base = launch_dir if launch_dir is not None else Path.cwd()
@@ -119,8 +127,24 @@ def isolation_masks(store: Any | None, *, launch_dir: Path | None = None) -> lis
     path = getattr(store, "path", None)
     if path is not None and str(path) != ":memory:":
         db = Path(path).absolute()
+        _ensure_file(db)
         masked += [db, *(db.with_name(db.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
     return masked
+
+
+def _ensure_file(path: Path) -> None:
+    # A Store creates its file when it opens; this covers a store object that has not opened it yet.
+    if path.exists():
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot create the store's file before the agents start: {exc.strerror}",
+            path=str(path),
+            hint="pass another file with --db PATH",
+        ) from exc
 
 
 def _policy(plan: RunPlan, masked: Sequence[Path]) -> IsolationPolicy:

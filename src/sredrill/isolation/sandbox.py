@@ -116,8 +116,9 @@ class Sandbox:
         if policy.network is not AgentNetwork.NONE:
             tools = None
         if tools is not None:
-            sock_dir = tools.socket.parent
-            out += ["--ro-bind", str(sock_dir.resolve()), str(sock_dir.absolute())]
+            sock = _Bind(tools.socket.parent.resolve(), tools.socket.parent.absolute())
+            out += ["--ro-bind", str(sock.source), str(sock.dest)]
+            binds.append(sock)
         command = self._absolute_argv(argv)
         for extra in _outside(command, binds, self.policy.masked):
             out += ["--ro-bind", str(extra), str(extra)]
@@ -158,36 +159,44 @@ class Sandbox:
                 )
 
     def _masks(self, binds: Sequence[_Bind]) -> list[str]:
-        out: list[str] = []
-        seen: set[Path] = set()
-        for real in self._existing_masks():
+        targets: dict[Path, bool] = {}
+        for real in self._existing_masks(binds):
             for bind in binds:
-                if not real.is_relative_to(bind.source):
-                    continue
-                target = bind.dest / real.relative_to(bind.source)
-                if target in seen:
-                    continue
-                seen.add(target)
-                if real.is_dir():
-                    out += ["--tmpfs", str(target)]
-                else:
-                    # A device bind: bwrap mounts plain binds nodev, where /dev/null cannot even be opened.
-                    # Writes to it are discarded, so it needs no read-only flag.
-                    out += ["--dev-bind", "/dev/null", str(target)]
+                if real.is_relative_to(bind.source):
+                    targets.setdefault(bind.dest / real.relative_to(bind.source), real.is_dir())
+        out: list[str] = []
+        # Parents first: a file masked inside a masked folder then reads empty there, as anywhere else.
+        for target, is_dir in sorted(targets.items(), key=lambda item: len(item[0].parts)):
+            if is_dir:
+                out += ["--tmpfs", str(target)]
+            else:
+                # A device bind: bwrap mounts plain binds nodev, where /dev/null cannot even be opened.
+                # Writes to it are discarded, so it needs no read-only flag.
+                out += ["--dev-bind", "/dev/null", str(target)]
         return out
 
-    def _existing_masks(self) -> list[Path]:
+    def _existing_masks(self, binds: Sequence[_Bind]) -> list[Path]:
+        masked = [Path(os.path.abspath(m)) for m in self.policy.masked]
+        # What a folder may hold to be masked whole: masked paths, and the SQLite companions of each.
+        hidden = {Path(os.path.realpath(f"{m}{s}")) for m in masked for s in ("", *_SQLITE_COMPANIONS)}
+        keep = [b.source for b in binds] + [self.policy.code_dir().resolve()]
         out: list[Path] = []
-        for masked in self.policy.masked:
-            if not masked.exists():
-                continue  # nothing to hide (bwrap could not create a mount point in a read-only tree anyway)
-            real = masked.resolve()
-            out.append(real)
-            if masked.is_file():
-                # An SQLite store's companions hold its latest writes (the WAL) until a checkpoint.
-                out += [c.resolve() for c in (Path(f"{masked}{s}") for s in _SQLITE_COMPANIONS) if c.exists()]
+        for path in masked:
+            found: list[Path] = []
+            if not path.is_dir() and (folder := _dedicated_folder(path, hidden, keep)) is not None:
+                # bwrap's binds are live views, and a file mask covers only a file that exists when the sandbox
+                # starts: a store's -wal/-shm made later, or the store itself, would show. Its folder's tmpfs
+                # hides whatever the driver makes there later.
+                found.append(folder)
+            if path.exists():
+                found.append(path.resolve())
+                if path.is_file():
+                    # An SQLite store's companions hold its latest writes (the WAL) until a checkpoint.
+                    found += [c.resolve() for c in (Path(f"{path}{s}") for s in _SQLITE_COMPANIONS) if c.exists()]
+            # Nothing to hide when `found` is empty (bwrap could not create a mount point in a read-only tree).
+            out += found
             # A repository holding a masked path holds its history too (`git show HEAD:packs/…/answer.yml`).
-            out += [d / vcs for d in real.parents for vcs in _VCS_DIRS if (d / vcs).exists()]
+            out += [d / vcs for real in found[:1] for d in real.parents for vcs in _VCS_DIRS if (d / vcs).exists()]
         return list(dict.fromkeys(out))
 
     def _absolute_argv(self, argv: Sequence[str]) -> list[str]:
@@ -221,6 +230,20 @@ def _outside(argv: Sequence[str], binds: Sequence[_Bind], masked: Sequence[Path]
         if folder not in out:
             out.append(folder)
     return out
+
+
+def _dedicated_folder(path: Path, hidden: set[Path], keep: Sequence[Path]) -> Path | None:
+    """The real folder of a masked file (existing or not) when it holds only masked paths and their SQLite
+    companions (`results/` of `--db results/x.db`), else None: a folder holding or being a tree the sandbox
+    binds (the code dir, `sys.path`, the workdir) is never one."""
+    folder = Path(os.path.realpath(path.parent))
+    if not folder.is_dir() or any(k.is_relative_to(folder) for k in keep):
+        return None
+    try:
+        entries = [folder / name for name in os.listdir(folder)]
+    except OSError:
+        return None  # unreadable here: the file masks stay, as for any folder that holds more
+    return folder if all(e in hidden for e in entries) else None
 
 
 def _fresh_home() -> Path | None:
