@@ -21,121 +21,25 @@ Sandbox tests skip, loudly, where bubblewrap does not work, unless `SREDRILL_REQ
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-import threading
-import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Cli, Project
+from tests.e2e.oracle_support import ORACLES, SCENARIO, TRUTH, OracleProject, leaky_store
+from tests.e2e.oracle_support import sandbox_or_skip as _sandbox_or_skip
 from tests.server.launch import launched
-
-ORACLES = Path(__file__).resolve().parents[1] / "fixtures" / "oracles"
-SMALL_PACK = Path(__file__).resolve().parents[1] / "fixtures" / "k8s_small"
-SCENARIO = "001-ledger-memory"
-TRUTH = "oom_killed"
-"""The scenario's true failure mode: every piece of answer material an oracle reports names it."""
-REQUIRED = os.environ.get("SREDRILL_REQUIRE_SANDBOX") == "1"
-
-
-@dataclass(frozen=True)
-class Got:
-    """What one oracle run got: its root cause line and its report's channels."""
-
-    root_cause: str
-    found: dict[str, list[str]]
-    clues: list[str]
-    status: str
-    isolation: str | None
-
-    @property
-    def answer(self) -> bool:
-        return self.root_cause.startswith("found:") and bool(self.channels())
-
-    def channels(self) -> set[str]:
-        return {ch for ch, items in self.found.items() if any(TRUTH in m for m in items)}
-
-
-class LeakyStore(BaseHTTPRequestHandler):
-    """A stand-in for a server on the machine that serves a store without a token (what sredrill's must not do)."""
-
-    body = json.dumps({"runs": [{"test_id": f"pack/{SCENARIO}", "expected": {"failure_modes": [TRUTH]}}]}).encode()
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
-
-    def log_message(self, *_: Any) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
 def leaky_port() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), LeakyStore)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-class OracleProject(Project):
-    """A project folder with a copy of a small pack and a store that already holds one run's `expected`."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.pack = root / "pack"
-        for folder in ("000-healthy", SCENARIO):
-            shutil.copytree(SMALL_PACK / folder, self.pack / folder)
-        primed = self.sredrill("reference", "none")
-        assert primed.code in (0, 1), primed.stderr
-
-    def sredrill(self, agent: str, level: str, *extra: str) -> Cli:
-        # The store is named by SREDRILL_DB, not --db: so it is in the driver's environment, as users set it.
-        env = {"SREDRILL_DB": str(self.db), "PYTHONPATH": str(ORACLES)}
-        args = ["run", "--pack", str(self.pack), "-s", SCENARIO, "--agent", agent, "--isolation", level]
-        return self.run(*args, "--agent-dir", str(ORACLES), "--json", *extra, env=env, db=False, timeout=180)
-
-    def oracle(self, name: str, form: str, level: str, *extra: str) -> Got:
-        spec = f"py:oracle_{name}:agent" if form == "py" else f"cmd:{sys.executable} {ORACLES / f'oracle_{name}.py'}"
-        cli = self.sredrill(spec, level, *extra)
-        assert cli.code in (0, 1), f"exit {cli.code}\n{cli.stderr[-3000:]}"
-        report = cli.report()
-        result = report["results"][0]
-        diagnosis = (result.get("actual") or {}).get("diagnosis")
-        assert diagnosis is not None, f"{spec} gave no diagnosis: {result.get('failure_reason')}\n{cli.stderr[-2000:]}"
-        body = json.loads(diagnosis["report"])
-        return Got(diagnosis["root_cause"], body["found"], body["clues"], result["status"], report.get("isolation"))
+    with leaky_store() as port:
+        yield port
 
 
 @pytest.fixture(scope="module")
 def oracle_project(tmp_path_factory: pytest.TempPathFactory) -> OracleProject:
     return OracleProject(tmp_path_factory.mktemp("oracles"))
-
-
-def _sandbox_or_skip() -> None:
-    from sredrill.isolation import sandbox_problem
-
-    problem = sandbox_problem()
-    if problem is None:
-        return
-    if REQUIRED:
-        pytest.fail(f"SREDRILL_REQUIRE_SANDBOX=1 but the sandbox cannot be had: {problem}")
-    message = f"SANDBOX TESTS SKIPPED: {problem} (set SREDRILL_REQUIRE_SANDBOX=1 to make this a failure)"
-    warnings.warn(message, stacklevel=1)
-    pytest.skip(message)
 
 
 # The forms each oracle runs in: a py: agent shares a process tree with the driver's worker pool, a cmd: agent
@@ -194,7 +98,7 @@ def test_under_none_the_oracles_get_what_process_leaves_plus_their_own_environme
 def test_the_process_level_scoreboard_says_disk_and_proc_reads_are_not_prevented(
     oracle_project: OracleProject,
 ) -> None:
-    env = {"SREDRILL_DB": str(oracle_project.db), "PYTHONPATH": str(ORACLES)}
+    env = oracle_project.driver_env()
     args = ["run", "--pack", str(oracle_project.pack), "-s", SCENARIO, "--agent", "py:oracle_heap:agent"]
     cli = oracle_project.run(*args, "--isolation", "process", env=env, db=False)
     assert cli.code in (0, 1), cli.stderr
