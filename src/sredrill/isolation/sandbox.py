@@ -2,8 +2,9 @@
 
 Inside: its own PID, IPC and UTS namespaces (and network, unless `--agent-network host`); the system, the
 interpreter and the agent's code read-only; a fresh writable working directory and an empty HOME (the user's ~
-holds keys and `~/.sredrill`); the grader's paths (packs, store, eval dirs, `~/.sredrill`) masked: an empty
-tmpfs over a directory, /dev/null over a file; so are the repositories holding them (their history has them).
+holds keys and `~/.sredrill`); the grader's paths (packs, store, eval dirs, `~/.sredrill`, and any scenario
+folder copied under the agent's code dir) masked: an empty tmpfs over a directory, /dev/null over a file; so are
+the repositories holding them (their history has them).
 
 The masked paths themselves show (as mount points in /proc/self/mountinfo, in bwrap's argv as pid 1), never
 their content.
@@ -15,6 +16,7 @@ Examples:
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -34,6 +36,10 @@ _RESOLV_CONF: Final = Path("/etc/resolv.conf")
 _SQLITE_COMPANIONS: Final = ("-wal", "-shm", "-journal")
 # `.git` may be a file (a worktree or submodule pointing at its repository): it is masked as a file.
 _VCS_DIRS: Final = (".git", ".hg", ".jj", ".svn")
+_ANSWER_FILE: Final = "answer.yml"
+_UNSCANNED_DIRS: Final = frozenset({"node_modules", "__pycache__", "site-packages", "dist-packages"})
+_SCAN_LIMIT: Final = 20_000
+"""Folders of the code directory looked at for stray answer keys, at most."""
 # `python -m sredrill.isolation.forward`, run as a script (its imports are the standard library's only).
 _FORWARD_SCRIPT: Final = Path(__file__).resolve().with_name("forward.py")
 
@@ -197,6 +203,9 @@ class Sandbox:
             out += found
             # A repository holding a masked path holds its history too (`git show HEAD:packs/…/answer.yml`).
             out += [d / vcs for real in found[:1] for d in real.parents for vcs in _VCS_DIRS if (d / vcs).exists()]
+        for folder in _answer_folders(self.policy):
+            out.append(folder)
+            out += [d / vcs for d in folder.parents for vcs in _VCS_DIRS if (d / vcs).exists()]
         return list(dict.fromkeys(out))
 
     def _absolute_argv(self, argv: Sequence[str]) -> list[str]:
@@ -214,6 +223,32 @@ class Sandbox:
             else:
                 out.append(arg)
         return out
+
+
+# Cached per policy (one run's): a `cmd:` agent's sandbox starts once per test, the walk once per run.
+@functools.lru_cache(maxsize=16)
+def _answer_folders(policy: IsolationPolicy) -> tuple[Path, ...]:
+    """Scenario folders (an `answer.yml` inside) under the agent's code directory that no mask covers: a copy of
+    a pack next to the agent's code holds answer keys the run does not know of.
+
+    Bounded: hidden folders, virtual environments and vendored trees are not entered, and the walk stops after
+    `_SCAN_LIMIT` folders (a code directory that large is named with `--agent-dir`).
+    """
+    root = policy.code_dir().resolve()
+    masked = {m.resolve() for m in policy.masked}
+    out: list[Path] = []
+    for seen, (dirpath, dirnames, filenames) in enumerate(os.walk(root)):
+        here = Path(dirpath)
+        if seen >= _SCAN_LIMIT:
+            break
+        if here in masked or "pyvenv.cfg" in filenames:
+            dirnames.clear()
+        elif _ANSWER_FILE in filenames and here != root:
+            out.append(here)
+            dirnames.clear()
+        else:
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _UNSCANNED_DIRS]
+    return tuple(out)
 
 
 def _outside(argv: Sequence[str], binds: Sequence[_Bind], masked: Sequence[Path]) -> list[Path]:
