@@ -11,9 +11,9 @@ One run per level and form, of the combined oracle (`oracle_all`: every channel,
 forms walk the filesystem here, since each form's sandbox is built by the body worker that starts it). The table
 this file asserts:
 
-- sandbox: every oracle gets nothing, and the expectation fails. One known gap is marked as such (an xfail, not a
-  pass): the pack an eval file loads by path is not masked, and the launch directory holding it is bound
-  read-only (it is on the body worker's sys.path), so the filesystem walk reads its answer.yml;
+- sandbox: every oracle gets nothing, and the expectation fails (the pack copy the eval file loads by its path
+  sits in the launch directory, which is bound read-only as it is on sys.path: its scenario folders are masked
+  because they hold an answer.yml);
 - process: the heap walk and the agent's own argv and environment get nothing; the parent's environment (a body
   worker's, which holds `SREDRILL_DB`), `load_pack()`, the disk, `/proc` and the loopback do, as for `sredrill run`;
 - none: a `py:` agent runs inline in the body worker, so the heap walk finds the loaded Scenario and the eval
@@ -115,12 +115,6 @@ def eval_project(tmp_path_factory: pytest.TempPathFactory) -> EvalProject:
 FORMS = ["py", "cmd"]
 
 
-def _only_the_loaded_pack(fs: Got, project: EvalProject) -> bool:
-    """Whether all the filesystem walk got is the answer.yml of the pack copy the eval file loads (the known gap)."""
-    items = [m for ms in fs.found.values() for m in ms]
-    return set(fs.found) == {"filesystem"} and all(m.startswith(f"{project.pack}/") for m in items)
-
-
 @pytest.mark.parametrize("form", FORMS)
 def test_under_sandbox_every_oracle_gets_nothing(eval_project: EvalProject, leaky_port: int, form: str) -> None:
     sandbox_or_skip()
@@ -131,12 +125,6 @@ def test_under_sandbox_every_oracle_gets_nothing(eval_project: EvalProject, leak
             assert got.root_cause == "found nothing", (name, got)
             assert got.found == {}, (name, got)
     fs = gots["fs"]
-    if fs.found and _only_the_loaded_pack(fs, eval_project):
-        pytest.xfail(
-            "KNOWN GAP: under `sredrill test --isolation sandbox` the pack an eval file loads with "
-            "scenario(..., pack=PATH) is not masked, and the launch directory holding it is bound read-only (it is "
-            f"on the body worker's sys.path): the filesystem walk read {fs.root_cause[:160]}"
-        )
     assert fs.root_cause == "found nothing" and fs.found == {}, fs
     assert status == "failed"
 

@@ -228,26 +228,32 @@ class Sandbox:
 # Cached per policy (one run's): a `cmd:` agent's sandbox starts once per test, the walk once per run.
 @functools.lru_cache(maxsize=16)
 def _answer_folders(policy: IsolationPolicy) -> tuple[Path, ...]:
-    """Scenario folders (an `answer.yml` inside) under the agent's code directory that no mask covers: a copy of
-    a pack next to the agent's code holds answer keys the run does not know of.
+    """Scenario folders (an `answer.yml` inside) under the agent's code directory and the launch directory (bound
+    too: it is on `sys.path`) that no mask covers: a copy of a pack there, or one an eval file loads by path,
+    holds answer keys the run's masks do not name.
 
     Bounded: hidden folders, virtual environments and vendored trees are not entered, and the walk stops after
     `_SCAN_LIMIT` folders (a code directory that large is named with `--agent-dir`).
     """
-    root = policy.code_dir().resolve()
     masked = {m.resolve() for m in policy.masked}
+    keep = {policy.code_dir().resolve(), policy.launch_dir.resolve()}  # where the agent runs: never masked
+    roots = sorted(keep, key=lambda r: len(r.parts))
+    roots = [r for i, r in enumerate(roots) if not any(r.is_relative_to(o) for o in roots[:i])]
     out: list[Path] = []
-    for seen, (dirpath, dirnames, filenames) in enumerate(os.walk(root)):
-        here = Path(dirpath)
-        if seen >= _SCAN_LIMIT:
-            break
-        if here in masked or "pyvenv.cfg" in filenames:
-            dirnames.clear()
-        elif _ANSWER_FILE in filenames and here != root:
-            out.append(here)
-            dirnames.clear()
-        else:
-            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _UNSCANNED_DIRS]
+    seen = 0
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            here = Path(dirpath)
+            seen += 1
+            if seen > _SCAN_LIMIT:
+                return tuple(out)
+            if here in masked or "pyvenv.cfg" in filenames:
+                dirnames.clear()
+            elif _ANSWER_FILE in filenames and here not in keep:
+                out.append(here)
+                dirnames.clear()
+            else:
+                dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _UNSCANNED_DIRS]
     return tuple(out)
 
 
