@@ -26,6 +26,8 @@ LAYERS = [
     # layer's primitives (time filters, points, argument models). Nothing below imports a domain: the loader,
     # the toolset and grading reach it through the registry (`scenarios.domain.DOMAINS`, lazy "module:attr").
     "domains",
+    # Scenario generators (issue 18): they write the pack format of `scenarios` with a domain's vocabulary.
+    "generate",
     "grading",
     "incidents",
     "env",

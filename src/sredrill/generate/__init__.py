@@ -18,8 +18,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from sredrill.errors import InputError, did_you_mean
-
 __all__ = ["GENERATORS", "GenerateSpec", "GeneratedScenario", "Generator", "generate", "generator_for"]
 
 GENERATORS: Final = {"rds": "sredrill.generate.rds:GENERATOR"}
@@ -74,6 +72,8 @@ def generator_for(domain: str) -> Generator:
     Raises:
         InputError: no generator for that domain.
     """
+    from sredrill.errors import InputError, did_you_mean
+
     target = GENERATORS.get(domain)
     if target is None:
         names = sorted(GENERATORS)
