@@ -21,6 +21,7 @@ from typing import Final, Literal
 
 from sredrill.agents import resolve_agent
 from sredrill.engine import RunOptions, Settings, execute, load_eval_files, new_run_id, run_eval_files
+from sredrill.engine.plan import IsolationRequest
 from sredrill.harness import JudgeConfig, Runtime
 from sredrill.results import RunReport, TestResult
 from sredrill.store import Store
@@ -96,9 +97,12 @@ async def run_evals(
     """Run eval files under one executor, as `sredrill test PATH… [--agent SPEC]` does, without a subprocess."""
     listener = listener if listener is not None else Heard()
     if where == "body_workers":
+        # At process level: the sample agents write marker files next to the eval files, which a sandbox masks
+        # (isolation has tests of its own: tests/engine/test_isolation_wiring.py, tests/e2e/test_isolation_*).
         return await run_eval_files(
-            [str(p) for p in paths], settings=Settings(agent=agent), options=options, listener=listener, store=store
-        )
+            [str(p) for p in paths], settings=Settings(agent=agent), options=options, listener=listener, store=store,
+            isolation=IsolationRequest(isolation="process"),
+        )  # fmt: skip
     loaded = load_eval_files(paths)
     assert not loaded.errors, [e.render() for e in loaded.errors]
     run_id = new_run_id()
