@@ -141,12 +141,20 @@ class OracleProject(Project):
     def oracle(self, name: str, form: str, level: str, *extra: str) -> Got:
         spec = oracle_spec(name, form)
         cli = self.sredrill(spec, level, *extra)
-        assert cli.code in (0, 1), f"exit {cli.code}\n{cli.stderr[-3000:]}"
+        assert cli.code in (0, 1), f"exit {cli.code}: {_reasons(cli)}\n{cli.stderr[-3000:]}"
         report = cli.report()
         result = report["results"][0]
         diagnosis = (result.get("actual") or {}).get("diagnosis")
         assert diagnosis is not None, f"{spec} gave no diagnosis: {result.get('failure_reason')}\n{cli.stderr[-2000:]}"
         return got_of(diagnosis, result["status"], report.get("isolation"))
+
+
+def _reasons(cli: Cli) -> str:
+    """Why each result of a `--json` run failed, or why there is no report: what an errored oracle run says."""
+    try:
+        return "; ".join(str(r.get("failure_reason")) for r in cli.report()["results"])
+    except Exception as exc:  # no report at all: the exit code and stderr are all there is
+        return f"no report ({type(exc).__name__})"
 
 
 def sandbox_or_skip() -> None:

@@ -149,6 +149,7 @@ class Sandbox:
         paths += [Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)]
         paths += [Path(p) for p in sys.path if p]
         paths.append(policy.code_dir())
+        paths += _linked_trees(policy)
         # A tree inside a masked dir (an eval dir on sys.path) is not bound: a mask covers what lies under a
         # bind, not a bind of its own inside.
         hidden = [m for m in policy.masked if m.is_dir()]
@@ -237,7 +238,7 @@ def _answer_folders(policy: IsolationPolicy) -> tuple[Path, ...]:
     """
     masked = {m.resolve() for m in policy.masked}
     keep = {policy.code_dir().resolve(), policy.launch_dir.resolve()}  # where the agent runs: never masked
-    roots = sorted(keep, key=lambda r: len(r.parts))
+    roots = sorted(keep | set(_linked_trees(policy)), key=lambda r: len(r.parts))
     roots = [r for i, r in enumerate(roots) if not any(r.is_relative_to(o) for o in roots[:i])]
     out: list[Path] = []
     seen = 0
@@ -254,6 +255,31 @@ def _answer_folders(policy: IsolationPolicy) -> tuple[Path, ...]:
                 dirnames.clear()
             else:
                 dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _UNSCANNED_DIRS]
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=16)
+def _linked_trees(policy: IsolationPolicy) -> tuple[Path, ...]:
+    """The real folders that links at the top of the code and launch directories point to
+    (`examples -> ../shared/examples`): bound read-only at their real path, so `py:examples.…` imports inside as
+    outside. A link to a folder holding the launch or code directory (`up -> ..`) binds nothing."""
+    homes = {policy.code_dir().resolve(), policy.launch_dir.resolve()}
+    out: list[Path] = []
+    for home in sorted(homes):
+        try:
+            entries = list(home.iterdir())
+        except OSError:
+            continue
+        for entry in sorted(entries):
+            try:
+                if not entry.is_symlink() or not entry.is_dir():
+                    continue
+                real = entry.resolve()
+            except OSError:
+                continue
+            if any(h.is_relative_to(real) or real.is_relative_to(h) for h in homes) or real in out:
+                continue
+            out.append(real)
     return tuple(out)
 
 
