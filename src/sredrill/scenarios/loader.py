@@ -19,7 +19,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -36,15 +36,18 @@ from sredrill.scenarios.domain import DOMAINS, Domain, domain_names, get_domain,
 from sredrill.scenarios.metadata import ScenarioMetadata
 from sredrill.scenarios.pack import Pack, Scenario, SourceData, TimeWindow
 from sredrill.scenarios.pack_file import PackConfig
-from sredrill.scenarios.reading import LINT_HINT, read_document, read_model, validate_model
+from sredrill.scenarios.reading import LINT_HINT, parse_document, read_document, read_model, validate_model
 from sredrill.scenarios.vocabulary import Vocabulary, normalize_name
 from sredrill.text import scrub
 
-__all__ = ["BUILTIN_PACKS_DIR", "builtin_pack_names", "load_pack"]
+__all__ = ["BUILTIN_PACKS_DIR", "MEMORY_ROOT", "builtin_pack_names", "load_pack", "load_pack_files"]
 
 M = TypeVar("M", bound=BaseModel)
 
 BUILTIN_PACKS_DIR = Path(__file__).resolve().parent / "packs"
+MEMORY_ROOT = Path("/dev/null")
+"""The root of a pack held in memory: no file can be under it (a device is not a folder), so a pack that has no
+folder is never read from one by accident (`Pack.root` is a `Path` for every pack)."""
 SCENARIO_FOLDER = re.compile(r"^\d{3}-[A-Za-z0-9][A-Za-z0-9._-]*$")
 _CATEGORIES = frozenset(c.value for c in Category)
 
@@ -85,20 +88,8 @@ def load_pack(path_or_name: str | os.PathLike[str]) -> Pack:
     vocabulary = domain.vocabulary()
     if config is not None:
         vocabulary = config.vocabulary(vocabulary, source=rel)
-    scenarios: list[Scenario] = []
-    broken: dict[str, PackError] = {}
-    for folder in folders:
-        reader = _ScenarioReader(root, name, folder, tuple(folders), vocabulary, domain)
-        try:
-            scenarios.append(reader.load())
-        except PackError as exc:
-            broken[folder] = exc
-        except Exception as exc:  # the per-scenario boundary (STYLE #16): keep the message, load the rest
-            broken[folder] = PackError(
-                f"could not load the scenario: {type(exc).__name__}: {exc}",
-                path=f"{name}/{folder}",
-                hint="this is likely a bug in sredrill: please report it with this scenario folder",
-            )
+    readers = (_ScenarioReader(root, name, folder, tuple(folders), vocabulary, domain) for folder in folders)
+    scenarios, broken = _load_scenarios(readers)
     return Pack(
         name=name,
         root=root,
@@ -108,6 +99,85 @@ def load_pack(path_or_name: str | os.PathLike[str]) -> Pack:
         builtin=builtin,
         domain=domain.name,
     )
+
+
+def load_pack_files(name: str, scenarios: Iterable[tuple[str, Mapping[str, bytes]]], *, config: PackConfig) -> Pack:
+    """A pack from scenario files held in memory (a generated set's): nothing is read from or written to disk.
+
+    Every scenario is read and checked exactly as `load_pack` reads a folder (the same models, the same checks
+    on each file); what only a folder on disk has is refused instead: a `base:` (a scenario held alone has no
+    sibling) and file names with a path in them.
+
+    Args:
+        name: the pack's name (the first part of its tests' ids).
+        scenarios: (folder name, file name -> bytes) per scenario, read one at a time.
+        config: what its `pack.yml` would say; `domain` is required (there are no files to recognise it by).
+
+    Returns:
+        The pack, `root` a path nothing can be under (it has no folder; see `MEMORY_ROOT`).
+
+    Raises:
+        PackError: `config` names no domain, or an unknown one.
+    """
+    rel = f"{name}/pack.yml"
+    if config.domain is None:
+        raise PackError(
+            "a pack held in memory needs its domain", path=rel, field="domain", allowed=domain_names(),
+            hint="give `domain` in its pack configuration",
+        )  # fmt: skip
+    domain = _domain(config, MEMORY_ROOT, (), rel)
+    vocabulary = config.vocabulary(domain.vocabulary(), source=rel)
+    loaded: list[Scenario] = []
+    broken: dict[str, PackError] = {}
+    seen: set[str] = set()
+    for folder, files in scenarios:
+        problem = _memory_problem(folder, files, seen)
+        seen.add(folder)
+        if problem is not None:
+            broken[folder] = PackError(problem, path=f"{name}/{folder}", hint="this is a bug in its generator")
+            continue
+        reader = _MemoryReader(MEMORY_ROOT, name, folder, (folder,), vocabulary, domain, memory=files)
+        done, failed = _load_scenarios([reader])
+        loaded += done
+        broken.update(failed)
+    return Pack(
+        name=name,
+        root=MEMORY_ROOT / name,
+        vocabulary=vocabulary,
+        scenarios=tuple(sorted(loaded, key=lambda s: s.folder)),
+        broken=MappingProxyType(broken),
+        domain=domain.name,
+    )
+
+
+def _memory_problem(folder: str, files: Mapping[str, bytes], seen: set[str]) -> str | None:
+    """Why a scenario held in memory cannot be a folder of a pack, or None."""
+    if not SCENARIO_FOLDER.match(folder):
+        return f"{folder!r} is not a scenario folder name (NNN-slug)"
+    if folder in seen:
+        # Not one scenario's problem: which of the two would be the pack's? A bug of whatever made them.
+        raise ValueError(f"the scenario folder {folder!r} comes twice")
+    bad = [f for f in files if not f or "/" in f or "\\" in f or f in (".", "..")]
+    if bad:
+        return f"{bad[0]!r} is not a file name (a scenario's files sit directly in its folder)"
+    return None
+
+
+def _load_scenarios(readers: Iterable[_ScenarioReader]) -> tuple[list[Scenario], dict[str, PackError]]:
+    scenarios: list[Scenario] = []
+    broken: dict[str, PackError] = {}
+    for reader in readers:
+        try:
+            scenarios.append(reader.load())
+        except PackError as exc:
+            broken[reader.folder] = exc
+        except Exception as exc:  # the per-scenario boundary (STYLE #16): keep the message, load the rest
+            broken[reader.folder] = PackError(
+                f"could not load the scenario: {type(exc).__name__}: {exc}",
+                path=f"{reader.pack}/{reader.folder}",
+                hint="this is likely a bug in sredrill: please report it with this scenario folder",
+            )
+    return scenarios, broken
 
 
 def _domain(config: PackConfig | None, root: Path, folders: Sequence[str], rel: str) -> Domain:
@@ -256,7 +326,11 @@ class _ScenarioReader:
             if folder is None:
                 raise self.missing(file, None)
         rel = self.files[file] = self.rel(folder, file)
-        return read_model(model, self.path(folder, file), rel)
+        return validate_model(model, self.document(folder, file, rel), rel)
+
+    def document(self, folder: str, file: str, rel: str) -> dict[str, object]:
+        """The file's parsed top-level mapping (`reading.read_document`), read from the pack's folder."""
+        return read_document(self.path(folder, file), rel)
 
     def missing(self, file: str, source: str | None) -> PackError:
         listed = source is not None
@@ -273,11 +347,9 @@ class _ScenarioReader:
 
     def load(self) -> Scenario:
         meta_rel = self.rel(self.folder, "scenario.yml")
-        raw = read_document(self.path(self.folder, "scenario.yml"), meta_rel)
+        raw = self.document(self.folder, "scenario.yml", meta_rel)
         self.base = base = self._base(raw, meta_rel)
-        merged = (
-            {**read_document(self.path(base, "scenario.yml"), self.rel(base, "scenario.yml")), **raw} if base else raw
-        )
+        merged = {**self.document(base, "scenario.yml", self.rel(base, "scenario.yml")), **raw} if base else raw
         # The base's own `base` was checked by `_base`; the merged metadata keeps the child's.
         metadata = validate_model(self.domain.metadata, merged, meta_rel)
         alert = self.read(Alert, "alert.json")
@@ -331,7 +403,7 @@ class _ScenarioReader:
                 allowed=others,
                 hint=(hint + "\n  " if hint else "") + f"name a sibling NNN-slug folder, {LINT_HINT}",
             )
-        base_raw = read_document(self.path(base, "scenario.yml"), self.rel(base, "scenario.yml"))
+        base_raw = self.document(base, "scenario.yml", self.rel(base, "scenario.yml"))
         if base_raw.get("base") == self.folder:
             raise PackError(
                 f"base loop: {self.folder} extends {base}, which extends {self.folder}",
@@ -411,3 +483,31 @@ class _ScenarioReader:
                     hint=(hint + "\n  " if hint else "") + f"fix the value or add it to pack.yml, {LINT_HINT}",
                 ) from exc
         return list(dict.fromkeys(out))
+
+
+@dataclass(slots=True)
+class _MemoryReader(_ScenarioReader):
+    """Reads one scenario from its files in memory (`load_pack_files`): the same reading, no folder on disk."""
+
+    memory: Mapping[str, bytes] = field(default_factory=dict)
+    """File name -> bytes, of this scenario's folder only (it has no base)."""
+
+    def path(self, folder: str, file: str) -> Path:
+        raise PackError(
+            "a scenario held in memory has no file on disk", path=self.rel(folder, file),
+            hint="this is a bug in sredrill: please report it",
+        )  # fmt: skip
+
+    def exists(self, folder: str, file: str) -> bool:
+        return folder == self.folder and file in self.memory
+
+    def glob(self, folder: str, pattern: str) -> list[str]:
+        if folder != self.folder:
+            return []
+        return sorted(f for f in self.memory if fnmatch.fnmatchcase(f, pattern))
+
+    def document(self, folder: str, file: str, rel: str) -> dict[str, object]:
+        data = self.memory.get(file) if folder == self.folder else None
+        if data is None:
+            raise PackError("file is missing", path=rel, hint=f"add {file} (see docs/scenarios.md), {LINT_HINT}")
+        return parse_document(data, file, rel)

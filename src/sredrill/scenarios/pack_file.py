@@ -1,4 +1,5 @@
-"""`pack.yml`: a pack's domain, and its additions to the vocabulary (failure modes, sets, keyword aliases)."""
+"""`pack.yml`: a pack's domain, its additions to the vocabulary (failure modes, sets, keyword aliases), and how a
+generated pack was made."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sredrill.diagnosis import Category
 from sredrill.scenarios.vocabulary import FailureMode, Vocabulary, normalize_name
 
-__all__ = ["PackConfig", "PackFailureMode"]
+__all__ = ["PackConfig", "PackFailureMode", "PackGenerated"]
 
 
 class PackFailureMode(BaseModel):
@@ -20,6 +21,19 @@ class PackFailureMode(BaseModel):
     description: str = ""
     synonyms: list[str] = Field(default_factory=list)
     """Names that resolve to the mode and are published, but are ordinary words of the evidence (not blinded)."""
+
+
+class PackGenerated(BaseModel):
+    """How a generated pack was made (`sredrill generate`): the same spec and version give the same files."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    generator: str
+    """The generator's name (`sredrill.generate.GENERATORS`: `rds`)."""
+    version: str
+    """The generator's version when it wrote the pack."""
+    spec: str
+    """The spec it wrote, as `sredrill run --generate` takes it (`rds:seed=7:count=20`)."""
 
 
 class PackConfig(BaseModel):
@@ -41,6 +55,8 @@ class PackConfig(BaseModel):
     training_split: str | None = None
     """The pack whose labels the `majority` baseline may learn its prior from (a built-in pack's name, or a
     folder relative to this pack): never the pack itself, which is graded."""
+    generated: PackGenerated | None = None
+    """Set by `sredrill generate`: the generator, its version and the spec the pack's scenarios came from."""
 
     def vocabulary(self, base: Vocabulary, *, source: str = "pack.yml") -> Vocabulary:
         """`base` (the domain's vocabulary) extended by this file.

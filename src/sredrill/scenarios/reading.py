@@ -1,7 +1,9 @@
 """Reading pack files: parse JSON or YAML, validate against a model, turn every failure into a `PackError`.
 
 Foreign errors (JSON, YAML, pydantic) are converted here, at the edge (STYLE #15): the `PackError` names the
-file relative to the pack's parent, the field, what is wrong, and the fix.
+file relative to the pack's parent, the field, what is wrong, and the fix. A file on disk is read with
+`read_document`; one held in memory (a generated scenario's, never written) with `parse_document`, which makes
+the same checks.
 
 What no model can see is checked here too, in one linear pass over the parsed document: a file over
 `MAX_FILE_BYTES`, text that is not Unicode (a lone surrogate such as JSON's `"\\ud800"`: it cannot be stored,
@@ -29,7 +31,15 @@ from sredrill.text import scrub
 # libyaml's loader when PyYAML was built with it (about 10x faster); the same safe subset either way.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-__all__ = ["LINT_HINT", "MAX_DEPTH", "MAX_FILE_BYTES", "read_document", "read_model", "validate_model"]
+__all__ = [
+    "LINT_HINT",
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "parse_document",
+    "read_document",
+    "read_model",
+    "validate_model",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -56,18 +66,46 @@ def read_document(path: Path, rel: str) -> dict[str, object]:
     if not path.is_file():
         raise PackError("file is missing", path=rel, hint=f"add {path.name} (see docs/scenarios.md), {LINT_HINT}")
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise PackError(
-                f"the file is {size / 2**20:.1f} MiB, over the cap of {MAX_FILE_BYTES // 2**20} MiB per pack file",
-                path=rel,
-                hint="keep the incident's window only (one point per period), or split the metrics into "
-                f"aws_cloudwatch_metrics_<Metric>.json files, {LINT_HINT}",
-            )
+        _check_size(path.stat().st_size, rel)
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PackError(f"cannot read the file: {exc}", path=rel, hint="save it as UTF-8 text") from exc
-    data = _parse_json(text, rel) if path.suffix == ".json" else _parse_yaml(text, rel)
+    return _document(text, rel, json_file=path.suffix == ".json")
+
+
+def parse_document(data: bytes, name: str, rel: str) -> dict[str, object]:
+    """`read_document` for a file held in memory (a generated scenario's): the same checks, nothing on disk.
+
+    Args:
+        data: the file's bytes.
+        name: its file name (`.json` is read as JSON, anything else as YAML).
+        rel: where it would sit, relative to the pack's parent (for messages).
+
+    Raises:
+        PackError: as `read_document`.
+    """
+    _check_size(len(data), rel)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PackError(f"cannot read the file: {exc}", path=rel, hint="save it as UTF-8 text") from exc
+    # Universal newlines, as `Path.read_text` reads a file: the same bytes give the same document either way.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _document(text, rel, json_file=name.endswith(".json"))
+
+
+def _check_size(size: int, rel: str) -> None:
+    if size > MAX_FILE_BYTES:
+        raise PackError(
+            f"the file is {size / 2**20:.1f} MiB, over the cap of {MAX_FILE_BYTES // 2**20} MiB per pack file",
+            path=rel,
+            hint="keep the incident's window only (one point per period), or split the metrics into "
+            f"aws_cloudwatch_metrics_<Metric>.json files, {LINT_HINT}",
+        )
+
+
+def _document(text: str, rel: str, *, json_file: bool) -> dict[str, object]:
+    data = _parse_json(text, rel) if json_file else _parse_yaml(text, rel)
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         raise PackError(
@@ -75,7 +113,7 @@ def read_document(path: Path, rel: str) -> dict[str, object]:
             path=rel,
             hint=f"write the file as `key: value` pairs (see docs/scenarios.md), {LINT_HINT}",
         )
-    _check_values(data, rel, surrogates=path.suffix != ".json" or _SURROGATE_ESCAPE.search(text) is not None)
+    _check_values(data, rel, surrogates=not json_file or _SURROGATE_ESCAPE.search(text) is not None)
     return data
 
 
