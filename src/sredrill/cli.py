@@ -298,6 +298,14 @@ def _read_episode_key(path: Path | None) -> str | None:
 @app.command("run")
 def run_cmd(
     pack: PackOpt = None,
+    generate: Annotated[
+        str | None,
+        typer.Option(
+            "--generate",
+            help="A generated set to run, in memory: rds:seed=S:count=N[:difficulty=D,D].",
+            show_default=False,
+        ),
+    ] = None,
     scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", help="NNN-slug or pack/NNN-slug.")] = None,
     difficulty: Annotated[str | None, typer.Option("--difficulty", help="Levels to run, e.g. 1,2.")] = None,
     agent: Annotated[str | None, typer.Option("--agent", help="Agent spec (default: reference).")] = None,
@@ -356,10 +364,36 @@ def run_cmd(
                 list(pack or []), settings=settings, options=options, listener=listener, store=store, mode=mode,
                 axis2=axis2, scenario_ids=list(scenario or []), difficulty=difficulty, blind=not no_blind, seed=seed,
                 last_failed=failures, seeds=seeds, episode_key=_read_episode_key(episode_key_file),
-                isolation=isolated,
+                isolation=isolated, generate=generate,
             )
         )  # fmt: skip
         return exit_code_for(report.summary)
+
+    _guard(body, interruptible=True)
+
+
+@app.command("generate")
+def generate_cmd(
+    out: Annotated[Path, typer.Option("--out", help="The pack folder to write (created; must be empty).")],
+    domain: Annotated[str, typer.Option("--domain", help="The scenario domain: rds.")] = "rds",
+    seed: Annotated[int, typer.Option("--seed", help="0-999 develop; 1000000+ evaluate (docs/generator.md).")] = 0,
+    count: Annotated[int, typer.Option("--count", help="Scenarios to write.")] = 10,
+    difficulty: Annotated[str | None, typer.Option("--difficulty", help="Levels to draw from, e.g. 2,3.")] = None,
+    faults: Annotated[str | None, typer.Option("--faults", help="Failure modes to draw from, comma-separated.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace the pack already in --out.")] = False,
+) -> None:
+    """Write a generated pack: scenarios made from a fault model, the same seed giving the same bytes."""
+
+    def body() -> int:
+        from sredrill.generate import parse_generate_spec, write_pack
+
+        text = f"{domain}:seed={seed}:count={count}"
+        text += f":difficulty={difficulty}" if difficulty else ""
+        text += f":faults={faults}" if faults else ""
+        spec = parse_generate_spec(text)
+        root = write_pack(out, spec, force=force)
+        typer.echo(f"wrote {spec.count} scenario(s) of {spec.text()} to {root}; run them: sredrill run --pack {root}")
+        return 0
 
     _guard(body, interruptible=True)
 

@@ -29,6 +29,7 @@ __all__ = [
     "ExitCode",
     "Expected",
     "Gap",
+    "GeneratedSet",
     "GradingMode",
     "IncidentSummary",
     "Insights",
@@ -402,6 +403,19 @@ class Summary(Rate):
         return [(key, section) for key, section in found if section is not None]
 
 
+class GeneratedSet(_Model):
+    """A generated set a run played (`sredrill run --generate SPEC`): enough to make the same scenarios again."""
+
+    spec: str
+    """The spec, in its one spelling (`rds:seed=1000000:count=500`)."""
+    generator: str
+    """The generator's name (its domain: `rds`)."""
+    version: str
+    """The generator's version: the same spec and version give the same scenarios."""
+    seed: int
+    """The spec's seed (0-999 development, 1,000,000 and above evaluation: docs/generator.md)."""
+
+
 class RunReport(_Model):
     """Everything a run produced; `--json` prints exactly this."""
 
@@ -419,6 +433,8 @@ class RunReport(_Model):
     """How far the agent was kept from the grader's data: `sandbox`, `sandbox+host-network`, `process`, `none`,
     `external` (an `http(s)://` agent runs elsewhere) or `builtin` (sredrill's own agents); None: not recorded
     (a run stored before isolation levels)."""
+    generated: GeneratedSet | None = None
+    """The generated set the run played besides its packs; None: none."""
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

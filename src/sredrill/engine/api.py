@@ -19,7 +19,7 @@ from sredrill.results import RunReport, TestResult
 from .config import Settings
 from .execute import RunListener, RunOptions
 from .launch import TestPlan, plan_tests, resume_run, start_run
-from .plan import EvalSelection, IsolationRequest, LastFailedSelection, PackSelection, RunPlan
+from .plan import EvalSelection, GeneratedSelection, IsolationRequest, LastFailedSelection, PackSelection, RunPlan
 from .selection import LastFailures, parse_difficulties
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "NotRun",
     "TestPlan",
     "eval_plan",
+    "generated_selection",
     "isolation_request",
     "list_tests",
     "pack_plan",
@@ -131,11 +132,12 @@ async def run_packs(
     seeds: str | Sequence[int] | None = None,
     episode_key: str | None = None,
     isolation: IsolationRequest | None = None,
+    generate: str | None = None,
 ) -> RunReport:
     """What `sredrill run` does: scenario packs against one agent, graded, stored, reported.
 
     Args:
-        packs: built-in pack names or paths; empty = every built-in pack.
+        packs: built-in pack names or paths; empty = every built-in pack (none when `generate` is given).
         mode: the evidence backend (`full`, `selective`, `temporal`); `axis2` runs full and selective.
         scenario_ids: RCA scenarios (folder or `pack/folder`) and incident tasks (`easy_cpu_spike`,
             `incidents/easy_cpu_spike`, one episode `easy_cpu_spike#seed2`); empty = all. A kind none of the
@@ -152,9 +154,13 @@ async def run_packs(
             this run. It is stored with the run, so `resume` replays the same episodes (a resumed run always
             uses its stored key), and it is never reported or shown to the agent.
         isolation: how the agent is isolated (`--isolation` and its flags); None: `auto`.
+        generate: a generated set to run besides the packs (`--generate rds:seed=S:count=N`,
+            `sredrill.generate.parse_generate_spec`): made in memory, nothing written; the run records its spec
+            and generator version.
 
     Raises:
-        InputError: an unknown pack, scenario id, mode, difficulty, seed or episode key (before anything runs).
+        InputError: an unknown pack, scenario id, mode, difficulty, seed or episode key, or a bad generate spec
+            (before anything runs).
         NothingSelected: the filters select no scenario and no episode: nothing runs, no run is stored.
     """
     if resume is not None:
@@ -164,7 +170,7 @@ async def run_packs(
     plan = pack_plan(
         packs, settings=settings, options=options, mode=mode, axis2=axis2, scenario_ids=scenario_ids,
         difficulty=difficulty, blind=blind, seed=seed, last_failed=last_failed, seeds=seeds,
-        episode_key=episode_key, isolation=isolation,
+        episode_key=episode_key, isolation=isolation, generate=generate,
     )  # fmt: skip
     return await start_run(plan, settings=settings, listener=listener, store=store)
 
@@ -184,11 +190,12 @@ def pack_plan(
     seeds: str | Sequence[int] | None = None,
     episode_key: str | None = None,
     isolation: IsolationRequest | None = None,
+    generate: str | None = None,
 ) -> RunPlan:
     """The plan of `sredrill run` (see `run_packs` for the arguments): a fresh episode key unless one is given.
 
     Raises:
-        InputError: a bad mode, difficulty, seed, episode key or option (naming its flag).
+        InputError: a bad mode, difficulty, seed, episode key, generate spec or option (naming its flag).
     """
     from sredrill.scenarios import builtin_pack_names
 
@@ -199,10 +206,13 @@ def pack_plan(
     options.check()
     axes_for(mode, axis2)  # a bad --mode or --mode with --axis2: named before anything loads
     played = parse_seeds(seeds)
+    generated = generated_selection(generate) if generate is not None else None
+    default = () if generated is not None else (*builtin_pack_names(), INCIDENTS_PACK)
     return RunPlan.with_options(
         options,
         selection=PackSelection(
-            packs=tuple(dict.fromkeys(packs)) or (*builtin_pack_names(), INCIDENTS_PACK),
+            packs=tuple(dict.fromkeys(packs)) or default,
+            generated=generated,
             mode=None if mode is None else BackendMode(mode),
             axis2=axis2,
             scenarios=tuple(scenario_ids),
@@ -216,6 +226,20 @@ def pack_plan(
         episode_key=new_episode_key(episode_key),
         **(isolation or IsolationRequest()).model_dump(),
     )
+
+
+def generated_selection(text: str) -> GeneratedSelection:
+    """What a plan records of `--generate SPEC`: the spec in its one spelling and the generator's version.
+
+    Raises:
+        InputError: the spec does not parse, or names a domain without a generator or a fault it does not have.
+    """
+    from sredrill.generate import check_spec, generator_for, parse_generate_spec
+
+    spec = parse_generate_spec(text)
+    generator = generator_for(spec.domain)
+    check_spec(spec)
+    return GeneratedSelection(spec=spec.text(), generator=spec.domain, version=generator.version)
 
 
 BASELINE_AGENTS = ("majority", "keyword", "random", "reference")

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 from sredrill.agents import ToolHost, needs_tool_server
 from sredrill.errors import AgentError, InputError, StoreError
 from sredrill.harness import Runtime, TestDef
-from sredrill.results import Attempt, RunReport, TestResult, TestStatus, summarize
+from sredrill.results import Attempt, GeneratedSet, RunReport, TestResult, TestStatus, summarize
 from sredrill.store.writer import ResultWriter
 from sredrill.traces import Span, SpanCollector, export_endpoint, export_spans
 from sredrill.workers import describe_exception
@@ -278,6 +278,7 @@ async def execute(
     started_at: datetime | None = None,
     executor: Executor | None = None,
     isolation: str | None = None,
+    generated: GeneratedSet | None = None,
 ) -> RunReport:
     """Run `tests` and return the RunReport; each result is handed to the store the moment it completes.
 
@@ -286,6 +287,7 @@ async def execute(
         previous: results of an interrupted run being resumed (`--resume`): kept, not rerun.
         executor: where attempts run; None runs them in this process (`InProcess`).
         isolation: the isolation level the report records (`sredrill.isolation.recorded_level`).
+        generated: the generated set the report records (`--generate`).
     """
     options.check()
     run_id = runtime.run_id
@@ -430,6 +432,7 @@ async def execute(
         results=results,
         insights=insights_for_run(results),
         isolation=isolation,
+        generated=generated,
     )
     store_error = writer.store_error if writer is not None else None
     if store is not None and store_error is None:

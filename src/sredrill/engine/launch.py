@@ -20,18 +20,19 @@ from typing import TYPE_CHECKING, Any
 
 from sredrill.errors import InputError, NothingSelected
 from sredrill.harness import JudgeConfig, Runtime, TestDef
-from sredrill.results import ResultKind, RunReport, TestResult, TestStatus
+from sredrill.results import GeneratedSet, ResultKind, RunReport, TestResult, TestStatus
 
 from .config import Settings
 from .execute import Executor, RunListener, execute, new_run_id
 from .loader import LoadedTests, load_eval_files, select_tests
-from .plan import EvalSelection, PackSelection, RunKind, RunPlan, seeds_text, stored_plan
+from .plan import EvalSelection, GeneratedSelection, PackSelection, RunKind, RunPlan, seeds_text, stored_plan
 from .selection import nothing_selected
 
 if TYPE_CHECKING:
     from sredrill.isolation import IsolationPolicy
+    from sredrill.scenarios import Pack
 
-__all__ = ["TestPlan", "isolation_masks", "plan_tests", "resume_run", "start_run"]
+__all__ = ["TestPlan", "generated_pack_of", "generated_set", "isolation_masks", "plan_tests", "resume_run", "start_run"]
 
 logger = logging.getLogger(__name__)
 
@@ -263,7 +264,19 @@ async def _run_plan(
             started_at=started_at,
             executor=opened.executor,
             isolation=opened.isolation or recorded_level(policy, opened.agent_spec or ""),
+            generated=generated_set(plan),
         )
+
+
+def generated_set(plan: RunPlan) -> GeneratedSet | None:
+    """What a report records of the plan's generated set (`--generate`), or None."""
+    chosen = plan.selection.generated if isinstance(plan.selection, PackSelection) else None
+    if chosen is None:
+        return None
+    from sredrill.generate import parse_generate_spec
+
+    seed = parse_generate_spec(chosen.spec).seed
+    return GeneratedSet(spec=chosen.spec, generator=chosen.generator, version=chosen.version, seed=seed)
 
 
 def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settings, store: Any | None) -> _Chosen:
@@ -357,6 +370,13 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
     with_incidents = INCIDENTS_PACK in names
     check_seeds_have_incidents(seeds, with_incidents=with_incidents)
     loaded = [load_pack(n) for n in names if n != INCIDENTS_PACK]
+    # What agents must not see: the packs' folders. A generated set has none: its scenarios and answer keys
+    # exist only in this process's memory (DESIGN §11.3), so there is nothing of it to mask.
+    masked = tuple(p.root for p in loaded)
+    if selection.generated is not None:
+        generated = generated_pack_of(selection.generated)
+        loaded.append(generated)
+        names.append(generated.name)
     axes = axes_for(selection.mode, selection.axis2)
     # An unknown id is a usage error before anything runs; each kind runs only what the ids name.
     chosen = select_scenario_ids(selection.scenarios, packs=loaded, with_incidents=with_incidents, seeds=seeds)
@@ -409,4 +429,25 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
             agent_spec=agent_spec,
         )
 
-    return _Chosen(tests=tests, preset=preset, open=open_agent, masked=tuple(p.root for p in loaded))
+    return _Chosen(tests=tests, preset=preset, open=open_agent, masked=masked)
+
+
+def generated_pack_of(chosen: GeneratedSelection) -> Pack:
+    """The generated set of a plan, made again in memory; refused when its generator's version changed (the same
+    spec would give other scenarios: a resumed run would grade the rest on another set).
+
+    Raises:
+        InputError: the spec does not parse, its generator is unknown, or its version is not the plan's.
+    """
+    from sredrill.generate import generated_pack, generator_for, parse_generate_spec
+
+    spec = parse_generate_spec(chosen.spec)
+    version = generator_for(spec.domain).version
+    if version != chosen.version:
+        raise InputError(
+            f"generated set {chosen.spec!r} was made by generator {chosen.generator} version {chosen.version!r}; "
+            f"this sredrill's is {version!r}, which makes other scenarios from the same spec",
+            field="--generate",
+            hint="start a new run (sredrill run --generate SPEC), or use the sredrill that started this one",
+        )
+    return generated_pack(spec)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr, ValidationError, model_validator
 
 from sredrill.errors import InputError
 from sredrill.evidence import BackendMode
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PLAN_VERSION",
     "EvalSelection",
+    "GeneratedSelection",
     "IsolationRequest",
     "LastFailedSelection",
     "PackSelection",
@@ -49,12 +50,27 @@ class _Plan(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
+class GeneratedSelection(_Plan):
+    """A generated set a `sredrill run --generate SPEC` plays, held in memory: the spec and the generator's version
+    (a resumed run regenerates the same scenarios only with that version, so it is checked)."""
+
+    spec: str = Field(min_length=1)
+    """The spec as `sredrill.generate.parse_generate_spec` reads it, in its one spelling (`GenerateSpec.text()`)."""
+    generator: str = Field(min_length=1)
+    """The generator's name (the spec's domain: `rds`)."""
+    version: str = Field(min_length=1)
+    """The generator's version when the run started."""
+
+
 class PackSelection(_Plan):
     """What a `sredrill run` plays: scenario packs and the incidents pack, and how they are graded."""
 
     kind: Literal["run"] = "run"
-    packs: tuple[str, ...] = Field(min_length=1)
-    """Built-in pack names or pack folders, resolved (no pack given: every built-in pack and `incidents`)."""
+    packs: tuple[str, ...] = ()
+    """Built-in pack names or pack folders, resolved (no pack and no generated set given: every built-in pack
+    and `incidents`). Empty only beside a generated set."""
+    generated: GeneratedSelection | None = None
+    """A generated set played besides the packs (`--generate SPEC`); None: none."""
     mode: BackendMode | None = None
     """The evidence backend of Axis 1 (`--mode`); None: `full`."""
     axis2: bool = False
@@ -69,6 +85,12 @@ class PackSelection(_Plan):
     """The seed of seeded agents (`random`)."""
     seeds: tuple[Annotated[int, Field(ge=0)], ...] | None = None
     """The seeds every task of the incidents pack plays (`--seeds`); None: each task's defaults."""
+
+    @model_validator(mode="after")
+    def _plays_something(self) -> PackSelection:
+        if not self.packs and self.generated is None:
+            raise ValueError("a pack run plays at least one pack or a generated set")
+        return self
 
 
 class EvalSelection(_Plan):

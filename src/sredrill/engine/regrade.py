@@ -28,6 +28,7 @@ from sredrill.scenarios.domain import SUBMIT_TOOL
 from sredrill.trajectory import ResponseStep, ToolCallStep, ToolError, Trajectory, step_adapter
 
 from .execute import new_run_id
+from .launch import generated_pack_of, generated_set
 from .plan import PackSelection, stored_plan
 from .rca import Axis, RcaCase
 
@@ -52,6 +53,10 @@ async def regrade_run(store: Any, ref: str, *, run_id: str | None = None) -> Run
             hint="rerun the eval files instead: their own code does the grading",
         )
     packs = _packs(plan.selection.packs)
+    if plan.selection.generated is not None:
+        # Made again from its spec, with the generator version the run recorded (refused when it changed).
+        generated = generated_pack_of(plan.selection.generated)
+        packs = {**packs, generated.name: generated}
     old = store.results(old_id)
     started = datetime.now().astimezone()
     new_id = run_id or new_run_id()
@@ -72,6 +77,7 @@ async def regrade_run(store: Any, ref: str, *, run_id: str | None = None) -> Run
         duration_ms=duration_ms,
         summary=summarize(results, repeat=plan.repeat),
         results=results,
+        generated=generated_set(plan),
     )
     store.finish_run(new_id, report, stored={r.id for r in results})
     return report

@@ -32,6 +32,7 @@ __all__ = [
     "GenerateSpec",
     "GeneratedScenario",
     "Generator",
+    "check_spec",
     "generate",
     "generated_pack",
     "generator_for",
@@ -133,6 +134,16 @@ def generate(spec: GenerateSpec) -> Iterator[GeneratedScenario]:
     generator = generator_for(spec.domain)
     _check_faults(spec, generator)
     return generator.scenarios(spec)
+
+
+def check_spec(spec: GenerateSpec) -> None:
+    """Refuse, before anything is made, what `generate` would refuse (a domain without a generator, a fault
+    its domain does not have).
+
+    Raises:
+        InputError: see `generate`.
+    """
+    _check_faults(spec, generator_for(spec.domain))
 
 
 def parse_generate_spec(text: str) -> GenerateSpec:

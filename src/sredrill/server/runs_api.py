@@ -69,6 +69,9 @@ class RunRequest(BaseModel):
     mode: Literal["full", "selective", "temporal"] | None = None
     axis2: bool = False
     """Run both axes (full and selective) and report the gap."""
+    generate: str | None = Field(None, min_length=1, max_length=500)
+    """A generated set to run besides `packs`, as `sredrill run --generate`: `rds:seed=S:count=N[:difficulty=D,D]`
+    (made in memory on the server, nothing written). With no `packs`, only the generated set runs."""
     scenarios: list[str] = Field(default_factory=list)
     difficulty: list[Annotated[int, Field(ge=1, le=4)]] = Field(default_factory=list)
     seeds: str | None = Field(None, max_length=1000)
@@ -211,7 +214,7 @@ def runs_router(
             if name not in served_packs:
                 msg = f"pack {name!r} is not served here: only built-in packs and the server's --pack folders run"
                 return _json(400, error_body("unknown_pack", ["body", "packs", i], msg, allowed=sorted(served_packs)))
-        names = request.packs or list(packs or ())
+        names = request.packs or ([] if request.generate is not None else list(packs or ()))
         return lambda live: run_packs(
             names,
             settings=settings,
@@ -224,6 +227,7 @@ def runs_router(
             difficulty=request.difficulty,
             seeds=request.seeds,
             isolation=request.isolation_request(),
+            generate=request.generate,
         )
 
     @router.post("/runs", status_code=201, dependencies=[Depends(gate.write)], summary="Start a run")

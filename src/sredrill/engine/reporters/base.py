@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import NamedTuple, Protocol, TextIO
 
 from sredrill.errors import InputError, did_you_mean
-from sredrill.results import ResultKind, RunReport, SignalKind, SignalRole, TestResult, TestStatus
+from sredrill.results import GeneratedSet, ResultKind, RunReport, SignalKind, SignalRole, TestResult, TestStatus
 
 __all__ = [
     "CAPTURED_LINES",
@@ -27,8 +27,10 @@ __all__ = [
     "error_header",
     "failed_gate_lines",
     "failed_gates",
+    "generated_note",
     "isolation_note",
     "make_reporter",
+    "seed_split",
     "shown_reason",
     "shows_file",
     "traceback_tail",
@@ -42,6 +44,23 @@ _ISOLATION_NOTES = MappingProxyType(
         "sandbox+host-network": "the agent had the host's network",
     }
 )
+
+
+def generated_note(generated: GeneratedSet) -> str:
+    """What a report says of the generated set a run played: its spec and generator version, and whether its
+    seed is a development or an evaluation one (docs/generator.md, "Seeds")."""
+    return f"{generated.spec} ({generated.generator} {generated.version}, {seed_split(generated.seed)})"
+
+
+def seed_split(seed: int) -> str:
+    """Which split a generator seed belongs to (docs/generator.md, "Seeds")."""
+    if seed < 1_000:
+        return "development seed"
+    if 100_000 <= seed < 1_000_000:
+        return "public split"
+    if seed >= 1_000_000:
+        return "evaluation seed"
+    return "unassigned seed"
 
 
 def isolation_note(level: str | None) -> str | None:

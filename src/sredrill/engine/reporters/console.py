@@ -20,6 +20,7 @@ from sredrill.engine.reporters.base import (
     captured_sections,
     error_header,
     failed_gates,
+    generated_note,
     isolation_note,
     shown_reason,
     shows_file,
@@ -149,6 +150,8 @@ def _render(out: Console, report: RunReport, *, verbose: bool = False) -> None:
     isolation = isolation_note(report.isolation)
     if isolation is not None:
         header.append(f"  isolation: {_safe(isolation)}")
+    if report.generated is not None:
+        header.append(f"  generated: {_safe(generated_note(report.generated))}")
     out.print(header, soft_wrap=True)
     for part in scoreboard(report.summary, report.results):
         out.print(part, soft_wrap=isinstance(part, Text))

@@ -22,6 +22,7 @@ from sredrill.engine.reporters.base import (
     captured_sections,
     error_header,
     failed_gates,
+    generated_note,
     isolation_note,
     shown_reason,
     traceback_tail,
@@ -263,6 +264,8 @@ def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str
     cancel = '<button id="cancel-run" type="button">Cancel</button>' if live else ""
     level = isolation_note(report.isolation)
     isolation = "" if level is None else f" · isolation <b id='isolation'>{_e(level)}</b>"
+    if report.generated is not None:
+        isolation += f" · generated <b id='generated'>{_e(generated_note(report.generated))}</b>"
     head = (
         f'<h1>Run <code>{_e(rid)}</code></h1><p class="meta">agent <b>{_e(report.agent)}</b> · mode '
         f"<b>{_e(report.mode)}</b>{isolation} · started {_e(report.started_at.isoformat()[:19].replace('T', ' '))} · "
