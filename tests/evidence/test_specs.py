@@ -65,7 +65,8 @@ def test_query_metrics_schema() -> None:
     # `format` and `examples` are not strict-mode keywords: they are words in the description.
     assert "format date-time; e.g. 2024-05-01T10:00:00Z" in props["start"]["description"]  # type: ignore[index]
     assert "(not empty)" in props["metric_name"]["description"]  # type: ignore[index]
-    assert spec.input_schema["required"] == ["metric_name", "stat", "start", "end"]
+    assert spec.input_schema["required"] == ["metric_name", "instance", "stat", "start", "end"]
+    assert props["instance"]["type"] == ["string", "null"]  # type: ignore[index]
 
 
 def test_performance_insights_schema_lists_the_dimensions() -> None:

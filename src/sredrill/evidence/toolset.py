@@ -15,6 +15,8 @@ Examples:
     {'series': [{'metric_name': 'ReplicaLag', 'stat': 'Average', …}]}
     >>> tools.returned_metrics()                                            # doctest: +SKIP
     ('ReplicaLag',)
+    >>> tools.points_served(), tools.data_budget.points                     # doctest: +SKIP
+    (25, 480)
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from sredrill.diagnosis import Category, Diagnosis
 from sredrill.errors import did_you_mean
 from sredrill.evidence.arguments import parse_arguments
 from sredrill.evidence.audit import AuditEntry
+from sredrill.evidence.budget import DataBudget, data_budget, series_points
+from sredrill.evidence.clock import WAIT_TOOL, WaitArgs, advance, wait_spec
 from sredrill.evidence.index import iso
 from sredrill.evidence.items import ServedItem, merge_items
 from sredrill.evidence.modes import BackendMode
@@ -52,7 +56,7 @@ class ScenarioEvidence:
     Nothing here changes after it is built: a toolset's per-run state stays on the toolset.
     """
 
-    __slots__ = ("_alerts", "_index", "domain", "scenario", "vocabulary")
+    __slots__ = ("_alerts", "_bounds", "_index", "domain", "scenario", "vocabulary")
 
     def __init__(self, scenario: Scenario, vocabulary: Vocabulary | None = None) -> None:
         self.scenario = scenario
@@ -60,6 +64,7 @@ class ScenarioEvidence:
         self.vocabulary = vocabulary or self.domain.vocabulary()
         self._index: DomainServer | None = None
         self._alerts: dict[bool, str] = {}
+        self._bounds: tuple[DataBudget, datetime | None] | None = None
 
     def __repr__(self) -> str:
         return f"ScenarioEvidence({self.scenario.qualified_id!r})"
@@ -70,6 +75,24 @@ class ScenarioEvidence:
         if self._index is None:
             self._index = server_factory(self.domain)(self.scenario)
         return self._index
+
+    @property
+    def data_budget(self) -> DataBudget:
+        """The scenario's data budget (`evidence.budget`): the answer key's `data_budget`, else the default."""
+        return self._measured()[0]
+
+    @property
+    def ended_at(self) -> datetime | None:
+        """The latest moment of the scenario's dated evidence (where `wait` stops the clock); None if undated."""
+        return self._measured()[1]
+
+    def _measured(self) -> tuple[DataBudget, datetime | None]:
+        if self._bounds is None:
+            items = self.index.items()
+            moments = [m for i in items for m in (i.at, *(t for t, _ in i.points[-1:])) if m is not None]
+            budget = data_budget(items, self.scenario.answer.data_budget)
+            self._bounds = (budget, max(moments, default=None))
+        return self._bounds
 
     def alert_json(self, blind: bool) -> str:
         """What `get_alert` answers, as JSON: the `BlindAlert` when `blind`, else the raw alert (built once each)."""
@@ -99,7 +122,8 @@ class RcaToolset:
     """The RCA tools over one scenario and one backend; one per agent run, never shared.
 
     Implements the `Toolset` protocol. Mutable state (the audit log, the temporal clock, the submitted
-    diagnosis) lives on this per-run object (STYLE #10).
+    diagnosis) lives on this per-run object (STYLE #10). Under `temporal` it also offers `wait`
+    (`evidence.clock`), the only call that moves the clock.
 
     Attributes:
         mode: the backend serving the evidence.
@@ -141,10 +165,11 @@ class RcaToolset:
         self.domain = evidence.domain
         self.vocabulary = evidence.vocabulary
         self._index = evidence.index
+        self._evidence = evidence
         self._alert_json = evidence.alert_json(blind)
         self._audit: list[AuditEntry] = []
         self._clock: datetime | None = self._index.started_at if self.mode.has_clock else None
-        self._names = self.domain.tool_names
+        self._names = (*self.domain.tool_names, WAIT_TOOL) if self.mode.has_clock else self.domain.tool_names
         self._arguments: Mapping[str, type[BaseModel]] = MappingProxyType(
             {t.name: t.arguments for t in self.domain.all_tools}
         )
@@ -156,16 +181,18 @@ class RcaToolset:
     # -- the Toolset protocol ---------------------------------------------------------------------------
 
     def specs(self) -> list[ToolSpec]:
-        """The domain's RCA tools, in the order agents see them: the same for every scenario of a pack and every
-        backend (`submit_diagnosis` lists the pack's vocabulary)."""
-        return tool_specs(self.domain, self.vocabulary)
+        """The domain's RCA tools, in the order agents see them: the same for every scenario of a pack
+        (`submit_diagnosis` lists the pack's vocabulary) and every backend, plus `wait` under `temporal`."""
+        specs = tool_specs(self.domain, self.vocabulary)
+        if self.mode.has_clock:  # before submit_diagnosis, the last tool
+            specs.insert(len(specs) - 1, wait_spec())
+        return specs
 
     async def call(self, name: str, args: dict[str, Any]) -> JsonValue:
         """Run one tool.
 
-        In `temporal` mode the call sees the current clock, then the clock advances one metric period: after
-        answering, so the first call sees the evidence up to the moment the alert fired. Every call advances
-        it, answered or rejected, so the n-th call of a trajectory (from 0) sees `starts_at + n·period`.
+        In `temporal` mode the call sees the current clock (at first the moment the alert fired); only `wait`
+        moves it, forward by the minutes asked, stopped at the end of the scenario's data.
 
         Args:
             name: the tool's name.
@@ -179,18 +206,10 @@ class RcaToolset:
                 given and what is allowed.
         """
         clock = self._clock
-        try:
-            model = self._arguments.get(name)
-            if model is None:
-                hint = did_you_mean(str(name), self._names)
-                raise ToolError(
-                    "unknown_tool",
-                    f"no tool named {name!r}" + (f"; {hint}" if hint else "") + f"; tools: {', '.join(self._names)}",
-                )
-            answer = self._answer(name, parse_arguments(name, model, args))
-        finally:
-            if self._clock is not None:
-                self._clock += self._index.step
+        model = WaitArgs if name == WAIT_TOOL and self.mode.has_clock else self._arguments.get(name)
+        if model is None:
+            raise self._unknown(name)
+        answer = self._answer(name, parse_arguments(name, model, args))
         self._audit.append(
             AuditEntry(
                 tool=name,
@@ -229,6 +248,15 @@ class RcaToolset:
         asked = (e.args.get(queries[e.tool]) for e in self._audit if e.tool in queries)
         return tuple(dict.fromkeys(a for a in asked if isinstance(a, str)))
 
+    def points_served(self) -> int:
+        """The distinct series points this run's calls served (what the data budget counts, `evidence.budget`)."""
+        return series_points(self.served_items().values())
+
+    @property
+    def data_budget(self) -> DataBudget:
+        """The scenario's data budget (the answer key's `data_budget`, else the default of `evidence.budget`)."""
+        return self._evidence.data_budget
+
     def returned_metrics(self) -> tuple[str, ...]:
         """The metric names returned to the agent by a selective query (`selective` or `temporal`), once each.
 
@@ -250,7 +278,27 @@ class RcaToolset:
 
     # -- the tools ------------------------------------------------------------------------------------
 
+    def _unknown(self, name: str) -> ToolError:
+        if name == WAIT_TOOL:
+            return ToolError(
+                "unknown_tool",
+                f"no tool named 'wait' under the {self.mode.value} backend: every point is already available, "
+                "there is no clock to move (wait exists only under temporal); "
+                f"tools: {', '.join(self._names)}",
+            )
+        hint = did_you_mean(str(name), self._names)
+        return ToolError(
+            "unknown_tool",
+            f"no tool named {name!r}" + (f"; {hint}" if hint else "") + f"; tools: {', '.join(self._names)}",
+        )
+
     def _answer(self, name: str, args: Any) -> ToolAnswer:
+        if name == WAIT_TOOL:
+            if self._clock is None:  # temporal, but nothing in the scenario is dated
+                note = "nothing in this scenario is dated: there is no clock to move, all of it is visible"
+                return ToolAnswer({"clock": None, "waited_minutes": 0, "data_ends_at": None, "note": note})
+            self._clock, result = advance(self._clock, args.minutes, self._evidence.ended_at)
+            return ToolAnswer(result)
         if name == ALERT_TOOL:
             return ToolAnswer(json.loads(self._alert_json))
         if name == SUBMIT_TOOL:

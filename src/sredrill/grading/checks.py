@@ -21,6 +21,8 @@ from pydantic import JsonValue
 
 from sredrill.diagnosis import Diagnosis
 from sredrill.errors import InputError, PackError
+from sredrill.evidence import ScenarioEvidence
+from sredrill.evidence.budget import DataBudget, served_points
 from sredrill.evidence.items import ServedItem
 from sredrill.grading.compat import CompatGrader
 from sredrill.grading.grade import CheckId, CheckOutcome, Grade
@@ -73,6 +75,7 @@ def grade_diagnosis(
     loops: int | None = None,
     no_diagnosis: str | None = None,
     served: Mapping[str, ServedItem] | None = None,
+    budget: DataBudget | None = None,
 ) -> Grade:
     """Grade one diagnosis of one scenario.
 
@@ -91,6 +94,8 @@ def grade_diagnosis(
             `RunResult.rejected_answer`); the diagnosis checks then say so instead of "returned nothing usable".
         served: every evidence item the run's toolset served, by id (`RcaToolset.served_items()`): what the
             diagnosis's citations are checked against; None = nothing was served.
+        budget: the scenario's data budget (`RcaToolset.data_budget`), which the Axis 2 `data_budget` gate
+            holds the distinct series points of `served` to; default: derived here from the scenario.
 
     Returns:
         The grade; `grade.passed` is True when every gate passed.
@@ -134,6 +139,10 @@ def grade_diagnosis(
     missing_ruling = grader.missing_ruling_out() if answer.ruling_out_keywords or answer.ruled_out else None
     missing_queries = grader.missing_queries() if answer.required_queries else None
     checks = grader.run(trajectory_score, missing_ruling, missing_queries)
+    if axis == 2:
+        # Axis 2 measures choosing: an agent served more than the scenario's budget did not choose. (On Axis 1
+        # every query serves everything, so the count would say nothing there.)
+        checks = _with_budget(checks, budget or ScenarioEvidence(scenario, vocabulary).data_budget, served)
     reasoning = _reasoning(checks, missing_ruling, missing_queries)
     return Grade(
         checks=MappingProxyType(checks),
@@ -167,6 +176,32 @@ def grade_diagnosis(
         grounding=grader.grounding,
         score=score_diagnosis(grader, checks, trajectory_score.efficiency_score),
     )
+
+
+def _with_budget(
+    checks: dict[str, CheckOutcome], budget: DataBudget, served: Mapping[str, ServedItem]
+) -> dict[str, CheckOutcome]:
+    """The checks with the `data_budget` gate after the other Axis 2 gates (before the observed trajectory
+    checks), so `failure_reason` keeps DESIGN §5's order."""
+    used = served_points(served)
+    detail = budget.describe(used)
+    outcome = CheckOutcome(
+        passed=used <= budget.points,
+        role=SignalRole.GATE,
+        detail=detail
+        if used <= budget.points
+        else f"over the data budget: {detail}; an agent that reads everything has not chosen: list what there is, "
+        "then query the series that can decide (one instance, one statistic, a window) instead of all of them",
+    )
+    out: dict[str, CheckOutcome] = {}
+    for check_id, check in checks.items():
+        if check_id == CheckId.TRAJECTORY_SEQUENCING or (
+            check_id == CheckId.TRAJECTORY_CALIBRATION and CheckId.DATA_BUDGET not in out
+        ):
+            out.setdefault(CheckId.DATA_BUDGET, outcome)
+        out[check_id] = check
+    out.setdefault(CheckId.DATA_BUDGET, outcome)
+    return out
 
 
 def _reasoning(

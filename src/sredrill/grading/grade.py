@@ -30,6 +30,7 @@ class CheckId(StrEnum):
     EVIDENCE_CITED = "evidence_cited"
     RULING_OUT = "ruling_out"
     REQUIRED_QUERIES = "required_queries"
+    DATA_BUDGET = "data_budget"
     TRAJECTORY_SEQUENCING = "trajectory_sequencing"
     TRAJECTORY_CALIBRATION = "trajectory_calibration"
     UNCITED_CLAIMS = "uncited_claims"

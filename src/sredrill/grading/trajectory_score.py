@@ -3,8 +3,14 @@
 The seed's TrajectoryScore (`seeds/000`, "Scoring"): `sequencing_ok` is a set check (every expected action
 was executed; order is ignored because the original ran actions in parallel), `calibration_ok` is
 loops ≤ `max_investigation_loops`, and `efficiency_score` is their mean. sredrill adds the count of
-redundant calls (identical name and arguments beyond the first). Every count reads only the tool calls the
-harness served (`verified`): a call the agent only reported was never executed.
+redundant calls (identical name and arguments beyond the first), and the cost of waiting (issue 18): under the
+`temporal` backend the data after the alert arrives only through `wait(minutes)`, and every minute waited lowers
+the efficiency score, `WAIT_COST` of it at `WAIT_HORIZON_MIN` minutes or more:
+
+    efficiency_score = mean(sequencing_ok, calibration_ok) × (1 − WAIT_COST × min(1, waited / WAIT_HORIZON_MIN))
+
+Every count reads only the tool calls the harness served (`verified`): a call the agent only reported was never
+executed.
 """
 
 from __future__ import annotations
@@ -14,9 +20,23 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sredrill.evidence.clock import WAIT_TOOL
 from sredrill.trajectory import ThinkingStep, ToolCallStep, Trajectory
 
-__all__ = ["TrajectoryScore", "count_loops", "count_redundant_calls", "score_trajectory"]
+__all__ = [
+    "WAIT_COST",
+    "WAIT_HORIZON_MIN",
+    "TrajectoryScore",
+    "count_loops",
+    "count_redundant_calls",
+    "minutes_waited",
+    "score_trajectory",
+]
+
+WAIT_COST = 0.5
+"""The share of the efficiency score that waiting `WAIT_HORIZON_MIN` minutes (or more) costs."""
+WAIT_HORIZON_MIN = 60.0
+"""Minutes of waiting that cost the whole `WAIT_COST`; less costs in proportion."""
 
 _SUBMIT = "submit_diagnosis"
 
@@ -47,6 +67,17 @@ def count_redundant_calls(trajectory: Trajectory) -> int:
     return sum(n - 1 for n in keys.values())
 
 
+def minutes_waited(trajectory: Trajectory) -> float:
+    """The minutes the agent asked `wait` for, over the served calls (as asked: a wait the end of the data cut
+    short still cost what the agent decided to spend)."""
+    total = 0.0
+    for call in trajectory.tool_calls(verified=True):
+        minutes = call.args.get("minutes") if call.name == WAIT_TOOL else None
+        if isinstance(minutes, int | float) and not isinstance(minutes, bool) and minutes > 0:
+            total += float(minutes)
+    return total
+
+
 @dataclass(frozen=True, slots=True)
 class TrajectoryScore:
     """The seed's TrajectoryScore plus sredrill's redundant-call count."""
@@ -64,6 +95,8 @@ class TrajectoryScore:
     redundant_calls: int
     unverified_calls: tuple[str, ...] = ()
     """Names of the calls the agent reported but the harness never served, in order (they count for nothing)."""
+    waited_minutes: float = 0.0
+    """Minutes the agent waited for data (`wait`, temporal backend only): they cost in `efficiency_score`."""
 
     @property
     def calibration_ok(self) -> bool:
@@ -72,9 +105,11 @@ class TrajectoryScore:
 
     @property
     def efficiency_score(self) -> float:
-        """The mean of `sequencing_ok` and `calibration_ok` (just calibration when sequencing is undefined)."""
+        """The mean of `sequencing_ok` and `calibration_ok` (just calibration when sequencing is undefined), less
+        the cost of the minutes waited (the module docstring's formula)."""
         known = [ok for ok in (self.sequencing_ok, self.calibration_ok) if ok is not None]
-        return sum(known) / len(known)
+        waiting = WAIT_COST * min(1.0, self.waited_minutes / WAIT_HORIZON_MIN)
+        return sum(known) / len(known) * (1.0 - waiting)
 
 
 def score_trajectory(
@@ -112,4 +147,5 @@ def score_trajectory(
         max_loops=max_loops,
         redundant_calls=count_redundant_calls(trajectory),
         unverified_calls=tuple(c.name for c in trajectory.unverified_calls()),
+        waited_minutes=minutes_waited(trajectory),
     )

@@ -149,6 +149,9 @@ class AnswerKey(BaseModel):
     """Axis 2: words the agent's ruled-out reasoning must contain."""
     required_queries: list[str] | None = Field(default=None, min_length=1)
     """Axis 2: metric names the agent must query (`FreeStorageSpace`, `CPUUtilization`)."""
+    data_budget: PositiveInt | None = None
+    """sredrill, Axis 2: the most distinct series points the agent may be served (`evidence.budget`); default:
+    derived from the scenario (a share of its points, capped at a number of whole series)."""
     failure_modes: list[str] | None = None
     """sredrill: the true fine-grained root causes (several for a compositional fault)."""
     ruled_out: list[str] = Field(default_factory=list)

@@ -11,6 +11,7 @@ that hold on the points served, and fail — when they fail — on the grading's
 | `redteam:zscore` | the most anomalous series (or counted record) → the mode its name's words point to |
 | `redteam:constant=MODE` | one mode for every alert |
 | `redteam:guesser` | a random mode each attempt (seed from `--seed`); run with `--retries 5` |
+| `redteam:enumerator` | every series first, then the reference agent's answer: fails only Axis 2's data budget |
 
 Examples:
     >>> from sredrill.agents import resolve_agent
@@ -21,6 +22,7 @@ Examples:
 from __future__ import annotations
 
 from .connect import REDTEAM_AGENTS, RedTeamAgent, connect
+from .enumerator import EnumeratorAgent
 from .guesses import ConstantAgent, GuesserAgent
 from .notebook import Notebook, Seen, investigate
 from .oracle import StufferAgent
@@ -30,6 +32,7 @@ __all__ = [
     "REDTEAM_AGENTS",
     "AlertOnlyAgent",
     "ConstantAgent",
+    "EnumeratorAgent",
     "GuesserAgent",
     "Notebook",
     "RedTeamAgent",

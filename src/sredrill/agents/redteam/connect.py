@@ -7,16 +7,17 @@ from sredrill.errors import AgentSpecError, did_you_mean
 from sredrill.scenarios import Pack, Vocabulary
 from sredrill.scenarios.domain import combined_vocabulary
 
+from .enumerator import EnumeratorAgent
 from .guesses import ConstantAgent, GuesserAgent
 from .oracle import StufferAgent
 from .shortcuts import AlertOnlyAgent, ZScoreAgent
 
 __all__ = ["REDTEAM_AGENTS", "RedTeamAgent", "connect"]
 
-REDTEAM_AGENTS = ("stuffer=MODE[+MODE]", "alert-only", "zscore", "constant=MODE", "guesser")
+REDTEAM_AGENTS = ("stuffer=MODE[+MODE]", "alert-only", "zscore", "constant=MODE", "guesser", "enumerator")
 """The targets `redteam:` accepts."""
 
-RedTeamAgent = StufferAgent | AlertOnlyAgent | ZScoreAgent | ConstantAgent | GuesserAgent
+RedTeamAgent = StufferAgent | AlertOnlyAgent | ZScoreAgent | ConstantAgent | GuesserAgent | EnumeratorAgent
 
 
 def _vocabulary(options: ConnectOptions) -> Vocabulary:
@@ -58,6 +59,8 @@ def connect(spec: AgentSpec, options: ConnectOptions) -> RedTeamAgent:
         return AlertOnlyAgent(packs=packs, spec=spec.text)
     if name == "zscore" and not arg:
         return ZScoreAgent(packs=packs, spec=spec.text)
+    if name == "enumerator" and not arg:
+        return EnumeratorAgent(spec=spec.text)
     if name == "guesser" and not arg:
         return GuesserAgent(options.seed if options.seed is not None else 0, packs=packs, spec=spec.text)
     hint = did_you_mean(name, [r.partition("=")[0] for r in REDTEAM_AGENTS])

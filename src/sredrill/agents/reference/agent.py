@@ -18,6 +18,7 @@ from typing import Any
 
 from sredrill.agents.protocol import AgentReply, Task
 from sredrill.agents.reference.casefile import CaseFile, Sources
+from sredrill.agents.reference.catalog import REASONED
 from sredrill.agents.reference.citing import items_of, merged
 from sredrill.agents.reference.dblog import SEARCH_PATTERN
 from sredrill.agents.reference.incident_agent import is_incident_task, play_incident
@@ -52,12 +53,15 @@ _PLAN = (
 )
 _RECHECK = (
     "Investigate again: the evidence ends at the moment the alert fired, so the outcome is not visible yet. "
-    "Re-read the metrics, events, Performance Insights and the log now that time has passed."
+    "Wait a few minutes (when the tools let time pass), then re-read the metrics, events, Performance Insights "
+    "and the log."
 )
 # The most records `search_logs` returns in one answer.
 _LOG_LIMIT = 500
 # Evidence ending within this many metric periods of the alert is still arriving: look again once.
 _FRESH_PERIODS = 2
+# How long to wait before looking again, when the tools offer `wait` (the temporal backend).
+_RECHECK_MINUTES = 10
 
 
 @dataclass(slots=True)
@@ -145,8 +149,9 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
             start, end = parse_time(window.get("start")), parse_time(window.get("end"))
             if start is not None and end is not None:
                 gathered.window = (start, end)
-    # The alert's metric first; then every listed name not already returned by an earlier (broader) answer.
-    names = list(gathered.listed)
+    # The alert's metric first; then every listed name the hypotheses are tested on (`REASONED`: the data budget
+    # of Axis 2 is spent on what can decide), not already returned by an earlier (broader) answer.
+    names = [n for n in gathered.listed if n in REASONED or n == gathered.alert.metric]
     if gathered.alert.metric in names:
         names.remove(gathered.alert.metric)
         names.insert(0, gathered.alert.metric)
@@ -206,6 +211,8 @@ class ReferenceAgent:
             rounds = 1
             if gathered.is_fresh():
                 recorder.add(ThinkingStep(content=_RECHECK))
+                # Under `temporal` time passes only when the agent waits (and waiting costs): wait once.
+                await _call(task, available, "wait", minutes=_RECHECK_MINUTES)
                 await _investigate(task, available, gathered)
                 rounds = 2
         if not gathered.read - {"alert"}:

@@ -19,6 +19,7 @@ __all__ = [
     "GB",
     "MEMORY_PER_CONNECTION_BYTES",
     "METRICS",
+    "REASONED",
     "REPLICA_LAG_INCIDENT_S",
     "MetricInfo",
     "describe_value",
@@ -91,6 +92,31 @@ METRICS: Mapping[str, MetricInfo] = MappingProxyType(
     }
 )
 """The metrics the agent reasons about; any other metric is still read, with neutral defaults."""
+
+# The metrics the hypotheses are tested on (the reasoning modules read them by name): the ones the agent queries.
+# The others of `METRICS` (swap, read IOPS and throughput, network, burst balance, off-CPU load) decide no
+# hypothesis here, so reading them would spend the data budget for nothing (issue 18: Axis 2 measures choosing).
+REASONED: frozenset[str] = frozenset(
+    {
+        "CPUUtilization",
+        "DatabaseConnections",
+        "FreeStorageSpace",
+        "FreeableMemory",
+        "WriteIOPS",
+        "ReadLatency",
+        "WriteLatency",
+        "WriteThroughput",
+        "DiskQueueDepth",
+        "ReplicaLag",
+        "OldestReplicationSlotLag",
+        "TransactionLogsDiskUsage",
+        "TransactionLogsGeneration",
+        "MaximumUsedTransactionIDs",
+        "CheckpointLag",
+        "DBLoad",
+        "DBLoadCPU",
+    }
+)
 
 # Metrics every RDS for PostgreSQL instance publishes, whatever its configuration: one missing from the
 # evidence is a collection gap, not proof that all is well.

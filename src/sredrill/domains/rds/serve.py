@@ -70,6 +70,8 @@ class SeriesEntry:
     points: Points
     item: ServedItem
     """The series as an evidence item, with every point (what a call that admits them all serves)."""
+    resource_key: str = ""
+    """Its instance (`DBInstanceIdentifier`, else `DBClusterIdentifier`) case-folded, for `instance`."""
 
     @classmethod
     def build(cls, series: MetricSeries) -> SeriesEntry:
@@ -85,6 +87,7 @@ class SeriesEntry:
             dimensions=MappingProxyType(dimensions),
             points=points,
             item=_series_item("metric", EvidenceSource.CLOUDWATCH_METRICS, identity, points),
+            resource_key=resource.casefold(),
         )
 
     def header(self) -> dict[str, JsonValue]:
@@ -97,9 +100,14 @@ class SeriesEntry:
             "dimensions": dict(self.dimensions),
         }
 
-    def matches(self, query_key: str, stat: str | None) -> bool:
-        """True when the case-folded query is part of the name and the statistic (if any) is this one."""
-        return query_key in self.name_key and (stat is None or self.stat.casefold() == stat.casefold())
+    def matches(self, query_key: str, stat: str | None, instance: str | None = None) -> bool:
+        """True when the case-folded query is part of the name and the statistic and the instance (if any, the
+        case-folded identifier) are this series'."""
+        return (
+            query_key in self.name_key
+            and (stat is None or self.stat.casefold() == stat.casefold())
+            and (instance is None or instance == self.resource_key)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,13 +372,17 @@ class RdsEvidence:
 
     def _query_metrics(self, args: QueryMetricsArgs, ctx: CallContext) -> ToolAnswer:
         window = TimeFilter(args.start, args.end, ctx.clock)
-        key = args.metric_name.strip().casefold()
+        # The name and the instance are what the agent chooses; `full` (Axis 1) serves every series whatever it
+        # chose, and the statistic and the time range filter under every backend.
+        chosen = ctx.filters_by_name
+        key = args.metric_name.strip().casefold() if chosen else ""
+        instance = args.instance.casefold() if chosen and args.instance is not None else None
         out: list[JsonValue] = []
         items: list[ServedItem] = []
         names: dict[str, None] = {}
         n_points = 0
         for entry in self.index.series:
-            if not entry.matches(key if ctx.filters_by_name else "", args.stat):
+            if not entry.matches(key, args.stat, instance):
                 continue
             timestamps, values = entry.points.select(window)
             out.append({**entry.header(), "timestamps": timestamps, "values": values})

@@ -62,6 +62,15 @@ def _parse_name(value: object) -> str:
     return value
 
 
+def _parse_instance(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"must be a string (a DBInstanceIdentifier), got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError("must not be empty: name the instance (list_metrics shows each series' dimensions), or null")
+    return value.strip()
+
+
+_Instance = Annotated[str, PlainValidator(_parse_instance), WithJsonSchema({"type": "string", "minLength": 1})]
 _Stat = Annotated[str, PlainValidator(_parse_stat), WithJsonSchema({"type": "string", "examples": ["Average"]})]
 _Name = Annotated[str, PlainValidator(_parse_name), WithJsonSchema({"type": "string", "minLength": 1})]
 
@@ -71,6 +80,9 @@ class QueryMetricsArgs(TimeRange):
 
     metric_name: _Name
     """The metric to read, e.g. `CPUUtilization`; matched case-insensitively as a substring of metric names."""
+    instance: _Instance | None = None
+    """Only series of this DB instance or cluster (its `DBInstanceIdentifier` or `DBClusterIdentifier` dimension,
+    case-insensitive); default: every instance."""
     stat: _Stat | None = None
     """Only series of this statistic (`Average`, `Maximum`, `p99`, …); default: every statistic."""
     start: Time | None = None
@@ -179,8 +191,9 @@ _METRICS, _EVENTS, _PI, _LOG = (
 TOOLS: tuple[ToolDecl, ...] = (
     ToolDecl(
         "list_metrics",
-        "The CloudWatch metrics recorded for the database, one entry per series (metric_name, stat, unit, "
-        "dimensions), with the period in seconds and the time window. No values: read them with query_metrics.",
+        "The CloudWatch metrics recorded for the databases, one entry per series (metric_name, stat, unit, "
+        "dimensions), with the period in seconds and the time window. No values: read them with query_metrics "
+        "(its instance and stat arguments pick one series of a metric).",
         NoArgs,
         _METRICS.value,
         legacy=("query_grafana_metrics",),
@@ -189,8 +202,9 @@ TOOLS: tuple[ToolDecl, ...] = (
     ToolDecl(
         "query_metrics",
         "Read CloudWatch metric series: the series whose metric name contains metric_name "
-        "(case-insensitive), optionally of one statistic and within a time range. Each series has "
-        "timestamps (ISO-8601 UTC, oldest first) and values. A metric with no data returns no series.",
+        "(case-insensitive), optionally of one instance, of one statistic and within a time range. Each series "
+        "has timestamps (ISO-8601 UTC, oldest first) and values. A metric with no data returns no series. "
+        "Every point returned counts against the scenario's data budget: choose the series and the window.",
         QueryMetricsArgs,
         _METRICS.value,
         legacy=("query_grafana_metrics",),
