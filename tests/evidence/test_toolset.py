@@ -339,7 +339,8 @@ async def test_usage_is_appended_to_argument_errors(tiny_pack: Pack) -> None:
     with pytest.raises(ToolError) as info:
         await toolset(tiny_pack, "full").call("query_metrics", {})
     assert info.value.message.endswith(
-        "query_metrics takes: metric_name (required), stat (optional), start (optional), end (optional)"
+        "query_metrics takes: metric_name (required), instance (optional), stat (optional), start (optional), "
+        "end (optional)"
     )
 
 

@@ -442,6 +442,8 @@ AXIS2: dict[str, Any] = {
     "ruling_out_keywords": ["failover", "WAL"],
     "ruled_out": ["cpu_saturation", "storage_exhaustion"],
     "required_queries": ["FreeStorageSpace", "CPUUtilization"],
+    # These tests serve every item of the tiny scenario; the data budget is tested on its own (below).
+    "data_budget": 10_000,
 }
 
 
@@ -725,7 +727,8 @@ def test_check_ids_are_the_table_order() -> None:
         "forbidden_categories",
     ]
     assert [c.value for c in CheckId][-1] == "uncited_claims"
-    assert len(CheckId) == 16
+    assert [c.value for c in CheckId][12:14] == ["required_queries", "data_budget"]
+    assert len(CheckId) == 17
 
 
 def test_an_axis_other_than_1_or_2_is_an_input_error(pack: Pack) -> None:

@@ -264,6 +264,7 @@ def refuting(write_pack: PackWriter) -> Pack:
         **ANSWER,
         ruled_out=["cpu_saturation"],
         refuting={"cpu_saturation": [{"metric": "CPUUtilization", "shows": ["flat", "below"]}]},
+        data_budget=10_000,  # every item is served here; the budget is tested in test_budget.py
     )
 
 

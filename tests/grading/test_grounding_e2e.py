@@ -99,7 +99,7 @@ def test_a_fact_is_checked_on_the_points_served_by_then(late_rise: Pack) -> None
     early = citations(first)
     assert not early.passed and f"{CPU.id} is not rising" in early.detail
     # asked again once the clock has passed the climb, the run has been served it
-    later = run_calls(scenario, late_rise, "temporal", [("get_alert", {})] * 8 + [EVERY_CALL[2]])
+    later = run_calls(scenario, late_rise, "temporal", [("wait", {"minutes": 8}), EVERY_CALL[2]])
     assert citations(later).passed
 
 
