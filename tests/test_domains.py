@@ -83,14 +83,22 @@ def _agent_package(domain: Domain) -> Path | None:
     return SRC.parent / Path(*module.split("."))
 
 
+def _generator_packages() -> list[Path]:
+    """Each domain's scenario-generator package (`sredrill.generate.GENERATORS`: `module:attribute`)."""
+    from sredrill.generate import GENERATORS
+
+    return [SRC.parent / Path(*target.split(":")[0].split(".")) for target in GENERATORS.values()]
+
+
 def core_files(domain: Domain) -> list[Path]:
-    """Every module but the domains' own: `domains/` and each domain's reference-agent package (domain code that
-    lives in the agents layer; two domains may both name a tool `get_events`)."""
-    agents = [p for p in (_agent_package(d) for d in every_domain()) if p is not None]
+    """Every module but the domains' own: `domains/`, each domain's reference-agent package and each domain's
+    scenario-generator package (domain code that lives in the agents and generate layers; two domains may both
+    name a tool `get_events`)."""
+    owned = [p for p in (_agent_package(d) for d in every_domain()) if p is not None] + _generator_packages()
     out = []
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC)
-        if rel.parts[0] == "domains" or any(path.is_relative_to(a) for a in agents):
+        if rel.parts[0] == "domains" or any(path.is_relative_to(a) for a in owned):
             continue
         out.append(path)
     return out

@@ -1,8 +1,9 @@
 """Loading a pack: `load_pack(path_or_name)` reads and validates every scenario folder of a pack.
 
-A pack is a folder of `NNN-slug` scenario folders (three digits, sorted); other entries (`asset.yml`,
-`shared/`, a README) are skipped. A broken scenario does not stop the pack: it lands in `Pack.broken` with a
-`PackError` naming file, field and fix, and the other scenarios load (STYLE #16: the per-scenario boundary).
+A pack is a folder of `NNN-slug` scenario folders (three digits or more, in the order of their numbers); other
+entries (`asset.yml`, `shared/`, a README) are skipped. A broken scenario does not stop the pack: it lands in
+`Pack.broken` with a `PackError` naming file, field and fix, and the other scenarios load (STYLE #16: the
+per-scenario boundary).
 A pack is self-contained: a file that is (or sits in a folder that is) a symlink leading out of the pack is
 an error, so a pack cannot make sredrill read, and serve to an agent, any file of the machine.
 
@@ -40,7 +41,7 @@ from sredrill.scenarios.reading import LINT_HINT, parse_document, read_document,
 from sredrill.scenarios.vocabulary import Vocabulary, normalize_name
 from sredrill.text import scrub
 
-__all__ = ["BUILTIN_PACKS_DIR", "MEMORY_ROOT", "builtin_pack_names", "load_pack", "load_pack_files"]
+__all__ = ["BUILTIN_PACKS_DIR", "MEMORY_ROOT", "builtin_pack_names", "folder_order", "load_pack", "load_pack_files"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -48,7 +49,16 @@ BUILTIN_PACKS_DIR = Path(__file__).resolve().parent / "packs"
 MEMORY_ROOT = Path("/dev/null")
 """The root of a pack held in memory: no file can be under it (a device is not a folder), so a pack that has no
 folder is never read from one by accident (`Pack.root` is a `Path` for every pack)."""
-SCENARIO_FOLDER = re.compile(r"^\d{3}-[A-Za-z0-9][A-Za-z0-9._-]*$")
+SCENARIO_FOLDER = re.compile(r"^\d{3,}-[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""A scenario folder's name: `NNN-slug`, three digits or more (a generated set of 10,000 has `9999-…`)."""
+
+
+def folder_order(folder: str) -> tuple[int, str]:
+    """The sort key of a scenario folder: its number, then its name (`999-a` before `1000-a`)."""
+    number, _, _ = folder.partition("-")
+    return (int(number), folder) if number.isdigit() else (-1, folder)
+
+
 _CATEGORIES = frozenset(c.value for c in Category)
 
 
@@ -77,7 +87,9 @@ def load_pack(path_or_name: str | os.PathLike[str]) -> Pack:
     rel = f"{name}/pack.yml"
     if (root / "pack.yml").is_file():
         config = read_model(PackConfig, _inside(root, root / "pack.yml", rel), rel)
-    folders = sorted(p.name for p in root.iterdir() if p.is_dir() and SCENARIO_FOLDER.match(p.name))
+    folders = sorted((p.name for p in root.iterdir() if p.is_dir() and SCENARIO_FOLDER.match(p.name)), key=folder_order)
+    if not folders and config is not None and config.generated is not None:
+        return _generated(root, name, config, builtin=builtin)
     if not folders:
         raise PackError(
             "no scenario folders in this pack",
@@ -144,7 +156,7 @@ def load_pack_files(name: str, scenarios: Iterable[tuple[str, Mapping[str, bytes
         name=name,
         root=MEMORY_ROOT / name,
         vocabulary=vocabulary,
-        scenarios=tuple(sorted(loaded, key=lambda s: s.folder)),
+        scenarios=tuple(sorted(loaded, key=lambda s: folder_order(s.folder))),
         broken=MappingProxyType(broken),
         domain=domain.name,
     )
@@ -254,7 +266,48 @@ def _plainly_inside(root: Path, path: Path) -> bool:
 
 
 def _has_scenarios(folder: Path) -> bool:
-    return any(p.is_dir() and SCENARIO_FOLDER.match(p.name) for p in folder.iterdir())
+    """Whether a folder is a pack: scenario folders, or a `pack.yml` naming a generated set (`rds_generated`)."""
+    if any(p.is_dir() and SCENARIO_FOLDER.match(p.name) for p in folder.iterdir()):
+        return True
+    try:
+        return "generated:" in (folder / "pack.yml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _generated(root: Path, name: str, config: PackConfig, *, builtin: bool) -> Pack:
+    """A pack whose `pack.yml` names a generated set and that holds no scenario folder: the set, made in
+    memory each time it loads (`rds_generated`: 40 scenarios of a few MB each stay out of the repository).
+
+    Raises:
+        PackError: the spec does not parse, or the generator's version is not the one `pack.yml` records (the
+            same spec now makes other scenarios).
+    """
+    import importlib
+    from dataclasses import replace
+
+    from sredrill.errors import InputError
+
+    assert config.generated is not None
+    # The generators sit a layer above the loader (they write scenarios in its format): imported by name, as
+    # the domains are.
+    generate = importlib.import_module("sredrill.generate")
+    rel = f"{name}/pack.yml"
+    try:
+        spec = generate.parse_generate_spec(config.generated.spec)
+        version = generate.generator_for(spec.domain).version
+    except InputError as exc:
+        raise PackError(exc.message, path=rel, field="generated.spec", hint=exc.hint) from exc
+    if version != config.generated.version:
+        raise PackError(
+            f"it was made by generator {config.generated.generator} version {config.generated.version!r}; this "
+            f"sredrill's is {version!r}, which makes other scenarios from the same spec",
+            path=rel,
+            field="generated.version",
+            hint=f"set version: {version} after checking the set still means what it should",
+        )
+    pack: Pack = generate.generated_pack(spec, name=name)
+    return replace(pack, root=root, builtin=builtin)
 
 
 def _locate(path_or_name: str | os.PathLike[str]) -> tuple[Path, bool]:

@@ -1,8 +1,8 @@
 """The RDS domain's lint rules and the evidence strings lint's leak rule reads.
 
-Warnings (they never block a run): units that are not CloudWatch's, dimensions that do not match the instance,
-events, log records or points outside the window, duplicate series, and `required_queries` that no series of the
-scenario can answer. Then every domain's answer-key rule (`evidence.keys.selector_findings`): a `decisive` or
+Warnings (they never block a run): units that are not CloudWatch's, dimensions that match neither the instance
+nor the fleet its `scenario.yml` declares, events, log records or points outside the window, duplicate series,
+and `required_queries` that no series of the scenario can answer. Then every domain's answer-key rule (`evidence.keys.selector_findings`): a `decisive` or
 `refuting` selector that matches no evidence item is an error.
 """
 
@@ -69,9 +69,12 @@ def units(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
 
 def dimensions(s: Scenario, _: Vocabulary, /) -> Iterator[Finding]:
     instance, cluster = s.metadata.db_instance_identifier, s.metadata.db_cluster
+    fleet = frozenset(s.metadata.fleet) - {instance}
     replica = s.alert.common_annotations.get("read_replica") or None
     for series, loc in zip(s.metrics, s.series_locations, strict=True):
         value = series.dimension("DBInstanceIdentifier")
+        if value is not None and value in fleet:
+            continue  # a declared instance of the account (`scenario.yml: fleet`): any of its metrics
         if series.metric_name in REPLICA_METRICS:
             if value is None or value == instance or (replica and value != replica):
                 want = replica or "the read replica's identifier"

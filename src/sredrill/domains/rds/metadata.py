@@ -38,3 +38,7 @@ class RdsMetadata(ScenarioMetadata):
     db_cluster: str = ""
     available_evidence: list[EvidenceSource] = Field(min_length=1)
     """The evidence sources of the scenario."""
+    fleet: list[str] = Field(default_factory=list)
+    """The account's other DB instances whose series the evidence holds (a read replica, unrelated instances):
+    lint's `dimension` rule accepts series of these as well as of `db_instance_identifier`. Empty: the
+    evidence is the instance's own (and its read replica's, named by the alert's `read_replica`)."""
