@@ -2,8 +2,8 @@
 
 Warnings (they never block a run): units that are not CloudWatch's, dimensions that match neither the instance
 nor the fleet its `scenario.yml` declares, events, log records or points outside the window, duplicate series,
-and `required_queries` that no series of the scenario can answer. Then every domain's answer-key rule (`evidence.keys.selector_findings`): a `decisive` or
-`refuting` selector that matches no evidence item is an error.
+and `required_queries` that no series of the scenario can answer. Then every domain's answer-key rule
+(`evidence.keys.selector_findings`): a `decisive` or `refuting` selector that matches no evidence item is an error.
 """
 
 from __future__ import annotations
