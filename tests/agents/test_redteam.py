@@ -31,7 +31,7 @@ from sredrill.trajectory import Recorder, ToolCallStep
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 K8S_SMALL = FIXTURES / "k8s_small"
 RDS_FOLDERS = ("001-replication-lag", "003-storage-full", "014-checkpoint-storm-cpu-saturation")
-AGENTS = ["redteam:alert-only", "redteam:zscore", "redteam:constant=healthy", "redteam:guesser"]
+AGENTS = ["redteam:alert-only", "redteam:zscore", "redteam:constant=healthy", "redteam:guesser", "redteam:enumerator"]
 
 
 @pytest.fixture(scope="module")
@@ -253,3 +253,13 @@ def test_the_guesser_under_retries_is_headlined_by_its_first_attempt(rds_small: 
     for result in retried:
         assert result.attempts[0].status == TestStatus.FAILED
         assert first_attempt(result) == TestStatus.FAILED  # whatever the retries forgave after it
+
+
+@pytest.mark.parametrize("folder", RDS_FOLDERS)
+def test_the_enumerator_is_served_every_series_and_answers_as_the_reference_does(folder: str) -> None:
+    pack = load_pack("rds_postgres")
+    diagnosis, toolset, _ = _run(resolve_agent("redteam:enumerator"), pack, folder, BackendMode.SELECTIVE)
+    reference, chosen, _ = _run(resolve_agent("reference"), pack, folder, BackendMode.SELECTIVE)
+    assert set(toolset.returned_metrics()) == set(pack.scenario(folder).metric_names)
+    assert toolset.points_served() > toolset.data_budget.points >= chosen.points_served()
+    assert diagnosis.failure_modes == reference.failure_modes and diagnosis.root_cause == reference.root_cause

@@ -137,7 +137,8 @@ class Grader:
         checks[CheckId.TRAJECTORY_CALIBRATION] = CheckOutcome(
             passed=score.calibration_ok,
             role=SignalRole.OBSERVE,
-            detail=f"{score.loops} investigation loop(s), at most {score.max_loops} expected",
+            detail=f"{score.loops} investigation loop(s), at most {score.max_loops} expected"
+            + (f"; waited {score.waited_minutes:g} minute(s) for data" if score.waited_minutes else ""),
         )
         g = self.grounding
         checks[CheckId.UNCITED_CLAIMS] = CheckOutcome(
