@@ -60,6 +60,8 @@ _RECHECK = (
 _LOG_LIMIT = 500
 # Evidence ending within this many metric periods of the alert is still arriving: look again once.
 _FRESH_PERIODS = 2
+# The statistic read when a metric has several: the level the hypotheses' thresholds are stated in.
+_PREFERRED_STAT = "Average"
 # How long to wait before looking again, when the tools offer `wait` (the temporal backend).
 _RECHECK_MINUTES = 10
 
@@ -70,6 +72,8 @@ class _Gathered:
 
     alert: AlertView
     listed: list[str] = field(default_factory=list)
+    offered: list[tuple[str, str, str | None]] = field(default_factory=list)
+    """Every listed series as (metric, statistic, instance): what a query can choose between."""
     period_s: float = 60.0
     window: tuple[datetime, datetime] | None = None
     series: dict[tuple[str, str, str | None], Series] = field(default_factory=dict)
@@ -142,6 +146,7 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
         gathered.read.add(src.metrics)
         metrics = [m for m in listing.get("metrics") or () if isinstance(m, Mapping)]
         gathered.listed = list(dict.fromkeys(str(m.get("metric_name")) for m in metrics if m.get("metric_name")))
+        gathered.offered = [_offered(m) for m in metrics if m.get("metric_name")]
         if isinstance(listing.get("period"), int | float) and listing["period"] > 0:
             gathered.period_s = float(listing["period"])
         window = listing.get("window")
@@ -159,7 +164,7 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
     for name in names:
         if name in seen_this_round:
             continue
-        result = await _call(task, available, "query_metrics", gathered, metric_name=name)
+        result = await _call(task, available, "query_metrics", gathered, **_choice(name, gathered))
         if result is None:
             continue
         gathered.read.add(src.metrics)
@@ -182,6 +187,29 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
         gathered.read.add(src.logs)
         wanted = re.compile(SEARCH_PATTERN, re.IGNORECASE)
         gathered.logs = [r for r in parse_logs(logs) if wanted.search(r.message)]
+
+
+def _offered(entry: Mapping[str, Any]) -> tuple[str, str, str | None]:
+    dims = entry.get("dimensions")
+    instance = dims.get("DBInstanceIdentifier") if isinstance(dims, Mapping) else None
+    return str(entry.get("metric_name")), str(entry.get("stat")), str(instance) if instance else None
+
+
+def _choice(name: str, gathered: _Gathered) -> dict[str, Any]:
+    """The arguments that read one metric as the hypotheses need it: the alert's instance when the metric has
+    several instances' series and the alert's is among them (a replica's own metrics are read wherever they
+    are), and the `Average` when it has several statistics. Nothing is narrowed where there is no choice, so a
+    one-instance, one-statistic scenario is read whole. The data budget of Axis 2 pays for what is read."""
+    offered = [o for o in gathered.offered if o[0] == name]
+    args: dict[str, Any] = {"metric_name": name}
+    instance = gathered.alert.instance
+    mine = [o for o in offered if o[2] == instance] if instance else []
+    if mine and len({o[2] for o in offered}) > 1:
+        args["instance"] = instance
+    pool = mine or offered
+    if len({o[1] for o in pool}) > 1 and any(o[1] == _PREFERRED_STAT for o in pool):
+        args["stat"] = _PREFERRED_STAT
+    return args
 
 
 def _conclusion_note(conclusion: Conclusion, diagnosis: Diagnosis) -> str:
