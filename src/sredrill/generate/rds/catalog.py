@@ -66,6 +66,7 @@ CORE = _defs(
     ("DiskQueueDepth", 0.3),
     ("NetworkReceiveThroughput", 0.12),
     ("NetworkTransmitThroughput", 0.12),
+    ("NetworkThroughput", 0.12),
     ("MaximumUsedTransactionIDs", 0.0),
     ("OldestReplicationSlotLag", 0.1),
     ("OldestLogicalReplicationSlotLag", 0.1),
@@ -85,7 +86,7 @@ CORE = _defs(
     ("WriteThroughputLogVolume", 0.15),
     ("DiskQueueDepthLogVolume", 0.3),
 )
-"""What every instance publishes (36 metrics)."""
+"""What every instance publishes (37 metrics)."""
 
 LOCAL_STORAGE = _defs(
     ("FreeLocalStorage", 0.0),

@@ -26,7 +26,7 @@ FAULT_METRICS: dict[str, tuple[str, ...]] = {
     "storage_full": ("FreeStorageSpace", "WriteIOPS", "WriteThroughput", "TransactionLogsGeneration"),
     "cpu_saturation": ("CPUUtilization", "DBLoadCPU", "DBLoad", "ReadLatency"),
     "connection_exhaustion": ("DatabaseConnections", "FreeableMemory"),
-    "replication_lag": ("ReplicaLag",),
+    "replication_lag": ("ReplicaLag", "WriteIOPS"),
     "checkpoint_io_storm": (
         "TransactionLogsGeneration",
         "WriteIOPS",

@@ -52,9 +52,9 @@ _CLASSES = {  # vCPUs, memory GiB
     "db.r6gd.xlarge": (4, 32),
     "db.r6gd.2xlarge": (8, 64),
     "db.m6gd.2xlarge": (8, 32),
-    "db.r6g.large": (2, 16),
-    "db.r6g.xlarge": (4, 32),
-    "db.m6g.large": (2, 8),
+    "db.r6gd.large": (2, 16),
+    "db.m6gd.large": (2, 8),
+    "db.m6gd.xlarge": (4, 16),
     "db.t4g.large": (2, 8),
     "db.t4g.medium": (2, 4),
 }
@@ -129,7 +129,7 @@ def build_fleet(rng: random.Random, others: int = 2) -> Fleet:
         Instance(
             f"{app.name}-pg-{env}",
             Role.OTHER,
-            rng.choice(("db.r6g.large", "db.r6g.xlarge", "db.m6g.large", "db.t4g.large", "db.t4g.medium")),
+            rng.choice(("db.r6gd.large", "db.m6gd.xlarge", "db.m6gd.large", "db.t4g.large", "db.t4g.medium")),
             rng.choice((100, 200, 300, 500)),
             rng.uniform(0.2, 0.9),
             app,

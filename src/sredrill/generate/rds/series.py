@@ -127,6 +127,8 @@ def baseline_traces(rng: random.Random, inst: Instance, minutes: int, start_hour
         "DiskQueueDepthLogVolume": _noise(rng, minutes, rng.uniform(0.1, 0.6), 0.3),
     }
     traces["DBLoadRelativeToNumVCPUs"] = [x / inst.vcpu for x in traces["DBLoad"]]
+    rx, tx = traces["NetworkReceiveThroughput"], traces["NetworkTransmitThroughput"]
+    traces["NetworkThroughput"] = [a + b for a, b in zip(rx, tx, strict=True)]
     names = {m.name for m in inst.metrics}
     if "FreeLocalStorage" in names:
         local = inst.storage_gb * GB * 0.2
