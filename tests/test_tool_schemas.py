@@ -231,7 +231,7 @@ def test_a_full_diagnosis_and_all_null_optionals_are_valid_instances(rds: Pack) 
     minimal = {"root_cause": "x", **{k: None for k in full if k != "root_cause"}}
     Draft202012Validator(specs["submit_diagnosis"]).validate(minimal)
     Draft202012Validator(specs["query_metrics"]).validate(
-        {"metric_name": "CPU", "stat": None, "start": None, "end": None}
+        {"metric_name": "CPU", "instance": None, "stat": None, "start": None, "end": None}
     )
     for name, schema in specs.items():
         args = _all_null(schema)
@@ -248,13 +248,15 @@ async def test_rca_tools_read_a_null_optional_argument_as_not_given(rds: Pack) -
     scenario = rds.scenarios[0]
 
     async def both(name: str, nulls: dict[str, Any], plain: dict[str, Any]) -> tuple[Any, Any]:
-        # Fresh toolsets, so the temporal clock (advanced per call) is the same for both calls.
+        # Fresh toolsets, each with its own temporal clock.
         a = RcaToolset(scenario, "temporal", vocabulary=rds.vocabulary)
         b = RcaToolset(scenario, "temporal", vocabulary=rds.vocabulary)
         return await a.call(name, nulls), await b.call(name, plain)
 
     with_nulls, without = await both(
-        "query_metrics", {"metric_name": "CPU", "stat": None, "start": None, "end": None}, {"metric_name": "CPU"}
+        "query_metrics",
+        {"metric_name": "CPU", "instance": None, "stat": None, "start": None, "end": None},
+        {"metric_name": "CPU"},
     )
     assert with_nulls == without and with_nulls["series"]
     for name, nulls in [

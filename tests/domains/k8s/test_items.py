@@ -83,8 +83,7 @@ async def test_ids_are_the_same_on_every_backend_and_in_every_call(pack: Pack) -
         assert ids and set(ids) <= set(full[tool]), tool
     # A temporal run that waited until everything is dated: the same ids again.
     tools = RcaToolset(scenario, BackendMode.TEMPORAL)
-    for _ in range(10):
-        await tools.call("get_alert", {})
+    await tools.call("wait", {"minutes": 10})
     late = result_ids("search_logs", await tools.call("search_logs", {}))
     assert late == full["search_logs"]
 

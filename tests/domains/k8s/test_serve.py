@@ -238,7 +238,9 @@ async def test_get_events_on_temporal_holds_back_what_was_first_seen_after_the_c
     assert isinstance(first, dict)
     # The readiness failures begin at 14:06:30: not yet. The back-off began before and is shown whole.
     assert names(first["events"], "reason") == ["ScalingReplicaSet", "BackOff"]
-    await tools.call("get_alert", {})
+    await tools.call("get_alert", {})  # no call but a wait moves the clock
+    assert (await tools.call("get_events", {}))["total"] == 2
+    await tools.call("wait", {"minutes": 2})
     later = await tools.call("get_events", {})  # the clock is now 14:07
     assert isinstance(later, dict) and later["total"] == 3
 
@@ -465,7 +467,9 @@ async def test_search_logs_on_temporal_holds_back_later_records(pack: Pack) -> N
     result = await tools.call("search_logs", {"query": "status:error"})
     assert isinstance(result, dict) and result["matched"] == 1  # the 14:08 record is three minutes away
     for _ in range(3):
-        await tools.call("get_alert", {})
+        await tools.call("get_alert", {})  # calls do not move the clock
+    assert (await tools.call("search_logs", {"query": "status:error"}))["matched"] == 1
+    await tools.call("wait", {"minutes": 4})  # 14:09
     result = await tools.call("search_logs", {"query": "status:error"})
     assert isinstance(result, dict) and result["matched"] == 2
 
