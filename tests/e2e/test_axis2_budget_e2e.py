@@ -40,9 +40,10 @@ def _budget(result: dict[str, Any]) -> tuple[int, int]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
     project = Project(tmp_path_factory.mktemp("axis2"))
-    return {agent: _results(project, "--agent", agent, "--axis2") for agent in ("reference", "redteam:enumerator")} | {
-        "temporal": _results(project, "--agent", "reference", "--mode", "temporal")
-    }
+    runs = {agent: _results(project, "--agent", agent, "--axis2") for agent in ("reference", "redteam:enumerator")}
+    runs["temporal"] = _results(project, "--agent", "reference", "--mode", "temporal")
+    runs["temporal enumerator"] = _results(project, "--agent", "redteam:enumerator", "--mode", "temporal")
+    return runs
 
 
 def test_the_enumerator_passes_axis_1_and_fails_axis_2_on_the_budget(runs: dict[str, list[dict[str, Any]]]) -> None:
@@ -84,3 +85,14 @@ def test_under_temporal_the_reference_waits_and_waiting_costs(runs: dict[str, li
     for r in waited:
         assert r["trajectory"]["efficiency_score"] < 1.0
     assert sum(r["status"] == "passed" for r in results) == len(results)
+
+
+def test_under_temporal_enumerating_brings_no_later_data(runs: dict[str, list[dict[str, Any]]]) -> None:
+    # Reading everything at the alert sees only what the reference agent sees there: the later data comes only
+    # with its wait, so both conclude the same, and the enumerator pays the same wait.
+    reference = {_scenario(r): r for r in runs["temporal"]}
+    assert len(runs["temporal enumerator"]) == len(reference) == 18
+    for r in runs["temporal enumerator"]:
+        same = reference[_scenario(r)]
+        assert r["status"] == same["status"] and r["actual"]["failure_modes"] == same["actual"]["failure_modes"]
+        assert r["trajectory"]["tool_calls"].count("wait") == same["trajectory"]["tool_calls"].count("wait") == 1
