@@ -61,7 +61,7 @@ class DomainServer(Protocol):
 
     @property
     def step(self) -> timedelta:
-        """The temporal clock's step (one period of the evidence)."""
+        """One period of the evidence (the temporal clock no longer steps by it: only `wait` moves the clock)."""
         ...
 
     def answer(self, tool: str, args: Any, context: CallContext) -> ToolAnswer:

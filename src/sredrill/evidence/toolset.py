@@ -16,7 +16,7 @@ Examples:
     >>> tools.returned_metrics()                                            # doctest: +SKIP
     ('ReplicaLag',)
     >>> tools.points_served(), tools.data_budget.points                     # doctest: +SKIP
-    (25, 480)
+    (30, 504)
 """
 
 from __future__ import annotations
