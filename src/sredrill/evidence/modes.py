@@ -14,8 +14,8 @@ class BackendMode(StrEnum):
       original suite's FixtureGrafanaBackend; Axis 1).
     - `selective`: a metrics query returns only the series whose metric name contains the query,
       case-insensitively (the original suite's SelectiveGrafanaBackend with its filtering switched on; Axis 2).
-    - `temporal`: `selective`, plus a clock that starts when the alert fired and advances one metric period
-      per tool call; nothing dated after the clock is returned.
+    - `temporal`: `selective`, plus a clock that starts when the alert fired and moves only when the agent
+      calls `wait(minutes)` (`evidence.clock`); nothing dated after the clock is returned.
     """
 
     FULL = "full"
@@ -29,5 +29,5 @@ class BackendMode(StrEnum):
 
     @property
     def has_clock(self) -> bool:
-        """True when evidence is revealed as time passes, one metric period per tool call."""
+        """True when evidence is revealed as time passes, which only `wait` makes it do."""
         return self is BackendMode.TEMPORAL
