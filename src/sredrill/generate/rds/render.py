@@ -26,8 +26,21 @@ def dump_json(obj: Any) -> bytes:
     return (json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
 
 
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (a `model_response`) as literal blocks, as the hand-written keys write them."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Dumper.add_representer(str, _text)
+
+
 def dump_yaml(obj: Any) -> bytes:
-    text: str = yaml.safe_dump(obj, sort_keys=True, allow_unicode=True, width=1_000_000, default_flow_style=None)
+    text: str = yaml.dump(
+        obj, Dumper=_Dumper, sort_keys=True, allow_unicode=True, width=1_000_000, default_flow_style=None
+    )
     return text.encode()
 
 
