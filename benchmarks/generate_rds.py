@@ -6,7 +6,8 @@
 
 For each count: the wall time to generate every scenario in memory (`sredrill.generate.generate`, files made
 and dropped one at a time, as `sredrill run --generate` streams them), the mean and largest bytes per scenario
-(and of its metrics file), and the time `generated_pack` takes to generate and load the first `--load`
+(and of its metrics file), the CPU time beside the wall time (the machine may be shared: the load average is
+printed), and the time `generated_pack` takes to generate and load the first `--load`
 scenarios exactly as `load_pack` reads a folder (per scenario). Nothing is asserted; docs/generator.md keeps
 the figures (the issue's target: 1,000 scenarios in under 3 minutes).
 """
@@ -31,13 +32,14 @@ def measure(count: int, seed: int) -> dict[str, float]:
     spec = GenerateSpec(domain="rds", seed=seed, count=count)
     sizes: list[int] = []
     metrics: list[int] = []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for scenario in generate(spec):
         sizes.append(sum(len(b) for b in scenario.files.values()))
         metrics.append(len(scenario.files["aws_cloudwatch_metrics.json"]))
     took = time.perf_counter() - start
     return {
         "seconds": took,
+        "cpu_seconds": time.process_time() - cpu,
         "per_scenario_ms": took / count * 1000,
         "mean_mb": sum(sizes) / count / 1e6,
         "max_mb": max(sizes) / 1e6,
@@ -66,11 +68,12 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=100, help="scenarios to load through generated_pack")
     args = parser.parse_args()
     print(f"generator {VERSION}; {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python "
-          f"{platform.python_version()}")  # fmt: skip
+          f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     for count in args.counts:
         m = measure(count, args.seed)
         print(
-            f"{count:>6} scenarios: {m['seconds']:7.1f} s ({m['per_scenario_ms']:.0f} ms each); "
+            f"{count:>6} scenarios: {m['seconds']:7.1f} s wall, {m['cpu_seconds']:.1f} s CPU "
+            f"({m['per_scenario_ms']:.0f} ms each); "
             f"{m['mean_mb']:.2f} MB each on average (max {m['max_mb']:.2f}, metrics file {m['metrics_mean_mb']:.2f})"
         )
     per = measure_load(args.load, args.seed)

@@ -257,26 +257,29 @@ def benign_blip(rng: random.Random, w: World) -> AlertSpec:
 
 
 def healthy_selectors(w: World) -> list[Selector]:
-    """What shows the primary healthy, with bounds from what harm means (only those its Average bears out)."""
+    """What shows the primary healthy: below (above) a bound from what harm means, or flat, as the built-in
+    healthy keys accept (only the series whose Average stays within the bound)."""
     p = w.fleet.primary
     volume = p.storage_gb * GB
     out: list[Selector] = []
     cpu = w.series(p, "CPUUtilization")
     if "CPUUtilization" not in w.missing and max(cpu) < 85:
-        out.append({"metric": "CPUUtilization", "resource": p.name, "shows": ["below"], "below": 90})
+        out.append({"metric": "CPUUtilization", "resource": p.name, "shows": ["below", "flat"], "below": 90})
     conns = w.series(p, "DatabaseConnections")
     if "DatabaseConnections" not in w.missing and max(conns) < 0.85 * p.max_connections:
         out.append(
             {
                 "metric": "DatabaseConnections",
                 "resource": p.name,
-                "shows": ["below"],
+                "shows": ["below", "flat"],
                 "below": round(0.9 * p.max_connections),
             }
         )
     free = w.series(p, "FreeStorageSpace")
     if "FreeStorageSpace" not in w.missing and min(free) > 0.12 * volume:
-        out.append({"metric": "FreeStorageSpace", "resource": p.name, "shows": ["above"], "above": round(0.1 * volume)})
+        out.append(
+            {"metric": "FreeStorageSpace", "resource": p.name, "shows": ["above", "flat"], "above": round(0.1 * volume)}
+        )
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -48,6 +49,26 @@ def _num(x: float, places: int) -> float | int:
     return round(x) if places == 0 else round(x, places)
 
 
+def _rounded(values: list[float], places: int) -> list[Any]:
+    """Every value rounded to `places` (integers at 0), never below 0 (no RDS metric is negative)."""
+    if places == 0:
+        return [round(x) if x > 0 else 0 for x in values]
+    return [round(x, places) if x > 0 else 0.0 for x in values]
+
+
+def _spread(
+    avg: list[Any], k: float, places: int, top: float, rand: Callable[[], float]
+) -> tuple[list[Any], list[Any]]:
+    """`Maximum` and `Minimum` around the (rounded, non-negative) averages: within `k` of each, relative,
+    `Maximum` at most `top` unless the average is above it. Rounding is monotonic, so Min <= Avg <= Max holds."""
+    if k == 0:
+        return avg, avg
+    digits = None if places == 0 else places
+    hi = [h if (h := round(a * (1 + k * rand()), digits)) <= top else (top if top > a else a) for a in avg]
+    lo = [round(a * (1 - k * rand()), digits) for a in avg]
+    return hi, lo
+
+
 def render_evidence(w: World, rng: random.Random) -> dict[str, bytes]:
     """The four evidence files of the world."""
     stamps = [iso(w.start + timedelta(minutes=t)) for t in range(MINUTES)]
@@ -68,13 +89,12 @@ def _metrics(w: World, rng: random.Random, stamps: list[str], end: str) -> dict[
             if m.name in w.missing:
                 continue
             places, unit, spread = m.decimals, m.unit, m.spread
-            avg = [_num(x, places) for x in w.series(inst, m.name)]
+            avg = _rounded(w.series(inst, m.name), places)
             cap = w.caps.get((inst.name, m.name))
             top = 100.0 if unit == "Percent" else float("inf")
             if cap is not None:
                 top = min(top, cap)
-            hi = [max(a, min(top, _num(a * (1 + spread * 2.5 * rand()), places))) for a in avg]
-            lo = [min(a, max(0, _num(a * (1 - spread * 2.5 * rand()), places))) for a in avg]
+            hi, lo = _spread(avg, spread * 2.5, places, top, rand)
             stats: list[tuple[str, list[Any]]] = [("Average", avg), ("Maximum", hi), ("Minimum", lo)]
             if m.p99:
                 stats.append(("p99", [_num(a + 0.8 * (h - a), places) for a, h in zip(avg, hi, strict=True)]))
