@@ -31,6 +31,7 @@ class TaskCatalog:
         >>> [t.task_id for t in catalog.tasks()][:3]
         ['easy_cpu_spike', 'medium_cascade', 'hard_mixed']
         >>> env = catalog.make("hard_mixed", seed=3)
+        >>> unseen = TaskCatalog.generated("rds:seed=1000000:count=20")  # RCA tasks of a generated set
     """
 
     def __init__(
@@ -75,6 +76,20 @@ class TaskCatalog:
     def builtin(cls) -> TaskCatalog:
         """The built-in incident tasks and the scenarios of every built-in pack."""
         return cls(load_pack(name) for name in builtin_pack_names())
+
+    @classmethod
+    def generated(cls, spec: str) -> TaskCatalog:
+        """The scenarios of a generated set as RCA tasks (and the built-in incident tasks and families): an
+        unseen set to train or evaluate on, made in memory (`rds:seed=1000000:count=50`, docs/generator.md).
+
+        Raises:
+            InputError: the spec does not parse, or names a domain without a generator.
+        """
+        from sredrill.generate import check_spec, generated_pack, parse_generate_spec
+
+        parsed = parse_generate_spec(spec)
+        check_spec(parsed)
+        return cls([generated_pack(parsed)])
 
     def task(self, task_id: str) -> EnvTask:
         """A task by id.

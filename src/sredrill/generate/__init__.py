@@ -241,10 +241,10 @@ def _check_faults(spec: GenerateSpec, generator: Generator) -> None:
             ) from exc
 
 
-def generated_pack(spec: GenerateSpec) -> Pack:
+def generated_pack(spec: GenerateSpec, *, name: str | None = None) -> Pack:
     """The spec's scenarios as a pack, held in memory: nothing is written (`sredrill run --generate`).
 
-    The pack's name is the spec's text (its tests are `rds:seed=7:count=20/003-…#1`); its scenarios are read
+    The pack's name is `name`, else the spec's text (its tests are `rds:seed=7:count=20/003-…#1`); its scenarios are read
     and checked exactly as `load_pack` reads a folder, and one that does not load is in `Pack.broken`.
 
     Raises:
@@ -254,7 +254,7 @@ def generated_pack(spec: GenerateSpec) -> Pack:
 
     generator = generator_for(spec.domain)
     scenarios = ((s.folder, s.files) for s in generate(spec))
-    return load_pack_files(spec.text(), scenarios, config=_pack_config(spec, generator))
+    return load_pack_files(name or spec.text(), scenarios, config=_pack_config(spec, generator))
 
 
 def _pack_config(spec: GenerateSpec, generator: Generator) -> PackConfig:

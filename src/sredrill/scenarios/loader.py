@@ -18,6 +18,8 @@ keys (`failure_modes`, `ruled_out`) is in the upstream format, graded in compati
 from __future__ import annotations
 
 import fnmatch
+import functools
+import importlib
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -277,13 +279,12 @@ def _has_scenarios(folder: Path) -> bool:
 
 def _generated(root: Path, name: str, config: PackConfig, *, builtin: bool) -> Pack:
     """A pack whose `pack.yml` names a generated set and that holds no scenario folder: the set, made in
-    memory each time it loads (`rds_generated`: 40 scenarios of a few MB each stay out of the repository).
+    memory once per process (`rds_generated`: 40 scenarios of a few MB each stay out of the repository).
 
     Raises:
         PackError: the spec does not parse, or the generator's version is not the one `pack.yml` records (the
             same spec now makes other scenarios).
     """
-    import importlib
     from dataclasses import replace
 
     from sredrill.errors import InputError
@@ -306,8 +307,16 @@ def _generated(root: Path, name: str, config: PackConfig, *, builtin: bool) -> P
             field="generated.version",
             hint=f"set version: {version} after checking the set still means what it should",
         )
-    pack: Pack = generate.generated_pack(spec, name=name)
-    return replace(pack, root=root, builtin=builtin)
+    return replace(_made(spec.text(), name, version), root=root, builtin=builtin)
+
+
+@functools.lru_cache(maxsize=4)
+def _made(spec: str, name: str, version: str) -> Pack:
+    """A generated pack made once per process (a pack is immutable): the built-in `rds_generated` takes seconds
+    to make, and a server, the environment's catalog and a run each load every built-in pack."""
+    generate = importlib.import_module("sredrill.generate")
+    pack: Pack = generate.generated_pack(generate.parse_generate_spec(spec), name=name)
+    return pack
 
 
 def _locate(path_or_name: str | os.PathLike[str]) -> tuple[Path, bool]:
