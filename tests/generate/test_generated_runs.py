@@ -137,9 +137,11 @@ def test_generated_pack_of_makes_the_same_scenarios_as_the_plan_recorded() -> No
 
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[httpx.Client]:
-    with ServerThread(create_app(packs=None, db=tmp_path / "runs.db")) as server:
-        with httpx.Client(base_url=server.url, timeout=120, headers=runs_auth(server)) as http:
-            yield http
+    with (
+        ServerThread(create_app(packs=None, db=tmp_path / "runs.db")) as server,
+        httpx.Client(base_url=server.url, timeout=120, headers=runs_auth(server)) as http,
+    ):
+        yield http
 
 
 def test_the_runs_api_runs_a_generated_set(api: httpx.Client) -> None:

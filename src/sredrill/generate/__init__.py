@@ -244,8 +244,9 @@ def _check_faults(spec: GenerateSpec, generator: Generator) -> None:
 def generated_pack(spec: GenerateSpec, *, name: str | None = None) -> Pack:
     """The spec's scenarios as a pack, held in memory: nothing is written (`sredrill run --generate`).
 
-    The pack's name is `name`, else the spec's text (its tests are `rds:seed=7:count=20/003-…#1`); its scenarios are read
-    and checked exactly as `load_pack` reads a folder, and one that does not load is in `Pack.broken`.
+    The pack's name is `name`, else the spec's text (its tests are `rds:seed=7:count=20/003-…#1`); its
+    scenarios are read and checked exactly as `load_pack` reads a folder, and one that does not load is in
+    `Pack.broken`.
 
     Raises:
         InputError: see `generate`.
