@@ -121,6 +121,7 @@ async def _regrade(
         returned_metrics=toolset.returned_metrics(),
         vocabulary=pack.vocabulary,
         served=toolset.served_items(),
+        budget=toolset.data_budget,
     )
     checks = [s for s in result.signals if s.kind != SignalKind.CHECK]
     regraded = result.model_copy(

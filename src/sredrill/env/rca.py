@@ -279,6 +279,7 @@ class RcaEpisode:
                 axis=2,
                 returned_metrics=set(self.toolset.returned_metrics()),
                 served=self.toolset.served_items(),
+                budget=self.toolset.data_budget,
                 vocabulary=self.task.pack.vocabulary,
             )
             self._grade = reward = grade.gate_fraction

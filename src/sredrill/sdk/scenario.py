@@ -149,6 +149,7 @@ class ScenarioCase:
             axis=self.axis,
             returned_metrics=toolset.returned_metrics(),
             served=toolset.served_items(),
+            budget=toolset.data_budget,
             vocabulary=self.pack.vocabulary,
             loops=result.loops,
             no_diagnosis=result.rejected_answer,
