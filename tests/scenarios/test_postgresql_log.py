@@ -184,13 +184,17 @@ async def test_the_full_backend_serves_every_record_whatever_the_pattern(tmp_pat
 
 
 async def test_the_temporal_clock_holds_back_later_records(tmp_path: Path) -> None:
-    # The alert fired at minute 4: the first call sees nothing after it, each later call one period more.
+    # The alert fired at minute 4: a call sees nothing after it, however many calls came before; only `wait`
+    # moves the clock, one minute per minute waited.
     s = with_log(tmp_path, **{"alert.json": _alert_at(4)})
     tools = RcaToolset(s, BackendMode.TEMPORAL)
     first = await tools.call("search_logs", {"level": ["FATAL"]})
     assert [r["timestamp"] for r in first["records"]] == [z(T0 + timedelta(minutes=3))]  # type: ignore[index]
     for _ in range(3):
-        later = await tools.call("search_logs", {"level": ["FATAL"]})
+        again = await tools.call("search_logs", {"level": ["FATAL"]})
+    assert again["matched"] == 1  # type: ignore[index]
+    await tools.call("wait", {"minutes": 3})
+    later = await tools.call("search_logs", {"level": ["FATAL"]})
     assert later["matched"] == 3  # type: ignore[index]
 
 

@@ -45,6 +45,8 @@ DEFAULT_MAX_RUNS: Final = 4
 """Runs a server lets go on at once (`sredrill serve --max-runs`)."""
 KEPT_FINISHED_RUNS: Final = 8
 """Finished runs kept in memory (their events replay from there); older ones are read from the store."""
+_WIND_DOWN_S: Final = 10.0
+"""How long a resume waits for a finished run's thread to end (its workers and processes stopped) before 409."""
 RETRY_AFTER_S: Final = 10
 """The `Retry-After` of a 429: runs last seconds to hours, so this is a polling interval, not a promise."""
 
@@ -342,6 +344,13 @@ class RunLauncher:
             RunGoingOn: `run_id` is going on here already (checked under the lock, so two resumes cannot race).
             SredrillError: the run stopped before it started (an unknown pack or scenario, a bad agent spec).
         """
+        if run_id is not None:
+            # A run that has finished (its results stored, `run_finished` sent) may still be winding down its
+            # thread (workers and processes ended); resuming it then waits for that instead of answering 409.
+            with self._lock:
+                ending = [g for g in self._going if g.run_id == run_id and g.done]
+            for old in ending:
+                old.join(_WIND_DOWN_S)
         live = LiveRun()
         live.on_done = self._ended
         with self._lock:
