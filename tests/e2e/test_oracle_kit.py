@@ -43,3 +43,10 @@ def test_a_store_whose_expected_modes_are_not_a_list_is_still_read(kit: Any, tmp
     findings = kit.Findings("fs")
     assert kit.store_material(db, findings, "store")
     assert "['5']" in findings.found["store"][0]
+
+
+def test_a_deeply_nested_alert_next_to_an_answer_key_is_skipped(kit: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "001-deep"
+    folder.mkdir()
+    (folder / "alert.json").write_text("[" * 100_000 + "]" * 100_000)  # a robustness test's fixture
+    assert kit._title_of(folder) is None
