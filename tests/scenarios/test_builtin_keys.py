@@ -54,13 +54,15 @@ def windows(item: ServedItem) -> list[tuple[datetime | None, datetime | None]]:
 
 def citations(selector: ItemSelector, fact: FactKind, item: ServedItem) -> list[Citation]:
     """The citations of `item` stating `fact` that the selector would accept: for `above`/`below`, its bound over
-    each sustained window (none without a bound: `test_every_level_selector_sets_its_bound` reports that)."""
+    each sustained window or over the selector's `during` (none without a bound:
+    `test_every_level_selector_sets_its_bound` reports that)."""
     if fact not in (FactKind.ABOVE, FactKind.BELOW):
         return [Citation(item=item.id, fact=fact)]
     bound = selector.above if fact == FactKind.ABOVE else selector.below
     if bound is None:
         return []
-    return [Citation(item=item.id, fact=fact, value=bound, start=s, end=e) for s, e in windows(item)]
+    spans = [selector.during] if selector.during is not None else windows(item)  # a `during` level: over it
+    return [Citation(item=item.id, fact=fact, value=bound, start=s, end=e) for s, e in spans]
 
 
 def holding(selector: ItemSelector, item: ServedItem) -> list[FactKind]:

@@ -175,7 +175,15 @@ def _decisive(citation: Citation, item: ServedItem, selectors: list[ItemSelector
         return True
     if not _sustained(citation, item):
         return False
-    return any(selector_matches(s, item) and s.accepts(citation) for s in selectors)
+    return any(selector_matches(s, item) and s.accepts(citation) and _reaches(s, citation, item) for s in selectors)
+
+
+def _reaches(selector: ItemSelector, citation: Citation, item: ServedItem) -> bool:
+    """A level about a selector's `during` window was served some point of it (else it states nothing there)."""
+    if selector.during is None or citation.fact not in (FactKind.ABOVE, FactKind.BELOW) or not item.series:
+        return True
+    start, end = selector.during
+    return any(t is not None and start <= t <= end for t, _ in item.points)
 
 
 def _sustained(citation: Citation, item: ServedItem) -> bool:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, PositiveInt, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    PositiveInt,
+    model_validator,
+)
 from pydantic_core import core_schema
 
 from sredrill.diagnosis import Category, Citation, FactKind
@@ -52,7 +60,8 @@ class ItemSelector(BaseModel):
     `message` and `statement` as a substring; a value ending in `*` as a prefix, so `checkout-*` names every
     pod of a deployment). `shows`: the facts a citation of it must state to count (any fact that holds when
     empty). `above` / `below`: the least informative bound a citation of that fact may state — without them,
-    "restarts above -1" would hold for any pod.
+    "restarts above -1" would hold for any pod. `during`: the minutes a level must be stated over — "CPU stayed
+    below 90" refutes a saturation only through the report's peak, not over a quiet hour.
     """
 
     model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
@@ -62,9 +71,14 @@ class ItemSelector(BaseModel):
     """A citation `above V` counts only when V >= this (it says at least this much)."""
     below: float | None = None
     """A citation `below V` counts only when V <= this."""
+    during: tuple[AwareDatetime, AwareDatetime] | None = None
+    """`[start, end]`: a citation `above`/`below` counts only when its window holds all of this one (a citation
+    without `from`/`to` is about every point served) and the points served reach into it."""
 
     @model_validator(mode="after")
     def _identity_fields(self) -> ItemSelector:
+        if self.during is not None and self.during[0] > self.during[1]:
+            raise ValueError("during: give [start, end] with start at or before end")
         extra = self.model_extra or {}
         if not extra:
             raise ValueError("a selector names at least one identity field (metric, text, pod, …) besides shows")
@@ -98,6 +112,12 @@ class ItemSelector(BaseModel):
         if self.shows and citation.fact not in self.shows:
             return False
         value = citation.value
+        if self.during is not None and citation.fact in (FactKind.ABOVE, FactKind.BELOW):
+            start, end = self.during
+            if (citation.start is not None and citation.start > start) or (
+                citation.end is not None and citation.end < end
+            ):
+                return False
         if citation.fact == FactKind.ABOVE and self.above is not None:
             return value is not None and value >= self.above
         if citation.fact == FactKind.BELOW and self.below is not None:
@@ -114,7 +134,12 @@ class ItemSelector(BaseModel):
             else f.value
             for f in self.shows
         ]
-        return named + (f" ({'/'.join(facts)})" if facts else "")
+        during = f" from {_iso(self.during[0])} to {_iso(self.during[1])}" if self.during else ""
+        return named + (f" ({'/'.join(facts)}{during})" if facts else during)
+
+
+def _iso(t: Any) -> str:
+    return str(t.isoformat().replace("+00:00", "Z"))
 
 
 # Category values that are not also failure-mode names ("healthy" and "unknown" are both).

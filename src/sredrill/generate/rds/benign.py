@@ -10,7 +10,7 @@ from .fleet import Fleet, Instance, Role
 from .series import Shape, baseline_traces, profile
 from .world import MINUTES, Event, LogLine, Statement, World
 
-__all__ = ["build_world", "client", "sql_of"]
+__all__ = ["build_world", "client", "heavy_reader", "sql_of"]
 
 _EPOCH = datetime(2026, 1, 5, tzinfo=UTC)
 
@@ -248,3 +248,30 @@ def _decoys(rng: random.Random, w: World) -> None:
     else:
         prof = profile(MINUTES, 0, Shape.RAMP, MINUTES)
         w.add(inst, "MaximumUsedTransactionIDs", prof, rng.uniform(2e7, 8e7))
+
+
+def heavy_reader(rng: random.Random, w: World) -> None:
+    """A steady reporting reader that outweighs every statement and user of the primary in Performance Insights.
+
+    From difficulty 2 the top of Performance Insights is not the answer: the cause is the statement whose waits
+    fit the symptom (CPU for a saturated CPU, WAL and data-file writes for a write storm), not the heaviest one.
+    """
+    p = w.fleet.primary
+    app = p.app
+    a, b = rng.sample(app.tables[:3], 2)
+    sql = rng.choice(
+        (
+            f"SELECT date_trunc('day', {a}.created_at), count(*) FROM {a} JOIN {b} ON {b}.{a[:-1]}_id = {a}.id "
+            f"WHERE {a}.created_at >= $1 GROUP BY 1 ORDER BY 1",
+            f"SELECT {a}.{app.key}, count(*) FROM {a} WHERE {a}.created_at BETWEEN $1 AND $2 GROUP BY 1",
+            f"SELECT * FROM {b} WHERE updated_at >= $1 ORDER BY updated_at",
+        )
+    )
+    user = f"{app.name}_{rng.choice(('reporting', 'analytics', 'bi'))}"
+    per_user: dict[str, float] = {}
+    for s in w.statements:
+        per_user[s.user] = per_user.get(s.user, 0.0) + s.load
+    heaviest = max([*per_user.values(), 0.05])
+    waits = (("IO:DataFileRead", 0.65), ("CPU", 0.2), ("Client:ClientWrite", 0.15))
+    host = client(rng, rng.randrange(20, 200)).split("(")[0]
+    w.statements.append(Statement(sql, user, host, heaviest * rng.uniform(1.2, 1.7), waits, rng.uniform(0.05, 2)))

@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from .benign import build_world
+from .benign import build_world, heavy_reader
 from .confounders import (
     CONFOUNDER_METRICS,
     CONFOUNDERS,
@@ -31,7 +31,10 @@ from .world import MINUTES, World
 
 __all__ = ["VERSION", "cause_score", "confounder_score", "difficulty_of", "scenario", "sub_seed"]
 
-VERSION = "rds-1"
+VERSION = "rds-2"
+_SALT = "rds-1"
+"""The draws' salt, kept across versions: scenario i of seed S stays the same incident when a version changes
+only how it is rendered or keyed (rds-2: decisive items and a heavy reader from difficulty 2)."""
 _SHAPES = (Shape.STEP, Shape.RAMP, Shape.CREEP)
 _CATEGORY = {"failover": "infrastructure"}
 _TRIES = 12
@@ -39,7 +42,7 @@ _TRIES = 12
 
 def sub_seed(*parts: object) -> int:
     """The first 8 bytes of sha256 of `rds-1:part:part…`, as an integer."""
-    text = ":".join((VERSION, *map(str, parts)))
+    text = ":".join((_SALT, *map(str, parts)))
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
@@ -176,6 +179,8 @@ def scenario(
     rng = random.Random(sub_seed(seed, index))
     draw = _draw(rng, difficulty, allowed)
     built = _build(rng, draw)
+    if difficulty >= 2:
+        heavy_reader(random.Random(sub_seed(seed, index, "reader")), built.world)
     folder = f"{index:0{width}d}-{built.world.fleet.primary.app.name}"
     files = render_evidence(built.world, random.Random(rng.getrandbits(64)))
     files["alert.json"] = dump_json(_alert_file(built.world, built.alert, rng))
@@ -286,7 +291,14 @@ def _answer(b: _Built, draw: _Draw) -> dict[str, Any]:
         queries += [q for q in i.queries if q not in w.missing]
         keywords.append(i.keyword)
     if not modes:
-        decisive["healthy"] = [*(rec.refuting if rec else []), *healthy_selectors(w)]
+        # From difficulty 2 what backs "healthy" is what explains the alert (the recovery, the benign change), as
+        # a level held over a window: a trend or the primary's quiet series is what an agent told "healthy" cites.
+        explained = rec or conf
+        decisive["healthy"] = (
+            [_during(w, s) for s in _levels(explained.refuting)]
+            if draw.difficulty >= 2 and explained
+            else healthy_selectors(w)
+        )
         sources += rec.sources if rec else ["aws_cloudwatch_metrics"]
         tools += ["list_metrics", "query_metrics"] + (["get_events"] if rec and "aws_rds_events" in rec.sources else [])
         queries.append("CPUUtilization")
@@ -309,13 +321,55 @@ def _answer(b: _Built, draw: _Draw) -> dict[str, Any]:
     dismissed = [c for c in (rec, conf) if c is not None]
     if dismissed:
         key["ruled_out"] = [c.mode for c in dismissed]
-        key["refuting"] = {c.mode: c.refuting for c in dismissed}
+        key["refuting"] = {c.mode: [_during(w, s) for s in c.refuting] for c in dismissed}
         forbidden += [c.mode for c in dismissed]
     if not modes:
         forbidden.append("resource_exhaustion")
     key["forbidden_categories"] = forbidden
     key["model_response"] = _response(b, key)
     return key
+
+
+def _levels(selectors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The selectors with series facts narrowed to levels (`above`, `below`); a series with none is dropped."""
+    out = []
+    for s in selectors:
+        if "metric" in s:
+            shows = [f for f in s.get("shows", []) if f in ("above", "below")]
+            if not shows:
+                continue
+            s = {**s, "shows": shows}
+        out.append(s)
+    return out
+
+
+PEAK = 5
+"""Minutes of the window a refuting level is stated over (`during`): the closest the series came to its bound."""
+
+
+def _during(w: World, selector: dict[str, Any]) -> dict[str, Any]:
+    """A level selector on a series with `during` its closest approach to the bound before the alert: the
+    `PEAK` minutes, all within the bound, nearest to it. "Stayed below 90" is about the report, not a quiet hour."""
+    metric, bound = selector.get("metric"), selector.get("below", selector.get("above"))
+    if metric is None or bound is None or metric in w.missing:
+        return selector
+    below = "below" in selector
+    values = w.series(instance_of(w, selector["resource"]), metric)[: w.alert_at + 1]
+    best: tuple[float, int] | None = None
+    for t0 in range(len(values) - PEAK + 1):
+        run = values[t0 : t0 + PEAK]
+        if below and max(run) <= bound:
+            score = max(run)
+        elif not below and min(run) >= bound:
+            score = -min(run)
+        else:
+            continue
+        if best is None or score > best[0]:
+            best = (score, t0)
+    if best is None:
+        return selector
+    t0 = best[1]
+    return {**selector, "during": [iso(w.start + _minutes(t0)), iso(w.start + _minutes(t0 + PEAK - 1))]}
 
 
 def _response(b: _Built, key: dict[str, Any]) -> str:

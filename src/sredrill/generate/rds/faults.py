@@ -69,7 +69,9 @@ class Injected:
     location: tuple[str, ...]
     decisive: list[Selector]
     symptom: list[Selector]
-    """Series selectors with bounds from what the mode means; decisive at difficulty 1 only."""
+    """What shows the mode rather than its cause: series with bounds from what the mode means, and records in the
+    mode's own words (`No space left on device`, `too many clients`). Decisive at difficulty 1 only: an agent
+    told the mode finds these by their words (docs/grading.md, "Which items are decisive")."""
     alert: AlertSpec
     secondary: AlertSpec
     root_cause: str
@@ -193,19 +195,16 @@ def storage_full(rng: random.Random, w: World, u: float, shape: Shape) -> Inject
     return Injected(
         mode="storage_full",
         location=(p.name,),
-        decisive=[
-            {"kind": "sql", "statement": sql},
-            {"kind": "user", "user": user},
+        decisive=[{"kind": "sql", "statement": sql}, {"kind": "user", "user": user}],
+        symptom=[
             {"kind": "event", "text": event_text, "resource": p.name},
             {"kind": "log", "text": "No space left on device"},
-        ],
-        symptom=[
             {
                 "metric": "FreeStorageSpace",
                 "resource": p.name,
                 "shows": ["below", "falling"],
                 "below": round(volume * 0.1),
-            }
+            },
         ],
         alert=AlertSpec(
             "FreeStorageSpace",
@@ -359,16 +358,21 @@ def connection_exhaustion(rng: random.Random, w: World, u: float, shape: Shape) 
         2,
     )
 
+    # A full server refuses whoever connects next: the culprit's own sessions are already in.
+    others = sorted({s.user for s in w.statements if s.user != user}) or [user]
+
     def refused(s: int) -> LogLine:
-        return LogLine(s, "FATAL", rng.choice(msgs), user, app.database, client(rng, 50), rng.randrange(10000, 65000))
+        who = rng.choice(others)
+        return LogLine(s, "FATAL", rng.choice(msgs), who, app.database, client(rng, 50), rng.randrange(10000, 65000))
 
     _spread_log(rng, w, full, MINUTES, rng.randrange(8, 20), refused)
     return Injected(
         mode="connection_exhaustion",
         location=(p.name,),
-        decisive=[{"kind": "log", "text": m} for m in msgs] + [{"kind": "user", "user": user}],
+        decisive=[{"kind": "sql", "statement": sql}, {"kind": "user", "user": user}],
         symptom=[
-            {"metric": "DatabaseConnections", "resource": p.name, "shows": ["above"], "above": round(0.9 * limit)}
+            *({"kind": "log", "text": m} for m in msgs),
+            {"metric": "DatabaseConnections", "resource": p.name, "shows": ["above"], "above": round(0.9 * limit)},
         ],
         alert=AlertSpec(
             "DatabaseConnections",
@@ -517,12 +521,11 @@ def checkpoint_io_storm(rng: random.Random, w: World, u: float, shape: Shape) ->
     return Injected(
         mode="checkpoint_io_storm",
         location=(p.name,),
-        decisive=[
+        decisive=[{"kind": "sql", "statement": sql}, {"kind": "user", "user": user}],
+        symptom=[
             {"kind": "log", "text": "checkpoints are occurring too frequently"},
-            {"kind": "sql", "statement": sql},
-            {"kind": "user", "user": user},
+            {"metric": "TransactionLogsGeneration", "resource": p.name, "shows": ["rising"]},
         ],
-        symptom=[{"metric": "TransactionLogsGeneration", "resource": p.name, "shows": ["rising"]}],
         alert=AlertSpec(
             "WriteLatency", p.name, "GreaterThanThreshold", 0.02, f"Write latency on {p.name} is above 20 ms."
         ),
@@ -576,6 +579,21 @@ def failover(rng: random.Random, w: World, u: float, shape: Shape) -> Injected:
         ("Multi-AZ instance failover completed.", "Multi-AZ failover completed; the standby is now the primary")
     )
     s0 = onset * 60 - rng.randrange(5, 40)
+    # Why the host failed, in words of its own: the record an investigation finds behind the failover events.
+    cause_at = s0 - rng.randrange(20, 120)
+    reason, panic, why = rng.choice(
+        (
+            ("An EBS volume attached to the primary host became impaired.", "could not fsync file", "a failed volume"),
+            ("The underlying hardware of the primary host is degraded.", "could not read block", "failing hardware"),
+            ("The primary host lost network connectivity.", None, "a network outage"),
+        )
+    )
+    w.events.append(Event(cause_at, reason, p.name, ("notification",)))
+    reasons: list[Selector] = [{"kind": "event", "text": reason, "resource": p.name}]
+    if panic is not None:
+        target = f'"base/{rng.randrange(16384, 16500)}/{rng.randrange(1000, 99999)}"'
+        w.log.append(LogLine(cause_at + rng.randrange(1, 15), "PANIC", f"{panic} {target}: Input/output error"))
+        reasons.append({"kind": "log", "text": panic})
     w.events.append(Event(s0, health, p.name, ("failover",)))
     w.events.append(Event(s0 + rng.randrange(5, 20), started, p.name, ("failover",)))
     w.events.append(Event(onset * 60 + 20, "DB instance restarted", p.name, ("availability",)))
@@ -590,23 +608,24 @@ def failover(rng: random.Random, w: World, u: float, shape: Shape) -> Injected:
     return Injected(
         mode="failover",
         location=(p.name,),
-        decisive=[
+        decisive=reasons,
+        symptom=[
             {"kind": "event", "text": started, "resource": p.name},
             {"kind": "event", "text": done, "resource": p.name},
             {"kind": "event", "text": health, "resource": p.name},
         ],
-        symptom=[],
         alert=AlertSpec(
             "DatabaseConnections", p.name, "LessThanThreshold", 1, f"Connections on {p.name} dropped to 0."
         ),
         secondary=AlertSpec("WriteLatency", p.name, "GreaterThanThreshold", 0, f"Write latency on {p.name} spiked."),
-        root_cause=f"A Multi-AZ failover of {p.name}: the primary host failed its health checks and RDS promoted "
-        "the standby; connections dropped while it failed over.",
+        root_cause=f"A Multi-AZ failover of {p.name}: {why} on its host, which failed its health "
+        "checks and RDS promoted the standby; connections dropped while it failed over.",
         claims=[
+            (f"RDS reports {why} on the primary host before the failover.", "aws_rds_events"),
             ("RDS reports the failover started and completed.", "aws_rds_events"),
             (f"Connections drop to 0 for {down} minute(s).", "aws_cloudwatch_metrics"),
         ],
-        chain="primary host fails health checks -> Multi-AZ failover to the standby -> connections dropped",
+        chain=f"{why} on the primary host -> health checks fail -> Multi-AZ failover -> connections dropped",
         keyword="failover",
         sources=["aws_rds_events"],
         tools=["get_alert", "get_events", "query_metrics"],
