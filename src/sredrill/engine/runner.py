@@ -400,4 +400,10 @@ async def run_test(
     )
     if test.case is not None:
         result = test.case.decorate(result, ctx.outcome)
-    return AttemptOutcome(result=result, steps=ctx.steps, tools_offered=ctx.tools_offered)
+    outcome = AttemptOutcome(result=result, steps=ctx.steps, tools_offered=ctx.tools_offered)
+    # The deadline's timer, cancelled, stays in the loop's heap with the context it was scheduled in (this test's
+    # context) until the loop purges it, as late as the test's timeout: the agent run, its trajectory of every
+    # result served and the toolsets must not live that long (they held ~0.6 GB a test on generated scenarios).
+    ctx.result, ctx.outcome, ctx.steps = None, None, None
+    ctx.rca_toolsets.clear()
+    return outcome
