@@ -20,7 +20,7 @@ from sredrill.agents.reference.observations import AlertView
 from sredrill.agents.reference.workload import WaitGroup
 from sredrill.diagnosis import FactKind
 
-__all__ = ["assess_connections", "connection_limit"]
+__all__ = ["assess_connections", "connection_limit", "session_mechanism"]
 
 _MODE = "connection_exhaustion"
 _STATED = (
@@ -171,7 +171,7 @@ def assess_connections(case: Case) -> Finding:
         cites = (*case.level(metric, FactKind.ABOVE), *case.trend(metric, FactKind.FLAT))
     facts = [Fact(f"Open sessions (DatabaseConnections) {climb}.", (src.metrics,), cites)]
     # Who holds the sessions (the cause) before what they cost (memory).
-    mechanism, pi_facts = _mechanism(case, p.onset_at, p.extreme_at)
+    mechanism, pi_facts = session_mechanism(case, p.onset_at, p.extreme_at)
     facts.extend(pi_facts)
     mem = case.file.profile("FreeableMemory")
     if mem is not None and mem.direction < 0 and mem.baseline - mem.end >= 0.5e9:
@@ -187,7 +187,7 @@ def assess_connections(case: Case) -> Finding:
     return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), p.onset_at, location=case.resource(metric))
 
 
-def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> tuple[str, list[Fact]]:
+def session_mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> tuple[str, list[Fact]]:
     """How the sessions pile up (leak or storm), from Performance Insights."""
     w = case.workload
     if w is None:
@@ -199,8 +199,12 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
     procarray = w.share(WaitGroup.PROCARRAY)
     checks = [s for s in w.statements if s.is_health_check]
     lock = w.top_by(WaitGroup.LOCK)
+    # A heavy steady reader dilutes the instance-wide shares: a statement's own waits say what it does.
+    storm = w.top_by(WaitGroup.PROCARRAY)
+    storming = storm is not None and storm.share(WaitGroup.PROCARRAY) >= 0.1
+    idling = idle is not None and idle.share(WaitGroup.CLIENT) >= 0.5
     fast = onset is not None and peak_at is not None and (peak_at - onset).total_seconds() <= 6 * case.file.period_s
-    if procarray >= 0.1 or checks or (fast and client_share < 0.4):
+    if procarray >= 0.1 or storming or checks or (fast and client_share < 0.4 and not idling):
         parts = []
         if procarray > 0:
             parts.append(
@@ -217,12 +221,15 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
             parts.append(f"sessions idle on their client (Client:ClientRead, {client_share:.0%})")
         user = w.top_user()
         flooding = user[0] if user and user[1] >= 0.8 * w.total else None
+        if flooding is None and storming and storm is not None:
+            flooding = w.owner_of(storm)
         who = f" Nearly all sessions belong to user {flooding}." if flooding else ""
         # The user who opens the sessions is the cause; the waits and health checks show how.
         cited = case.present(
             w.user(flooding),
             w.top_wait(WaitGroup.PROCARRAY) if procarray > 0 else None,
             checks[0].statement if checks else None,
+            storm.statement if storming and storm is not None else None,
             w.top_wait(WaitGroup.CLIENT) if idle is not None and client_share >= 0.1 else None,
         )
         facts.append(Fact("Performance Insights shows " + ", ".join(parts) + "." + who, (src,), cited))
@@ -241,13 +248,13 @@ def _mechanism(case: Case, onset: datetime | None, peak_at: datetime | None) -> 
             )
         )
         return "sessions pile up blocked on row locks, each holding a connection", facts
-    if idle is not None and client_share >= 0.2:
+    if idle is not None and (client_share >= 0.2 or idling):
         owner = w.owner_of(idle)
         by = f" of user {owner}" if owner else ""
         facts.append(
             Fact(
-                f"Performance Insights: {client_share:.0%} of the database load is sessions{by} idle in "
-                f"transaction, waiting on their client (Client:ClientRead) after {idle.label}.",
+                f"Performance Insights: {idle.label}{by} spends {idle.share(WaitGroup.CLIENT):.0%} of its load idle "
+                f"in transaction, waiting on its client (Client:ClientRead, {client_share:.0%} of all load).",
                 (src,),
                 case.present(idle.statement, w.user(owner), w.top_wait(WaitGroup.CLIENT)),
             )

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from sredrill.agents.reference.connections import session_mechanism
 from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, clock
 from sredrill.agents.reference.observations import LogLine
 
@@ -81,12 +82,14 @@ def with_log(case: Case, finding: Finding) -> Finding:
         return dataclasses.replace(finding, facts=(*finding.facts[:1], fact, *finding.facts[1:]))
     refusals = _matches(case, finding.mode) if finding.mode == "connection_exhaustion" else []
     if finding.verdict == Verdict.UNASSESSED and len(refusals) >= _DECIDING_REFUSALS:
+        # Who holds the slots, from Performance Insights: the refusals name whoever connected next.
+        mechanism, held = session_mechanism(case, refusals[0].at, None)
         return Finding(
             finding.mode,
             Verdict.CAUSE,
             f"connection exhaustion: {case.instance} refuses new connections because no connection slot is left",
-            ("sessions accumulate until none are left", "new connections are refused"),
-            (fact,),
+            (mechanism, "new connections are refused"),
+            (fact, *held),
             refusals[0].at,
             location=case.resource(),
         )

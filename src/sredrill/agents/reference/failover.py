@@ -8,7 +8,8 @@ incident, after which everything was healthy, is history: context, not cause.
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from datetime import datetime, timedelta
 from statistics import median
 
 from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, value, when
@@ -18,6 +19,9 @@ from sredrill.diagnosis import Citation, FactKind
 __all__ = ["assess_failover"]
 
 _MODE = "failover"
+_HOST_FAULT = re.compile(r"impaired|degraded|hardware|unreachable|connectivity|unresponsive|I/O error", re.I)
+"""What a failed host says of itself: the failover events say that RDS switched, these say why."""
+_HOST_FAULT_BEFORE = timedelta(minutes=30)
 
 
 def _spike_before(case: Case, moment: datetime) -> Fact | None:
@@ -39,6 +43,29 @@ def _spike_before(case: Case, moment: datetime) -> Fact | None:
                 case.level(metric, FactKind.ABOVE, since=at, until=at),
             )
     return None
+
+
+def _host_fault(case: Case, first: datetime, place: str | None) -> Fact | None:
+    """An event of the failed instance, in the half hour before the switch, that tells what went wrong with its
+    host (an impaired volume, degraded hardware, lost connectivity): the cause the failover events follow."""
+    found = [
+        e
+        for e in case.timeline.events
+        if e.kind is not EventKind.FAILOVER
+        and first - _HOST_FAULT_BEFORE <= e.at <= first
+        and (place is None or e.event.source == place)
+        and _HOST_FAULT.search(e.event.message)
+    ]
+    if not found:
+        return None
+    e = found[-1]
+    rel = f" ({describe_delta(e.offset_s)})" if e.offset_s is not None else ""
+    return Fact(
+        f"Before the switch RDS reports a fault of the primary's host: “{e.event.message.rstrip('.')}”{rel}; "
+        "the health checks then fail and the failover follows.",
+        (case.src.events,),
+        case.present(e.event),
+    )
 
 
 def assess_failover(case: Case) -> Finding:
@@ -70,8 +97,11 @@ def assess_failover(case: Case) -> Finding:
         steps.append((e.at, f"“{e.event.message.rstrip('.')}”{rel}"))
     steps.sort()
     shown = case.present(*(e.event for e in (*recent, *tl.recent(EventKind.RESTART))))[:3]
-    facts = [Fact("RDS events: " + "; ".join(s for _, s in steps) + ".", (src.events,), shown)]
     first = recent[0].at
+    place = next((e.event.source for e in recent if e.event.source), None) or case.resource()
+    host = _host_fault(case, first, place)
+    facts = [host] if host is not None else []
+    facts.append(Fact("RDS events: " + "; ".join(s for _, s in steps) + ".", (src.events,), shown))
     conns = case.file.profile("DatabaseConnections")
     if conns is not None and conns.direction < 0 and conns.extreme <= 0.1 * max(conns.baseline, 1):
         back = "and return to their usual level" if conns.recovered else "and have not recovered yet"
@@ -96,7 +126,6 @@ def assess_failover(case: Case) -> Finding:
         "Multi-AZ failover promotes the standby",
         "brief outage, then recovery",
     )
-    place = next((e.event.source for e in recent if e.event.source), None) or case.resource()
     return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), first, location=place)
 
 

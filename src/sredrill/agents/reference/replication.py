@@ -180,7 +180,8 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
             chain = ("replay halted on the replica", "lag grows one second per second", "replica reads are stale")
             return Finding(_MODE, Verdict.CAUSE, summary, chain, tuple(facts), lag.onset_at, location=_where(case))
         facts.extend(_context_facts(case, replica))
-        facts.extend(_wal_facts(case, storm, writer if wal_driven else None))
+        # The primary's top WAL writer is cited whatever the surge: its WAL is what the replica has to replay.
+        facts.extend(_wal_facts(case, storm, writer))
         return _wal_cause(
             case, who, writer if wal_driven else None, storm, value("ReplicaLag", peak), facts, lag.onset_at
         )
