@@ -220,10 +220,16 @@ def assess_storage(case: Case, storm: WriteStorm) -> Finding:
     below_alarm = (
         alert.metric == "FreeStorageSpace" and alert.threshold is not None and free[-1] < alert.threshold and burn > 0
     )
+    # The database's and RDS's own words outweigh a runway read from the last minutes: writes that already
+    # fail for want of space, or RDS warning of low storage during a marked decline, mean it ran out.
+    writes_failing = sum("no space left on device" in r.message.lower() for r in case.file.logs) >= 2
+    warned = bool(tl.recent(EventKind.LOW_STORAGE)) and drop >= 0.3
     running_out = (
         (burn > 0 and runway <= _RUNWAY_S and drop >= 0.3)
         or (fraction is not None and fraction <= 0.03)
         or (below_alarm and drop >= 0.05)
+        or (writes_failing and drop >= 0.05)
+        or warned
     )
     if not running_out and not full:
         trend = (
