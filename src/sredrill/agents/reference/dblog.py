@@ -78,8 +78,9 @@ def with_log(case: Case, finding: Finding) -> Finding:
     if fact is None:
         return finding
     if finding.verdict == Verdict.CAUSE:
-        # Second, after the metric that shows the fault: the database's own words are among its strongest evidence.
-        return dataclasses.replace(finding, facts=(*finding.facts[:1], fact, *finding.facts[1:]))
+        # Third, after the metric that shows the fault and the record of who caused it (with two faults the eight
+        # cited items run out): the database's own words confirm the symptom; the cause record decides it.
+        return dataclasses.replace(finding, facts=(*finding.facts[:2], fact, *finding.facts[2:]))
     refusals = _matches(case, finding.mode) if finding.mode == "connection_exhaustion" else []
     if finding.verdict == Verdict.UNASSESSED and len(refusals) >= _DECIDING_REFUSALS:
         # Who holds the slots, from Performance Insights: the refusals name whoever connected next.
