@@ -20,7 +20,7 @@ from sredrill.agents.reference.statistics import Profile, longest_run_below
 from sredrill.agents.reference.workload import StatementView, WaitGroup
 from sredrill.diagnosis import Citation, FactKind
 
-__all__ = ["WriteStorm", "assess_checkpoints", "read_write_storm"]
+__all__ = ["WriteStorm", "assess_checkpoints", "read_write_storm", "storm_writer"]
 
 _MODE = "checkpoint_io_storm"
 # Consecutive samples with the last checkpoint under a minute old: at least five minutes of checkpoints
@@ -127,7 +127,8 @@ def _io_facts(case: Case, storm: WriteStorm) -> list[Fact]:
     return facts
 
 
-def _writer(case: Case) -> StatementView | None:
+def storm_writer(case: Case) -> StatementView | None:
+    """The statement behind a write storm: maintenance first, else the most load on WAL and data-file writes."""
     w = case.workload
     if w is None:
         return None
@@ -184,7 +185,7 @@ def assess_checkpoints(case: Case, storm: WriteStorm) -> Finding:
     """Is a checkpoint I/O storm a root cause?"""
     f = case.file
     cl = f.values("CheckpointLag")
-    writer = _writer(case)
+    writer = storm_writer(case)
     if cl:
         run = longest_run_below(cl, _FREQUENT_LIMIT_S)
         frequent = run >= _FREQUENT_RUN

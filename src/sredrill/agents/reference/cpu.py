@@ -24,6 +24,12 @@ __all__ = ["assess_cpu"]
 
 _MODE = "cpu_saturation"
 _SATURATED = 88.0
+# A statement is CPU-bound when this much of its own load is on CPU, and it is the CPU's consumer when it holds
+# this much of the CPU load: then it is a cause of its own, whatever else runs beside it.
+_CPU_BOUND = 0.7
+_CONSUMER = 0.4
+# Below this many ms of CPU per call a statement is a cheap call (a flood's), not an expensive plan.
+_CHEAP_MS = 3.0
 
 
 def _tail(case: Case, p: Profile) -> list[float]:
@@ -78,6 +84,24 @@ def _statement_facts(case: Case, stmt: StatementView) -> tuple[str, str, list[Fa
         )
         return query, "as its plan scans far more rows than it returns (a sequential scan)", facts
     return query, "", facts
+
+
+def _own_consumer(case: Case, stmt: StatementView | None) -> bool:
+    """The statement burns the CPU itself: CPU-bound, not cheap, and the largest share of the CPU load. A busy
+    neighbour (a report reading from disk, a second fault's writes) then dilutes the instance's CPU share without
+    making the CPU a symptom of anything."""
+    w = case.workload
+    if stmt is None or w is None:
+        return False
+    cpu = stmt.load_in(WaitGroup.CPU)
+    total_cpu = sum(s.load_in(WaitGroup.CPU) for s in w.statements)
+    cost = stmt.cpu_ms_per_call
+    return (
+        stmt.share(WaitGroup.CPU) >= _CPU_BOUND
+        and (cost is None or cost >= _CHEAP_MS)
+        and total_cpu > 0
+        and cpu / total_cpu >= _CONSUMER
+    )
 
 
 def _together(a: datetime | None, b: datetime | None, period_s: float) -> bool:
@@ -162,7 +186,8 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
     )
     cpu_onset = p.onset_at
     period = case.file.period_s
-    if connections.is_cause and _together(connections.onset, cpu_onset, period):
+    own = _own_consumer(case, top)
+    if connections.is_cause and not own and _together(connections.onset, cpu_onset, period):
         # Unknown call cost (no call rate) is not evidence of cheap calls; without PI the timing alone decides.
         cost = top.cpu_ms_per_call if top is not None else None
         cheap = cost is not None and cost < 10
@@ -195,7 +220,7 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
                 ),
             )
     storming = storm.heavy or storm.saturated
-    io_bound = cpu_share < 0.5 if cpu_share is not None else storm.saturated
+    io_bound = (cpu_share < 0.5 if cpu_share is not None else storm.saturated) and not own
     if storming and io_bound and _not_after(storm.onset, cpu_onset, period):
         share = f"CPU is just {cpu_share:.0%} of the database load, and " if cpu_share is not None else ""
         return Finding(
@@ -223,7 +248,7 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
                 *_storm_rise(case, storm),
             )[:3],
         )
-    if top is None or (cpu_share is not None and cpu_share < 0.5):
+    if top is None or (cpu_share is not None and cpu_share < 0.5 and not own):
         if w is None:
             summary = "CPU saturation: the CPUs stay pinned (no Performance Insights to name the query)"
             chain0 = ("CPU-heavy workload", "CPU saturated")

@@ -101,6 +101,8 @@ class Case:
     timeline: Timeline
     workload: Workload | None
     src: Sources
+    claimed: frozenset[str] = frozenset()
+    """Statements another root cause already explains: a second fault's own statement is another one."""
 
     @property
     def instance(self) -> str:

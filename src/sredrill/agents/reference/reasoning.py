@@ -9,14 +9,14 @@ failure mode the evidence does not support.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from statistics import median
 from types import MappingProxyType
 
 from sredrill.agents.reference.casefile import CaseFile, Sources
 from sredrill.agents.reference.catalog import info_of
-from sredrill.agents.reference.checkpoints import WriteStorm, assess_checkpoints, read_write_storm
+from sredrill.agents.reference.checkpoints import WriteStorm, assess_checkpoints, read_write_storm, storm_writer
 from sredrill.agents.reference.connections import assess_connections
 from sredrill.agents.reference.cpu import assess_cpu
 from sredrill.agents.reference.dblog import with_log
@@ -184,11 +184,15 @@ def conclude(case: Case) -> Conclusion:
     """Assess every hypothesis and conclude."""
     storm = read_write_storm(case)
     connections = assess_connections(case)
+    checkpoints = assess_checkpoints(case, storm)
+    # A write storm that is a cause owns its statement: a second writing fault is another statement's.
+    writer = storm_writer(case) if checkpoints.is_cause else None
+    rest = replace(case, claimed=frozenset({writer.text})) if writer is not None else case
     findings = [
-        assess_storage(case, storm),
+        assess_storage(rest, storm),
         connections,
-        assess_checkpoints(case, storm),
-        assess_replication(case, storm),
+        checkpoints,
+        assess_replication(rest, storm),
         assess_failover(case),
         assess_cpu(case, storm, connections),
     ]

@@ -39,7 +39,8 @@ def _wal_writer(case: Case) -> StatementView | None:
     if w is None:
         return None
     writers = [s for s in w.statements if (s.is_write or s.is_maintenance) and s.load_in(WaitGroup.WAL) > 0]
-    return max(writers, key=lambda s: s.load_in(WaitGroup.WAL)) if writers else w.top_writer()
+    free = [s for s in writers if s.text not in case.claimed] or writers
+    return max(free, key=lambda s: s.load_in(WaitGroup.WAL)) if free else w.top_writer()
 
 
 def _same_time(case: Case, a: Profile | None, b: Profile | None) -> bool:

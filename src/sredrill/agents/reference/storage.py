@@ -45,7 +45,8 @@ def _consumer(case: Case) -> StatementView | None:
     if w is None:
         return None
     groups = (WaitGroup.WAL, WaitGroup.WRITE, WaitGroup.EXTEND, WaitGroup.TEMP)
-    return w.top_by(*groups)
+    free = [s for s in w.statements if s.text not in case.claimed and s.load_in(*groups) > 0]
+    return max(free, key=lambda s: s.load_in(*groups)) if free else w.top_by(*groups)
 
 
 def _retained_wal(case: Case) -> Fact | None:

@@ -334,7 +334,16 @@ def _supported(conclusion: Conclusion) -> list[tuple[Fact, list[str]]]:
     modes = conclusion.modes
     causes = [f.mode for f in conclusion.causes]
     out: list[tuple[Fact, list[str]]] = []
-    for row in zip_longest(*(f.facts for f in conclusion.causes)):
+    facts = [f.facts for f in conclusion.causes]
+    if len(facts) > 1:
+        # Two faults share the citation limit: each one's records (who did it, what the host said) go first, as
+        # the series they move may be the other's too.
+        items = case.file.items
+        facts = [
+            sorted(fs, key=lambda fact: not any(not items[c.item].series for c in fact.cites if c.item in items))
+            for fs in facts
+        ]
+    for row in zip_longest(*facts):
         out += [(fact, [f.mode]) for fact, f in zip(row, conclusion.causes, strict=True) if fact is not None]
     for s in _symptoms(conclusion):
         backs = [s.follows] if s.follows in causes else causes
