@@ -12,6 +12,7 @@ claims, the causes' own evidence first; a fact left with nothing to cite goes to
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import zip_longest
 
 from sredrill.agents.reference.catalog import info_of
@@ -30,6 +31,7 @@ from sredrill.diagnosis import (
     RuledOut,
 )
 from sredrill.domains.rds import DOMAIN
+from sredrill.evidence.items import ServedItem
 
 __all__ = ["write_diagnosis"]
 
@@ -339,10 +341,7 @@ def _supported(conclusion: Conclusion) -> list[tuple[Fact, list[str]]]:
         # Two faults share the citation limit: each one's records (who did it, what the host said) go first, as
         # the series they move may be the other's too.
         items = case.file.items
-        facts = [
-            sorted(fs, key=lambda fact: not any(not items[c.item].series for c in fact.cites if c.item in items))
-            for fs in facts
-        ]
+        facts = [tuple(sorted(fs, key=lambda fact: not _cites_records(fact, items))) for fs in facts]
     for row in zip_longest(*facts):
         out += [(fact, [f.mode]) for fact, f in zip(row, conclusion.causes, strict=True) if fact is not None]
     for s in _symptoms(conclusion):
@@ -362,6 +361,11 @@ def _supported(conclusion: Conclusion) -> list[tuple[Fact, list[str]]]:
     cited = {s for fact, _ in out for s in fact.sources}
     out += [(fact, modes) for fact in _evidence_facts(conclusion, cited)]
     return list({fact: backs for fact, backs in reversed(out)}.items())[::-1]
+
+
+def _cites_records(fact: Fact, items: Mapping[str, ServedItem]) -> bool:
+    """The fact cites a record (a statement, a user, an event, a log record), not only series."""
+    return any(c.item in items and not items[c.item].series for c in fact.cites)
 
 
 def _bad_side(metric: str) -> FactKind:
