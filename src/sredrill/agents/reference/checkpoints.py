@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sredrill.agents.reference.catalog import CHECKPOINT_TIMEOUT_S, FREEZE_MAX_AGE
+from sredrill.agents.reference.dblog import log_fact, log_matches
 from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, value, when
 from sredrill.agents.reference.statistics import Profile, longest_run_below
 from sredrill.agents.reference.workload import StatementView, WaitGroup
@@ -26,6 +27,8 @@ _MODE = "checkpoint_io_storm"
 # Consecutive samples with the last checkpoint under a minute old: at least five minutes of checkpoints
 # every few dozen seconds, which the time-based schedule (every five minutes) never produces.
 _FREQUENT_RUN = 5
+# Recurring "checkpoints are occurring too frequently" warnings: one is a burst, three a cadence.
+_WARNINGS = 3
 _FREQUENT_LIMIT_S = 60.0
 # Healthy EBS writes take a few milliseconds and queue a handful of I/Os: these levels are saturated anywhere.
 _SLOW_WRITE_S = 0.05
@@ -224,7 +227,11 @@ def assess_checkpoints(case: Case, storm: WriteStorm) -> Finding:
         )
         inferred = ""
     else:
-        if not (storm.wal_ratio >= 10 and storm.saturated):
+        # Without the metric, PostgreSQL's own warnings tell the cadence: recurring, with the WAL flood behind them.
+        warned = log_fact(case, _MODE) if len(log_matches(case, _MODE)) >= _WARNINGS and storm.heavy else None
+        if warned is not None:
+            cadence_fact = warned
+        elif not (storm.wal_ratio >= 10 and storm.saturated):
             verdict = Verdict.UNASSESSED if storm.heavy else Verdict.ABSENT
             reason = (
                 "the checkpoint cadence cannot be checked (CheckpointLag is missing) and write latency stays normal"
@@ -232,11 +239,12 @@ def assess_checkpoints(case: Case, storm: WriteStorm) -> Finding:
                 else "WAL volume and write latency stay near their baseline"
             )
             return Finding(_MODE, verdict, reason, against=_calm_writes(case) if verdict == Verdict.ABSENT else ())
-        cadence_fact = Fact(
-            "CheckpointLag is missing from the evidence, so the checkpoint cadence is inferred from the WAL "
-            "volume and the saturated write path.",
-            (case.src.metrics,),
-        )
+        else:
+            cadence_fact = Fact(
+                "CheckpointLag is missing from the evidence, so the checkpoint cadence is inferred from the WAL "
+                "volume and the saturated write path.",
+                (case.src.metrics,),
+            )
         inferred = " (inferred: the checkpoint metric is missing)"
     facts = [*_io_facts(case, storm), cadence_fact, *_pi_facts(case, writer), *_freeze_fact(case, writer)]
     source = writer.label if writer is not None else "a write-heavy workload"

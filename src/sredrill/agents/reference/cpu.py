@@ -121,13 +121,8 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
     if p is None:
         load = case.file.profile("DBLoadCPU")
         load_share = w.share(WaitGroup.CPU) if w is not None else 0.0
-        if (
-            load is not None
-            and load.rose(4)
-            and load_share >= 0.7
-            and w is not None
-            and (top := w.top_by(WaitGroup.CPU))
-        ):
+        top = w.top_by(WaitGroup.CPU) if w is not None else None
+        if load is not None and load.rose(4) and top is not None and (load_share >= 0.7 or _own_consumer(case, top)):
             phrase, why, facts = _statement_facts(case, top)
             facts.insert(
                 0,

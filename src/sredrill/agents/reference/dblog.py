@@ -17,7 +17,7 @@ from sredrill.agents.reference.connections import session_mechanism
 from sredrill.agents.reference.findings import Case, Fact, Finding, Verdict, clock
 from sredrill.agents.reference.observations import LogLine
 
-__all__ = ["SEARCH_PATTERN", "SIGNATURES", "log_fact", "with_log"]
+__all__ = ["SEARCH_PATTERN", "SIGNATURES", "log_fact", "log_matches", "with_log"]
 
 SIGNATURES: Mapping[str, re.Pattern[str]] = MappingProxyType(
     {
@@ -39,7 +39,8 @@ _SECONDS_APART = re.compile(r"\((\d+) seconds apart\)")
 _DECIDING_REFUSALS = 3
 
 
-def _matches(case: Case, mode: str) -> list[LogLine]:
+def log_matches(case: Case, mode: str) -> list[LogLine]:
+    """The log records in the failure mode's own words (its signature)."""
     pattern = SIGNATURES[mode]
     return [r for r in case.file.logs if pattern.search(r.message)]
 
@@ -48,7 +49,7 @@ def log_fact(case: Case, mode: str) -> Fact | None:
     """What the log says about one failure mode, cited with the log; None when it says nothing."""
     if mode not in SIGNATURES:
         return None
-    lines = _matches(case, mode)
+    lines = log_matches(case, mode)
     if not lines:
         return None
     n, first = len(lines), clock(lines[0].at)
@@ -81,7 +82,7 @@ def with_log(case: Case, finding: Finding) -> Finding:
         # Third, after the metric that shows the fault and the record of who caused it (with two faults the eight
         # cited items run out): the database's own words confirm the symptom; the cause record decides it.
         return dataclasses.replace(finding, facts=(*finding.facts[:2], fact, *finding.facts[2:]))
-    refusals = _matches(case, finding.mode) if finding.mode == "connection_exhaustion" else []
+    refusals = log_matches(case, finding.mode) if finding.mode == "connection_exhaustion" else []
     if finding.verdict == Verdict.UNASSESSED and len(refusals) >= _DECIDING_REFUSALS:
         # Who holds the slots, from Performance Insights: the refusals name whoever connected next.
         mechanism, held = session_mechanism(case, refusals[0].at, None)

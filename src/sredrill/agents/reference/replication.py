@@ -27,6 +27,10 @@ _MODE = "replication_lag"
 _WAL = "TransactionLogsGeneration"
 
 
+# A WAL surge this many times its baseline, sustained, outruns a replica's single replay process.
+_REPLAY_OUTRUN = 3.0
+
+
 def _threshold(case: Case) -> float:
     alert = case.file.alert
     if alert.metric == "ReplicaLag" and alert.threshold and alert.threshold > 0:
@@ -205,6 +209,33 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
         )
     )
     if slot is None or not growing:
+        surge = storm.wal
+        if (
+            replica
+            and surge is not None
+            and storm.wal_ratio >= _REPLAY_OUTRUN
+            and not surge.recovered
+            and writer is not None
+            and writer.text not in case.claimed
+            and writer.load_in(WaitGroup.WAL) > 0
+        ):
+            # A replica replays the primary's WAL in a single process: a sustained several-fold surge from one
+            # writer outruns it, and nothing else (no checkpoint storm) claims that surge.
+            facts = [
+                Fact(
+                    f"{missing}, so the delay is inferred from the primary: WAL generation jumps "
+                    f"{storm.wal_ratio:.0f}-fold, from {value(_WAL, surge.baseline)} to {value(_WAL, surge.end)} "
+                    f"{when(case, surge.onset_at)}, and stays there; {who} replays it in a single process.",
+                    (case.src.metrics,),
+                    (
+                        *case.trend(_WAL, FactKind.RISING, since=surge.onset_at),
+                        *case.level(_WAL, FactKind.ABOVE, since=case.held_since(_WAL)),
+                    ),
+                ),
+                *_wal_facts(case, storm, writer)[:1],
+            ]
+            facts.extend(_context_facts(case, replica))
+            return _wal_cause(case, who, writer, storm, "further and further", facts, surge.onset_at)
         if replica or slot is not None:
             # A small slot proves the replica receives the WAL, not that it replays it: without ReplicaLag the
             # replay delay cannot be measured, so the hypothesis stays open.
