@@ -29,10 +29,22 @@ from .plan import EvalSelection, GeneratedSelection, PackSelection, RunKind, Run
 from .selection import nothing_selected
 
 if TYPE_CHECKING:
+    from sredrill.generate import GenerateSpec
     from sredrill.isolation import IsolationPolicy
     from sredrill.scenarios import Pack
 
-__all__ = ["TestPlan", "generated_pack_of", "generated_set", "isolation_masks", "plan_tests", "resume_run", "start_run"]
+    from .generated import StreamedSet
+
+__all__ = [
+    "TestPlan",
+    "generated_pack_of",
+    "generated_set",
+    "isolation_masks",
+    "plan_tests",
+    "resume_run",
+    "start_run",
+    "streamed_set_of",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -363,8 +375,8 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
     from sredrill.scenarios import load_pack
 
     from .incident_suite import INCIDENTS_PACK, incident_tests
-    from .rca import axes_for, pack_error_results, rca_tests
-    from .selection import check_seeds_have_incidents, select_scenario_ids
+    from .rca import axes_for, pack_error_results, rca_tests, streamed_rca_tests
+    from .selection import Listed, check_seeds_have_incidents, select_scenario_ids
 
     names, seeds, levels = list(selection.packs), selection.seeds, list(selection.difficulties)
     with_incidents = INCIDENTS_PACK in names
@@ -373,13 +385,16 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
     # What agents must not see: the packs' folders. A generated set has none: its scenarios and answer keys
     # exist only in this process's memory (DESIGN §11.3), so there is nothing of it to mask.
     masked = tuple(p.root for p in loaded)
-    if selection.generated is not None:
-        generated = generated_pack_of(selection.generated)
-        loaded.append(generated)
-        names.append(generated.name)
+    # A generated set is listed, not loaded: each test makes its own scenario (a run of any count holds a few).
+    streamed = streamed_set_of(selection.generated) if selection.generated is not None else None
+    listed: list[Listed] = [*loaded, *([streamed] if streamed is not None else [])]
+    # What agents are built from (a pack's name, domain and vocabulary): the set's pack holds no scenario.
+    agent_packs = [*loaded, *([streamed.pack] if streamed is not None else [])]
+    if streamed is not None:
+        names.append(streamed.name)
     axes = axes_for(selection.mode, selection.axis2)
     # An unknown id is a usage error before anything runs; each kind runs only what the ids name.
-    chosen = select_scenario_ids(selection.scenarios, packs=loaded, with_incidents=with_incidents, seeds=seeds)
+    chosen = select_scenario_ids(selection.scenarios, packs=listed, with_incidents=with_incidents, seeds=seeds)
     timeout_s = plan.timeout_s or 120.0
     tests: list[TestDef] = []
     preset: list[TestResult] = []
@@ -387,6 +402,11 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
         tests += rca_tests(
             loaded, axes, blind=selection.blind, scenario_ids=chosen.rca_ids, difficulties=levels, timeout_s=timeout_s
         )
+        if streamed is not None:
+            tests += streamed_rca_tests(
+                streamed, axes, blind=selection.blind, scenario_ids=chosen.rca_ids, difficulties=levels,
+                timeout_s=timeout_s,
+            )  # fmt: skip
         preset += pack_error_results(loaded, axes, scenario_ids=chosen.rca_ids)
     if with_incidents and chosen.runs_incidents:
         tests += incident_tests(
@@ -407,7 +427,7 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
         )
     agent_spec = plan.agent or "reference"
     # The header says what ran: an incidents-only run has no evidence backend, and lists no RCA pack.
-    mode = ("axis2" if selection.axis2 else axes[0].mode.value) if chosen.runs_rca and loaded else None
+    mode = ("axis2" if selection.axis2 else axes[0].mode.value) if chosen.runs_rca and listed else None
     # A test's id starts with its pack's name (`rds_postgres/001-…#1`, `incidents/…#seed0`): a pack none of the
     # selected tests is from did not run (`--scenario 001-replication-lag` runs no k8s scenario).
     selected = {t.id.partition("/")[0] for t in tests}
@@ -419,7 +439,7 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
         from sredrill.agents.spec import resolve_agent
 
         agent = resolve_agent(
-            agent_spec, base_url=settings.base_url, api_key=settings.api_key, packs=loaded, seed=selection.seed,
+            agent_spec, base_url=settings.base_url, api_key=settings.api_key, packs=agent_packs, seed=selection.seed,
             isolation=policy,
         )  # fmt: skip
         yield _Opened(
@@ -433,13 +453,32 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
 
 
 def generated_pack_of(chosen: GeneratedSelection) -> Pack:
-    """The generated set of a plan, made again in memory; refused when its generator's version changed (the same
-    spec would give other scenarios: a resumed run would grade the rest on another set).
+    """The generated set of a plan, made again in memory, every scenario loaded at once; refused when its
+    generator's version changed (see `streamed_set_of`, what a run plays).
 
     Raises:
         InputError: the spec does not parse, its generator is unknown, or its version is not the plan's.
     """
-    from sredrill.generate import generated_pack, generator_for, parse_generate_spec
+    from sredrill.generate import generated_pack
+
+    return generated_pack(_checked_spec(chosen))
+
+
+def streamed_set_of(chosen: GeneratedSelection) -> StreamedSet:
+    """The generated set of a plan, made again one scenario at a time (each test makes its own); refused when
+    its generator's version changed (the same spec would give other scenarios: a resumed run would grade the
+    rest on another set).
+
+    Raises:
+        InputError: the spec does not parse, its generator is unknown, or its version is not the plan's.
+    """
+    from .generated import StreamedSet
+
+    return StreamedSet(_checked_spec(chosen))
+
+
+def _checked_spec(chosen: GeneratedSelection) -> GenerateSpec:
+    from sredrill.generate import generator_for, parse_generate_spec
 
     spec = parse_generate_spec(chosen.spec)
     version = generator_for(spec.domain).version
@@ -450,4 +489,4 @@ def generated_pack_of(chosen: GeneratedSelection) -> Pack:
             field="--generate",
             hint="start a new run (sredrill run --generate SPEC), or use the sredrill that started this one",
         )
-    return generated_pack(spec)
+    return spec

@@ -28,7 +28,8 @@ from sredrill.scenarios.domain import SUBMIT_TOOL
 from sredrill.trajectory import ResponseStep, ToolCallStep, ToolError, Trajectory, step_adapter
 
 from .execute import new_run_id
-from .launch import generated_pack_of, generated_set
+from .generated import StreamedSet
+from .launch import generated_set, streamed_set_of
 from .plan import PackSelection, stored_plan
 from .rca import Axis, RcaCase
 
@@ -52,11 +53,12 @@ async def regrade_run(store: Any, ref: str, *, run_id: str | None = None) -> Run
             f"run {old_id!r} ran eval files (`sredrill test`): only runs of scenario packs can be regraded",
             hint="rerun the eval files instead: their own code does the grading",
         )
-    packs = _packs(plan.selection.packs)
+    packs: dict[str, Pack | StreamedSet] = dict(_packs(plan.selection.packs))
     if plan.selection.generated is not None:
-        # Made again from its spec, with the generator version the run recorded (refused when it changed).
-        generated = generated_pack_of(plan.selection.generated)
-        packs = {**packs, generated.name: generated}
+        # Made again from its spec, with the generator version the run recorded (refused when it changed): one
+        # scenario at a time, each result's own, so regrading a large set holds one scenario.
+        generated = streamed_set_of(plan.selection.generated)
+        packs[generated.name] = generated
     old = store.results(old_id)
     started = datetime.now().astimezone()
     new_id = run_id or new_run_id()
@@ -94,7 +96,7 @@ def _packs(names: Sequence[str]) -> Mapping[str, Pack]:
 
 
 async def _regrade(
-    result: TestResult, store: Any, old_id: str, packs: Mapping[str, Pack], *, blind: bool
+    result: TestResult, store: Any, old_id: str, packs: Mapping[str, Pack | StreamedSet], *, blind: bool
 ) -> TestResult:
     if result.kind != ResultKind.RCA:
         return _copied(result, old_id, "only RCA results are graded from their trajectory")
@@ -135,16 +137,18 @@ async def _regrade(
     return RcaCase(scenario, axis).decorate(regraded, grade)
 
 
-def _scenario(result: TestResult, packs: Mapping[str, Pack]) -> tuple[Pack, Scenario] | None:
+def _scenario(result: TestResult, packs: Mapping[str, Pack | StreamedSet]) -> tuple[Pack, Scenario] | None:
+    """The result's pack (a streamed set's: its pack without scenarios) and its scenario, or None when gone."""
     pack_name, _, rest = result.id.partition("/")
     folder = rest.rsplit("#", 1)[0]
     pack = packs.get(pack_name)
-    if pack is None or folder not in pack.folders:
+    if pack is None:
         return None
     try:
-        return pack, pack.scenario(folder)
+        scenario = pack.scenario(folder)  # a folder the pack does not have, or a broken one: a PackError
     except (KeyError, InputError):
         return None
+    return (pack.pack if isinstance(pack, StreamedSet) else pack), scenario
 
 
 def _diagnosis(result: TestResult, trajectory: Trajectory) -> Diagnosis | None:

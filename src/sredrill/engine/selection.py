@@ -6,17 +6,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from sredrill.errors import InputError, NothingSelected, did_you_mean
 from sredrill.results import ResultKind, TestStatus
-from sredrill.scenarios import Pack
 
 from .incident_suite import INCIDENTS_PACK, Episode, incident_episode, incident_task_ids
 
 __all__ = [
     "MAX_SEEDS",
     "LastFailures",
+    "Listed",
     "ScenarioSelection",
     "check_seeds_have_incidents",
     "last_failures",
@@ -29,6 +29,16 @@ __all__ = [
 _DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also accepts "²", which int() refuses
 MAX_SEEDS = 10_000
 """The most seeds one `--seeds` may name: each is an episode of every selected task."""
+
+
+class Listed(Protocol):
+    """What `--scenario` reads of a pack or a streamed generated set: its name and its scenario folders."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def folders(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,14 +61,14 @@ class ScenarioSelection:
         return not self.given or bool(self.episodes)
 
 
-def _rca_names(packs: Sequence[Pack]) -> list[str]:
+def _rca_names(packs: Sequence[Listed]) -> list[str]:
     return [name for p in packs for folder in p.folders for name in (folder, f"{p.name}/{folder}")]
 
 
 def select_scenario_ids(
-    scenario_ids: Sequence[str], *, packs: Sequence[Pack], with_incidents: bool, seeds: Sequence[int] | None = None
+    scenario_ids: Sequence[str], *, packs: Sequence[Listed], with_incidents: bool, seeds: Sequence[int] | None = None
 ) -> ScenarioSelection:
-    """Sort each `--scenario ID` into the RCA scenarios of `packs` or the incidents pack's tasks.
+    """Sort each `--scenario ID` into the RCA scenarios of `packs` (and streamed sets) or the incidents pack's tasks.
 
     `seeds` are the run's `--seeds` (None: the pack's defaults): an episode `TASK#seedN` must be one of them.
 

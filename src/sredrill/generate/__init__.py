@@ -2,8 +2,9 @@
 
 A generator turns a `GenerateSpec` (domain, seed, count, difficulties, faults) into scenarios, one at a time: each
 a folder name and its files, in the pack format (`docs/scenarios.md`), answer key included (derived from the
-faults it injected). The same spec and generator version give byte-identical files. `sredrill generate` writes
-them as a pack (`write_pack`); `sredrill run --generate SPEC` runs them without writing files (`generated_pack`).
+faults it injected); scenario i can be made alone (`Generator.scenario_at`). The same spec and generator version
+give byte-identical files. `sredrill generate` writes them as a pack (`write_pack`); `sredrill run --generate
+SPEC` runs them without writing files, making each when its test starts (`generated_pack(spec, indices=[i])`).
 Design: docs/generator.md; running them: docs/generated-runs.md.
 
 Examples:
@@ -15,7 +16,7 @@ Examples:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
@@ -89,6 +90,15 @@ class Generator(Protocol):
 
     def scenarios(self, spec: GenerateSpec) -> Iterator[GeneratedScenario]:
         """The spec's scenarios, in order, one at a time (a large count never sits in memory at once)."""
+        ...
+
+    def scenario_at(self, spec: GenerateSpec, index: int) -> GeneratedScenario:
+        """Scenario `index` alone (0-based), byte for byte what `scenarios(spec)` yields at that position: a run
+        makes each scenario when its test starts (`sredrill run --generate`)."""
+        ...
+
+    def difficulty_at(self, spec: GenerateSpec, index: int) -> int:
+        """Scenario `index`'s difficulty (its `scenario.yml`'s), known without making it."""
         ...
 
 
@@ -241,20 +251,31 @@ def _check_faults(spec: GenerateSpec, generator: Generator) -> None:
             ) from exc
 
 
-def generated_pack(spec: GenerateSpec, *, name: str | None = None) -> Pack:
-    """The spec's scenarios as a pack, held in memory: nothing is written (`sredrill run --generate`).
+def generated_pack(spec: GenerateSpec, *, name: str | None = None, indices: Sequence[int] | None = None) -> Pack:
+    """The spec's scenarios as a pack, held in memory: nothing is written.
 
     The pack's name is `name`, else the spec's text (its tests are `rds:seed=7:count=20/003-…#1`); its
     scenarios are read and checked exactly as `load_pack` reads a folder, and one that does not load is in
     `Pack.broken`.
 
+    Args:
+        indices: only the scenarios at these positions (0-based), each made alone (`Generator.scenario_at`);
+            `()` gives the set's pack with no scenario (its name, domain and vocabulary). None: every one.
+            `sredrill run --generate` loads one at a time this way, so a run of any count holds a few.
+
     Raises:
         InputError: see `generate`.
+        IndexError: an index is not one of the spec's.
     """
     from sredrill.scenarios.loader import load_pack_files
 
     generator = generator_for(spec.domain)
-    scenarios = ((s.folder, s.files) for s in generate(spec))
+    if indices is None:
+        made = generate(spec)
+    else:
+        _check_faults(spec, generator)
+        made = (generator.scenario_at(spec, i) for i in indices)
+    scenarios = ((s.folder, s.files) for s in made)
     return load_pack_files(name or spec.text(), scenarios, config=_pack_config(spec, generator))
 
 

@@ -32,6 +32,26 @@ class RdsGenerator:
         allowed, levels = self._plan(spec)
         return self._iterate(spec, allowed, levels)
 
+    def scenario_at(self, spec: GenerateSpec, index: int) -> GeneratedScenario:
+        """Scenario `index` of the spec alone: what `scenarios(spec)` yields at that position.
+
+        Raises:
+            IndexError: `index` is not one of the spec's (0 to count - 1).
+            InputError: see `scenarios`.
+        """
+        if not 0 <= index < spec.count:
+            raise IndexError(f"{spec.text()!r} has scenarios 0 to {spec.count - 1}, not {index}")
+        allowed, levels = self._plan(spec)
+        return self._at(spec, allowed, levels, index)
+
+    def difficulty_at(self, spec: GenerateSpec, index: int) -> int:
+        """Scenario `index`'s difficulty, without making it.
+
+        Raises:
+            InputError: see `scenarios`.
+        """
+        return difficulty_of(spec.seed, index, self._plan(spec)[1])
+
     def _plan(self, spec: GenerateSpec) -> tuple[tuple[str, ...], tuple[int, ...]]:
         from sredrill.errors import InputError
         from sredrill.scenarios import get_domain
@@ -62,9 +82,14 @@ class RdsGenerator:
         self, spec: GenerateSpec, allowed: tuple[str, ...], levels: tuple[int, ...]
     ) -> Iterator[GeneratedScenario]:
         for index in range(spec.count):
-            difficulty = difficulty_of(spec.seed, index, levels)
-            folder, files = scenario(spec.seed, index, difficulty, allowed)
-            yield GeneratedScenario(folder=folder, files=files)
+            yield self._at(spec, allowed, levels, index)
+
+    def _at(
+        self, spec: GenerateSpec, allowed: tuple[str, ...], levels: tuple[int, ...], index: int
+    ) -> GeneratedScenario:
+        difficulty = difficulty_of(spec.seed, index, levels)
+        folder, files = scenario(spec.seed, index, difficulty, allowed)
+        return GeneratedScenario(folder=folder, files=files)
 
 
 GENERATOR: Final = RdsGenerator()
