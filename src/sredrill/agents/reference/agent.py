@@ -173,6 +173,14 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
             old = gathered.series.get(s.key)
             if old is None or len(s.values) >= len(old.values):
                 gathered.series[s.key] = s
+    # The alarm may watch another instance of the fleet than the one the alert is about: read its metric there.
+    watched, metric = gathered.alert.watched, gathered.alert.metric
+    if watched and metric and watched != gathered.alert.instance and (metric, watched) in _named(gathered):
+        stat = _PREFERRED_STAT if any(o == (metric, _PREFERRED_STAT, watched) for o in gathered.offered) else None
+        args = {"metric_name": metric, "instance": watched, **({"stat": stat} if stat else {})}
+        result = await _call(task, available, "query_metrics", gathered, **args)
+        for s in parse_series(result) if result is not None else ():
+            gathered.series.setdefault(s.key, s)
     events = await _call(task, available, "get_events", gathered)
     if events is not None:
         gathered.read.add(src.events)
@@ -187,6 +195,11 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
         gathered.read.add(src.logs)
         wanted = re.compile(SEARCH_PATTERN, re.IGNORECASE)
         gathered.logs = [r for r in parse_logs(logs) if wanted.search(r.message)]
+
+
+def _named(gathered: _Gathered) -> set[tuple[str, str | None]]:
+    """(metric, instance) pairs the listing offers."""
+    return {(o[0], o[2]) for o in gathered.offered}
 
 
 def _offered(entry: Mapping[str, Any]) -> tuple[str, str, str | None]:

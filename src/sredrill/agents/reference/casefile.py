@@ -143,6 +143,11 @@ class CaseFile:
         s = self.chosen.get(metric)
         return s.values if s is not None else ()
 
+    def series_on(self, metric: str, instance: str | None) -> Series | None:
+        """The metric's series on one instance (`Average` first), when it was read."""
+        mine = [s for s in self.series if s.metric == metric and s.instance == instance and s.values]
+        return min(mine, key=lambda s: _rank(s, instance)) if mine else None
+
     def times(self, metric: str) -> tuple[datetime, ...]:
         s = self.chosen.get(metric)
         return s.times if s is not None else ()

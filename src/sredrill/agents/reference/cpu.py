@@ -170,7 +170,18 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
             )
         else:
             reason = f"CPU stays between {p.low:.0f}% and {p.high:.0f}%, far from saturation"
-        return Finding(_MODE, Verdict.ABSENT, reason, against=case.quiet("CPUUtilization"))
+        # A rise short of saturation whose CPU time is a read-only query's (a report): the busy CPU is accounted
+        # for, and harmless.
+        reader = p.direction > 0 and top is not None and not top.is_write and not top.is_maintenance
+        if reader and top is not None:
+            reason += f"; the extra CPU time belongs to {top.label}, a read-only query"
+        return Finding(
+            _MODE,
+            Verdict.ABSENT,
+            reason,
+            against=(*case.quiet("CPUUtilization"), *(case.present(top.statement) if reader and top else ())),
+            accounts_for=("CPUUtilization",) if reader else (),
+        )
 
     rise = f"from {p.baseline:.0f}% {when(case, p.onset_at)} " if p.direction > 0 else ""
     held = case.level("CPUUtilization", FactKind.ABOVE, since=case.held_since("CPUUtilization"))

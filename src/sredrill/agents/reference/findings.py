@@ -83,6 +83,8 @@ class Finding:
     """For a hypothesis that is not a cause: the items whose facts speak against it (what ruling it out cites)."""
     location: str | None = None
     """For a cause: the resource at fault (the instance; the replica for replication lag), as the evidence names it."""
+    accounts_for: tuple[str, ...] = ()
+    """For a hypothesis that is not a cause: metrics whose (harmless) change it explains."""
 
     @property
     def hypothesis(self) -> str:

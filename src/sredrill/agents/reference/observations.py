@@ -84,6 +84,8 @@ class AlertView:
     current: float | None
     instance: str | None
     replica: str | None
+    watched: str | None = None
+    """The instance the alarm watches (`alarm_resource`), when the alert names one."""
 
     @property
     def text(self) -> str:
@@ -121,6 +123,7 @@ def parse_alert(payload: Mapping[str, Any] | None) -> AlertView:
         current=number(annotations.get("current_value")),
         instance=annotations.get("db_instance_identifier") or None,
         replica=annotations.get("read_replica") or None,
+        watched=annotations.get("alarm_resource") or None,
     )
 
 

@@ -118,7 +118,8 @@ def _relevance(case: Case, finding: Finding) -> tuple[int, float]:
 def _explained_by_findings(findings: list[Finding]) -> set[str]:
     """Metrics whose change a finding already explains as a symptom or a recovered transient."""
     kinds = (Verdict.SYMPTOM, Verdict.RECOVERED)
-    return {m for f in findings if f.verdict in kinds for m in _EXPLAINS.get(f.mode, ())}
+    explained = {m for f in findings if f.verdict in kinds for m in _EXPLAINS.get(f.mode, ())}
+    return explained | {m for f in findings for m in f.accounts_for}
 
 
 def _unexplained(case: Case, findings: list[Finding]) -> tuple[str, str | None] | None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from itertools import zip_longest
 
 from sredrill.agents.reference.catalog import info_of
+from sredrill.agents.reference.citing import level as cite_level
 from sredrill.agents.reference.findings import HYPOTHESES, Case, Cites, Fact, Finding, Verdict, value
 from sredrill.agents.reference.reasoning import Conclusion, Outcome
 from sredrill.agents.reference.timeline import EventKind, TimedEvent, describe_delta
@@ -126,10 +127,34 @@ def _steady(case: Case, metric: str) -> Cites:
     return case.trend(metric, FactKind.FLAT) or case.level(metric, side)
 
 
-def _healthy_facts(case: Case) -> list[Fact]:
+def _watched_fact(case: Case) -> Fact | None:
+    """What the alarm's own metric did where the alarm watches it: its peak, and the safe side it stayed on."""
+    f = case.file
+    metric, where = f.alert.metric, f.alert.watched or f.primary
+    s = f.series_on(metric, where) if metric else None
+    if metric is None or s is None or s.id is None:
+        return None
+    safe = FactKind.ABOVE if info_of(metric).worse < 0 else FactKind.BELOW
+    cite = cite_level(f.items, s.id, safe)
+    if cite is None or cite.value is None:
+        return None
+    extreme = min(s.values) if safe == FactKind.ABOVE else max(s.values)
+    side = "above" if safe == FactKind.ABOVE else "below"
+    return Fact(
+        f"{info_of(metric).words.capitalize()} on {where}, which the alarm watches, reaches "
+        f"{value(metric, extreme)} at most and stays {side} {value(metric, cite.value)}: it moved, but never to a "
+        "level that harms the database.",
+        (case.src.metrics,),
+        (cite,),
+    )
+
+
+def _healthy_facts(case: Case, *, recovered: bool) -> list[Fact]:
     f = case.file
     src = case.src.metrics
-    facts = []
+    # After a recovered incident the alarm's metric did reach a harmful level: the recovery says it all.
+    watched = None if recovered else _watched_fact(case)
+    facts = [watched] if watched is not None else []
     ranges = []
     # The alert's own metric first: it is what the verdict "no incident" has to answer for.
     alert_metric = f.alert.metric
@@ -348,8 +373,9 @@ def _supported(conclusion: Conclusion) -> list[tuple[Fact, list[str]]]:
         backs = [s.follows] if s.follows in causes else causes
         out += [(fact, list(backs)) for fact in s.facts]
     if conclusion.outcome == Outcome.HEALTHY:
-        out += [(fact, modes) for f in conclusion.others if f.verdict == Verdict.RECOVERED for fact in f.facts]
-        out += [(fact, modes) for fact in _healthy_facts(case)]
+        recovered = [f for f in conclusion.others if f.verdict == Verdict.RECOVERED]
+        out += [(fact, modes) for f in recovered for fact in f.facts]
+        out += [(fact, modes) for fact in _healthy_facts(case, recovered=bool(recovered))]
     if conclusion.outcome == Outcome.UNKNOWN:
         metric = conclusion.anomaly_metric
         cites = (
