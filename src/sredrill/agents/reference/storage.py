@@ -26,6 +26,9 @@ _PROVISIONED = re.compile(r"provisioned storage:\s*([\d.,]+)\s*(gib|gb|tib|tb)",
 _RUNWAY_S = 3600.0
 
 
+_ADDS_ROWS = frozenset({"insert", "copy"})
+
+
 def _percent(fraction: float) -> str:
     return f"{fraction:.1%}" if fraction < 0.01 else f"{fraction:.0%}"
 
@@ -46,7 +49,8 @@ def _consumer(case: Case) -> StatementView | None:
         return None
     groups = (WaitGroup.WAL, WaitGroup.WRITE, WaitGroup.EXTEND, WaitGroup.TEMP)
     free = [s for s in w.statements if s.text not in case.claimed and s.load_in(*groups) > 0]
-    return max(free, key=lambda s: s.load_in(*groups)) if free else w.top_by(*groups)
+    # Space goes to rows added (INSERT, COPY) before rows rewritten in place (UPDATE), whatever the WAL.
+    return max(free, key=lambda s: (s.verb in _ADDS_ROWS, s.load_in(*groups))) if free else w.top_by(*groups)
 
 
 def _retained_wal(case: Case) -> Fact | None:
