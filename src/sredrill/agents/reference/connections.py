@@ -125,7 +125,7 @@ def assess_connections(case: Case) -> Finding:
             onset=p.onset_at,
             against=(
                 *case.trend("DatabaseConnections", FactKind.FALLING, since=p.extreme_at),
-                *case.level("DatabaseConnections", FactKind.BELOW, since=case.held_since("DatabaseConnections")),
+                *case.level("DatabaseConnections", FactKind.BELOW, since=case.back_since("DatabaseConnections")),
             ),
         )
     pinned = at_limit and p.steady_end

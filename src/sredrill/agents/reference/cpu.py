@@ -145,6 +145,18 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
             )
         return Finding(_MODE, Verdict.UNASSESSED, "CPU utilisation cannot be checked (CPUUtilization is missing)")
 
+    if p.recovered and p.direction > 0 and p.extreme >= _SATURATED:
+        back = case.back_since("CPUUtilization")
+        return Finding(
+            _MODE,
+            Verdict.RECOVERED,
+            f"CPU was pinned at {p.extreme:.0f}% {when(case, p.extreme_at)} and is back to {p.end:.0f}%",
+            onset=p.onset_at,
+            against=(
+                *case.trend("CPUUtilization", FactKind.FALLING, since=p.extreme_at),
+                *case.level("CPUUtilization", FactKind.BELOW, since=back),
+            ),
+        )
     tail = _tail(case, p)
     level = median(tail)
     saturated = level >= _SATURATED

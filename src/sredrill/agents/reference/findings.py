@@ -147,6 +147,16 @@ class Case:
             i -= 1
         return times[min(i, max(0, len(values) - 3))]
 
+    def back_since(self, metric: str) -> datetime | None:
+        """When a recovered metric came back: the first point after the last one still beyond halfway from its
+        baseline to its extreme."""
+        p, times, values = self.file.profile(metric), self.file.times(metric), self.file.values(metric)
+        if p is None or not values:
+            return None
+        half = (p.baseline + p.extreme) / 2
+        beyond = [i for i, v in enumerate(values) if (v >= half if p.extreme >= p.baseline else v <= half)]
+        return times[beyond[-1] + 1] if beyond and beyond[-1] + 1 < len(times) else None
+
     def quiet(self, metric: str, side: FactKind = FactKind.BELOW) -> Cites:
         """What says a metric did nothing alarming: flat, when it is, and `below` (or `above`) a round bound."""
         return (*self.trend(metric, FactKind.FLAT), *self.level(metric, side))

@@ -149,7 +149,9 @@ def _unexplained(case: Case, findings: list[Finding]) -> tuple[str, str | None] 
     for name, limit in _ABNORMAL.items():
         values = case.file.values(name)
         recent = values[len(values) // 2 :]
-        if recent and name not in explained and median(recent) >= limit:
+        p = case.file.profile(name)
+        returned = p is not None and p.recovered and values[-1] < limit
+        if recent and name not in explained and not returned and median(recent) >= limit:
             return (
                 f"{name} stays at {value(name, median(recent))}, an abnormal level that no known failure mode explains"
             ), name

@@ -375,6 +375,8 @@ def _supported(conclusion: Conclusion) -> list[tuple[Fact, list[str]]]:
     if conclusion.outcome == Outcome.HEALTHY:
         recovered = [f for f in conclusion.others if f.verdict == Verdict.RECOVERED]
         out += [(fact, modes) for f in recovered for fact in f.facts]
+        # A recovery told only by what speaks against the fault now: its summary, cited with that.
+        out += [(Fact(_sentence(f.summary), (case.src.metrics,), f.against), modes) for f in recovered if not f.facts]
         out += [(fact, modes) for fact in _healthy_facts(case, recovered=bool(recovered))]
     if conclusion.outcome == Outcome.UNKNOWN:
         metric = conclusion.anomaly_metric

@@ -1,4 +1,4 @@
-"""The RDS scenario generator (`GENERATOR`, version `rds-2`): scenarios from a causal fault model.
+"""The RDS scenario generator (`GENERATOR`, version `rds-3`): scenarios from a causal fault model.
 
 Each scenario is an ordinary RDS scenario folder (`scenario.yml`, `alert.json`, `answer.yml` and the four
 evidence files) for one account's fleet: a primary, its read replica and two unrelated instances, three hours of

@@ -31,10 +31,11 @@ from .world import MINUTES, World
 
 __all__ = ["VERSION", "cause_score", "confounder_score", "difficulty_of", "scenario", "sub_seed"]
 
-VERSION = "rds-2"
+VERSION = "rds-3"
 _SALT = "rds-1"
 """The draws' salt, kept across versions: scenario i of seed S stays the same incident when a version changes
-only how it is rendered or keyed (rds-2: decisive items and a heavy reader from difficulty 2)."""
+only how it is rendered or keyed (rds-2: decisive items and a heavy reader from difficulty 2; rds-3: a recovered
+incident's level is stated over the minutes before the alert)."""
 _SHAPES = (Shape.STEP, Shape.RAMP, Shape.CREEP)
 _CATEGORY = {"failover": "infrastructure"}
 _TRIES = 12
@@ -355,6 +356,14 @@ def _during(w: World, selector: dict[str, Any]) -> dict[str, Any]:
         return selector
     below = "below" in selector
     values = w.series(instance_of(w, selector["resource"]), metric)[: w.alert_at + 1]
+    if any(v > bound if below else v < bound for v in values):
+        # A recovered incident crossed the bound: what refutes it is being back within it when the alert fires,
+        # not the minutes before it crossed (rds-3).
+        run = values[-PEAK:]
+        if len(run) == PEAK and all(v <= bound if below else v >= bound for v in run):
+            t0 = len(values) - PEAK
+            return {**selector, "during": [iso(w.start + _minutes(t0)), iso(w.start + _minutes(t0 + PEAK - 1))]}
+        return selector
     best: tuple[float, int] | None = None
     for t0 in range(len(values) - PEAK + 1):
         run = values[t0 : t0 + PEAK]
