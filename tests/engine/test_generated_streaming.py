@@ -6,6 +6,7 @@ pack folder, reports a scenario that does not load `errored` with its load error
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -164,3 +165,15 @@ def test_a_streamed_set_finds_a_scenario_by_folder_without_listing_the_set() -> 
             streamed.scenario(wrong)
     assert [e.index for e in streamed.entries] == list(range(8))
     assert streamed.folders[6] == folder and streamed.pack.scenarios == ()
+
+
+async def test_listing_a_set_gives_the_event_loop_its_turn_after_each_scenario() -> None:
+    """So a run listing a large set stays interruptible, and a server answers meanwhile."""
+    streamed = StreamedSet(parse_generate_spec("rds:seed=3:count=6"))
+    turns = 0
+    listing = asyncio.create_task(streamed.list_entries())
+    while not listing.done():
+        turns += 1
+        await asyncio.sleep(0)
+    assert [e.folder for e in await listing] == [s.folder for s in generate(streamed.spec)]
+    assert turns >= 6

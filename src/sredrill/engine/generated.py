@@ -8,7 +8,9 @@ each runs in the memory of a few (issue 18, point 7; docs/performance.md, "Gener
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sredrill.errors import PackError, did_you_mean
@@ -68,16 +70,32 @@ class StreamedSet:
             ValueError: the generator named two scenarios alike (a bug of the generator).
         """
         if self._entries is None:
-            generator = generator_for(self.spec.domain)
-            entries: list[GeneratedEntry] = []
-            seen: set[str] = set()
-            for index, made in enumerate(generate(self.spec)):
-                if made.folder in seen:
-                    raise ValueError(f"the scenario folder {made.folder!r} comes twice")
-                seen.add(made.folder)
-                entries.append(GeneratedEntry(index, made.folder, generator.difficulty_at(self.spec, index)))
-            self._entries = tuple(entries)
+            self._entries = tuple(self._listing())
         return self._entries
+
+    async def list_entries(self) -> tuple[GeneratedEntry, ...]:
+        """`entries`, listed giving the event loop its turn after each scenario: a run whose large set is being
+        listed (some minutes for 10,000) stays interruptible (Ctrl-C, SIGTERM), and a server answers meanwhile.
+
+        Raises:
+            ValueError: see `entries`.
+        """
+        if self._entries is None:
+            listed: list[GeneratedEntry] = []
+            for entry in self._listing():
+                listed.append(entry)
+                await asyncio.sleep(0)
+            self._entries = tuple(listed)
+        return self._entries
+
+    def _listing(self) -> Iterator[GeneratedEntry]:
+        generator = generator_for(self.spec.domain)
+        seen: set[str] = set()
+        for index, made in enumerate(generate(self.spec)):  # each scenario's files are dropped at the next
+            if made.folder in seen:
+                raise ValueError(f"the scenario folder {made.folder!r} comes twice")
+            seen.add(made.folder)
+            yield GeneratedEntry(index, made.folder, generator.difficulty_at(self.spec, index))
 
     @property
     def folders(self) -> tuple[str, ...]:

@@ -248,7 +248,7 @@ async def _run_plan(
     resolve_isolation(plan.isolation, require=plan.require_isolation, network=plan.agent_network)
     settings = replace(settings, agent=plan.agent)
     if isinstance(plan.selection, PackSelection):
-        chosen = _choose_packs(plan, plan.selection, settings, store)
+        chosen = await _choose_packs(plan, plan.selection, settings, store)
     else:
         chosen = _choose_eval_files(plan, plan.selection, settings, store)
     done = {r.id for r in previous}
@@ -371,7 +371,7 @@ def _eval_masks(plan: RunPlan, selection: EvalSelection, chosen: TestPlan) -> tu
     return tuple(dict.fromkeys(masked))
 
 
-def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, store: Any | None) -> _Chosen:
+async def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, store: Any | None) -> _Chosen:
     from sredrill.scenarios import load_pack
 
     from .incident_suite import INCIDENTS_PACK, incident_tests
@@ -387,6 +387,9 @@ def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, s
     masked = tuple(p.root for p in loaded)
     # A generated set is listed, not loaded: each test makes its own scenario (a run of any count holds a few).
     streamed = streamed_set_of(selection.generated) if selection.generated is not None else None
+    if streamed is not None:
+        logger.info("listing the %d scenarios of %s (each made once, then dropped)", streamed.spec.count, streamed)
+        await streamed.list_entries()
     listed: list[Listed] = [*loaded, *([streamed] if streamed is not None else [])]
     # What agents are built from (a pack's name, domain and vocabulary): the set's pack holds no scenario.
     agent_packs = [*loaded, *([streamed.pack] if streamed is not None else [])]
