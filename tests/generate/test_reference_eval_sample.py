@@ -42,6 +42,8 @@ def test_the_reference_agent_passes_most_of_an_unseen_sample() -> None:
         modes[r.difficulty] += bool(r.checks and r.checks["failure_modes"].passed)
     assert len(report.results) == 12
     assert passed[1] == 3 and modes[1] == 3, (passed, modes)
-    assert sum(passed.values()) >= 6, passed
-    # Measured at rds-2 (2026-12-02): 8 of 12 passed (d1 3, d2 3, d3 0, d4 2), the same 8 with the right modes.
-    assert sum(modes.values()) >= 6, modes
+    # Measured at rds-3 (2026-12-03): 12 of 12 passed, 3 per difficulty, all with the right modes (rds-2 and the
+    # agent before it: 8). The floors leave one scenario of slack; issue 18's bar is 85 % pass, 80 % at d >= 3.
+    assert sum(passed.values()) >= 11, passed
+    assert passed[3] + passed[4] >= 5, passed
+    assert sum(modes.values()) >= 11, modes
