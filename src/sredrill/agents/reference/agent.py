@@ -11,9 +11,10 @@ Deterministic: no randomness, no wall clock in any decision.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from sredrill.agents.protocol import AgentReply, Task
@@ -21,6 +22,7 @@ from sredrill.agents.reference.casefile import CaseFile, Sources
 from sredrill.agents.reference.catalog import REASONED
 from sredrill.agents.reference.citing import items_of, merged
 from sredrill.agents.reference.dblog import SEARCH_PATTERN
+from sredrill.agents.reference.fleet import backup_spans
 from sredrill.agents.reference.incident_agent import is_incident_task, play_incident
 from sredrill.agents.reference.observations import (
     AlertView,
@@ -62,6 +64,10 @@ _LOG_LIMIT = 500
 _FRESH_PERIODS = 2
 # The statistic read when a metric has several: the level the hypotheses' thresholds are stated in.
 _PREFERRED_STAT = "Average"
+# Another instance's series read to rule out what it could be mistaken for (`fleet`).
+_FLEET_METRICS = ("CPUUtilization", "DatabaseConnections")
+# Read IOPS around a backup: this many periods before it starts and after it ends (the level to compare with).
+_BACKUP_LEAD_PERIODS = 10
 # How long to wait before looking again, when the tools offer `wait` (the temporal backend).
 _RECHECK_MINUTES = 10
 
@@ -195,6 +201,52 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
         gathered.read.add(src.logs)
         wanted = re.compile(SEARCH_PATTERN, re.IGNORECASE)
         gathered.logs = [r for r in parse_logs(logs) if wanted.search(r.message)]
+    await _scan_fleet(task, available, gathered)
+
+
+async def _scan_fleet(task: Task, available: set[str], gathered: _Gathered) -> None:
+    """The rest of the fleet, cheaply: CPU and sessions of each other instance (not the alert's, not its
+    replica, whose lag is read already), and read IOPS while each backup of another instance runs (`fleet`).
+    What an earlier answer returned is not asked for again (the `full` backend returns every series at once)."""
+    offered = _named(gathered)
+    primary = gathered.alert.instance or _most_offered(gathered)
+    replicas = {o[2] for o in gathered.offered if o[0] == "ReplicaLag"}
+    have = {(k[0], k[2]) for k in gathered.series}
+    others = [i for i in dict.fromkeys(o[2] for o in gathered.offered) if i not in {primary, None, *replicas}]
+    wanted: list[dict[str, Any]] = [
+        {"metric_name": metric, "instance": instance}
+        for instance in others
+        for metric in _FLEET_METRICS
+        if (metric, instance) in offered and (metric, instance) not in have
+    ]
+    for event, start, end in backup_spans(gathered.events):
+        instance = event.source
+        # The primary's checkpoints are judged on its own write metrics; its read IOPS would spend the budget.
+        if instance != primary and ("ReadIOPS", instance) in offered and ("ReadIOPS", instance) not in have:
+            lead = timedelta(seconds=_BACKUP_LEAD_PERIODS * gathered.period_s)
+            span = {"start": (start - lead).isoformat(), "end": (end + lead).isoformat()}
+            wanted.append({"metric_name": "ReadIOPS", "instance": instance, **span})
+    for args in wanted:
+        metric, instance = args["metric_name"], args["instance"]
+        if any(o == (metric, _PREFERRED_STAT, instance) for o in gathered.offered):
+            args["stat"] = _PREFERRED_STAT
+        result = await _call(task, available, "query_metrics", gathered, **args)
+        for s in parse_series(result) if result is not None else ():
+            old = gathered.series.get(s.key)
+            gathered.series[s.key] = s if old is None else _joined(old, s)
+
+
+def _joined(a: Series, b: Series) -> Series:
+    """One series' points from two answers (two windows of it), in time order."""
+    points = dict(zip(a.times, a.values, strict=True)) | dict(zip(b.times, b.values, strict=True))
+    times = tuple(sorted(points))
+    return replace(a, times=times, values=tuple(points[t] for t in times))
+
+
+def _most_offered(gathered: _Gathered) -> str | None:
+    """The instance most listed series describe (the primary, when the alert names none)."""
+    counts = Counter(o[2] for o in gathered.offered if o[2] and o[0] != "ReplicaLag")
+    return counts.most_common(1)[0][0] if counts else None
 
 
 def _named(gathered: _Gathered) -> set[tuple[str, str | None]]:

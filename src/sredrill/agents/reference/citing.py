@@ -182,11 +182,11 @@ def trend(
     return None
 
 
-def _bound(x: float, *, up: bool) -> float:
-    """A round number (two significant digits) strictly above (`up`) or below `x`."""
+def _bound(x: float, *, up: bool, digits: int = 2) -> float:
+    """A round number (`digits` significant digits) strictly above (`up`) or below `x`."""
     if x == 0:
         return 1.0 if up else -1.0
-    step = 10.0 ** (math.floor(math.log10(abs(x))) - 1)
+    step = 10.0 ** (math.floor(math.log10(abs(x))) - digits + 1)
     v = (math.floor(x / step) + 1) * step if up else (math.ceil(x / step) - 1) * step
     return float(f"{v:.12g}")
 
@@ -198,9 +198,14 @@ def level(
     *,
     since: datetime | None = None,
     until: datetime | None = None,
+    within: float | None = None,
 ) -> Citation | None:
     """`above V` / `below V` over the window, V a round number every served point there clears; None when the
-    window holds no point (or, for `above`, the values reach zero: "above a negative number" says nothing)."""
+    window holds no point (or, for `above`, the values reach zero: "above a negative number" says nothing).
+
+    `within` is a limit V should not pass (`below` one at most `within`, `above` one at least it): V takes
+    more significant digits until it does, when the points clear the limit at all (else None).
+    """
     item = items.get(ref) if ref is not None else None
     if item is None:
         return None
@@ -208,10 +213,20 @@ def level(
     if not values:
         return None
     if side == FactKind.ABOVE:
-        if min(values) <= 0:
+        if min(values) <= 0 or (within is not None and min(values) <= within):
             return None
         bound = _bound(min(values), up=False)
+        if within is not None:
+            for digits in (3, 4):
+                bound = bound if bound >= within else _bound(min(values), up=False, digits=digits)
+            bound = max(bound, within)
     else:
+        if within is not None and max(values) >= within:
+            return None
         bound = _bound(max(values), up=True)
+        if within is not None:
+            for digits in (3, 4):
+                bound = bound if bound <= within else _bound(max(values), up=True, digits=digits)
+            bound = min(bound, within)
     citation = Citation(item=item.id, fact=side, value=bound, start=since, end=until)
     return citation if check_fact(citation, item) is None else None

@@ -124,6 +124,7 @@ def assess_connections(case: Case) -> Finding:
             f"sessions climbed to {peak:,.0f} {when(case, p.extreme_at)} and have fallen back to {p.end:,.0f}",
             onset=p.onset_at,
             against=(
+                *case.level("DatabaseConnections", FactKind.BELOW, within=1.02 * peak),
                 *case.trend("DatabaseConnections", FactKind.FALLING, since=p.extreme_at),
                 *case.level("DatabaseConnections", FactKind.BELOW, since=case.back_since("DatabaseConnections")),
             ),

@@ -24,6 +24,8 @@ __all__ = ["assess_cpu"]
 
 _MODE = "cpu_saturation"
 _SATURATED = 88.0
+# CPU at or above this is a CPU incident (the level CPU alarms use): a peak short of it never saturated.
+_INCIDENT = 90.0
 # A statement is CPU-bound when this much of its own load is on CPU, and it is the CPU's consumer when it holds
 # this much of the CPU load: then it is a cause of its own, whatever else runs beside it.
 _CPU_BOUND = 0.7
@@ -150,9 +152,13 @@ def assess_cpu(case: Case, storm: WriteStorm, connections: Finding) -> Finding:
         return Finding(
             _MODE,
             Verdict.RECOVERED,
-            f"CPU was pinned at {p.extreme:.0f}% {when(case, p.extreme_at)} and is back to {p.end:.0f}%",
+            f"CPU was pinned at {p.extreme:.0f}% {when(case, p.extreme_at)} and is back to {p.end:.0f}%"
+            if p.extreme >= _INCIDENT
+            else f"CPU rose to {p.extreme:.0f}% {when(case, p.extreme_at)}, short of saturation, and is back to "
+            f"{p.end:.0f}%",
             onset=p.onset_at,
             against=(
+                *case.level("CPUUtilization", FactKind.BELOW, within=_INCIDENT),
                 *case.trend("CPUUtilization", FactKind.FALLING, since=p.extreme_at),
                 *case.level("CPUUtilization", FactKind.BELOW, since=back),
             ),

@@ -129,10 +129,17 @@ class Case:
         return (c,) if c is not None else ()
 
     def level(
-        self, metric: str, side: FactKind, *, since: datetime | None = None, until: datetime | None = None
+        self,
+        metric: str,
+        side: FactKind,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        within: float | None = None,
     ) -> Cites:
-        """`above V` / `below V` for the metric over the window (V a round number every point clears)."""
-        c = cite_level(self.file.items, self.series_id(metric), side, since=since, until=until)
+        """`above V` / `below V` for the metric over the window (V a round number every point clears, and not
+        past `within` when given: `citing.level`)."""
+        c = cite_level(self.file.items, self.series_id(metric), side, since=since, until=until, within=within)
         return (c,) if c is not None else ()
 
     def held_since(self, metric: str) -> datetime | None:

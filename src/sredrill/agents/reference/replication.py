@@ -125,6 +125,7 @@ def assess_replication(case: Case, storm: WriteStorm) -> Finding:
                 f"(now {value('ReplicaLag', lag.end)})",
                 onset=lag.onset_at,
                 against=(
+                    *case.level("ReplicaLag", FactKind.BELOW, within=REPLICA_LAG_INCIDENT_S),
                     *case.trend("ReplicaLag", FactKind.FALLING, since=lag.extreme_at),
                     *case.level("ReplicaLag", FactKind.BELOW, since=case.held_since("ReplicaLag")),
                 ),

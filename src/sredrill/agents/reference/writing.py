@@ -18,6 +18,7 @@ from itertools import zip_longest
 from sredrill.agents.reference.catalog import info_of
 from sredrill.agents.reference.citing import level as cite_level
 from sredrill.agents.reference.findings import HYPOTHESES, Case, Cites, Fact, Finding, Verdict, value
+from sredrill.agents.reference.fleet import elsewhere
 from sredrill.agents.reference.reasoning import Conclusion, Outcome
 from sredrill.agents.reference.timeline import EventKind, TimedEvent, describe_delta
 from sredrill.agents.reference.workload import WaitGroup
@@ -258,14 +259,19 @@ def _telling_history(old: tuple[TimedEvent, ...]) -> list[object]:
 def _ruled_out(conclusion: Conclusion) -> list[RuledOut]:
     out = []
     case = conclusion.case
+    # What the rest of the fleet shows of each hypothesis: its citation goes first (an entry cites at most three).
+    fleet = elsewhere(case.file, case.timeline)
     for f in conclusion.others:
         reason = f.summary
         if f.verdict == Verdict.UNASSESSED:
             reason = f"not confirmed, and not excluded either: {reason}"
         if f.mode == "failover" and "infrastructure" not in reason:
             reason += "; no infrastructure fault is visible"
+        note = fleet.get(f.mode)
+        if note is not None:
+            reason += f"; {note.reason}"
         evidence: list[Citation | str] = []
-        evidence.extend(list(dict.fromkeys(f.against))[:MAX_CITATIONS_PER_CLAIM])
+        evidence.extend(list(dict.fromkeys((*(note.cites if note else ()), *f.against)))[:MAX_CITATIONS_PER_CLAIM])
         out.append(RuledOut(hypothesis=f.hypothesis, reason=_sentence(reason), evidence=evidence))
     old = conclusion.case.timeline.historical()
     if old:

@@ -1,0 +1,187 @@
+"""The rest of the fleet: anomalies on other instances that look like a failure mode, and why they are not one.
+
+An alert is about one instance, but its account holds others (a replica, other applications' databases), and an
+SRE who rules a hypothesis out checks that nothing elsewhere in the fleet shows it either. Each finding here is a
+note for one hypothesis's ruled-out entry: what the other instance shows, why it is benign, and what to cite:
+
+- CPU rising on another instance but staying short of saturation;
+- sessions climbing on another instance (its own load, not the alerting instance's);
+- free storage that storage autoscaling grew (its "Finished applying" event), on any instance;
+- a read burst on an instance while its backup runs: a snapshot reading the volume, not checkpoints writing it.
+
+Generic RDS knowledge only; nothing here knows a scenario.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from types import MappingProxyType
+
+from sredrill.agents.reference.casefile import CaseFile
+from sredrill.agents.reference.citing import level as cite_level
+from sredrill.agents.reference.citing import present as cite_present
+from sredrill.agents.reference.observations import Event, Series
+from sredrill.agents.reference.statistics import profile_series
+from sredrill.agents.reference.timeline import EventKind, Timeline
+from sredrill.diagnosis import Citation, FactKind
+
+__all__ = ["BACKUP_SPAN", "FleetNote", "backup_spans", "elsewhere", "other_instances"]
+
+# CPU at or above this is saturated (the level CPU alarms and the hypotheses are stated at).
+_CPU_SATURATED = 90.0
+# A rise counts when it is at least this many points of CPU, or this share of the sessions' baseline.
+_CPU_RISE = 15.0
+_SESSIONS_RISE = 0.5
+_SESSIONS_FLOOR = 50.0
+# A backup's read burst: the instance's read IOPS during the backup at least this many times the level before.
+_BURST = 2.0
+# The level a backup's reads are compared with: the read IOPS over this long before it starts.
+_BEFORE = timedelta(minutes=15)
+BACKUP_SPAN = timedelta(minutes=40)
+"""How long after a backup starts its reads are looked at, when no event says it finished."""
+_BACKUP = re.compile(r"back(?:ing)? ?up|snapshot", re.I)
+_FINISHED = re.compile(r"^(finished|completed)|created$|complete[d]?\.?$", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class FleetNote:
+    """What another instance (or an event) shows about one hypothesis, and what a ruled-out entry cites."""
+
+    mode: str
+    reason: str
+    cites: tuple[Citation, ...]
+
+
+def other_instances(file: CaseFile) -> tuple[str, ...]:
+    """Instances the series describe, other than the primary and its replica, in the order first seen."""
+    mine = {file.primary, file.replica}
+    return tuple(dict.fromkeys(s.instance for s in file.series if s.instance is not None and s.instance not in mine))
+
+
+def backup_spans(events: tuple[Event, ...] | list[Event]) -> list[tuple[Event, datetime, datetime]]:
+    """Each backup that started (its event, its start and its end: the next finishing backup event of the same
+    instance, else `BACKUP_SPAN` later)."""
+    out = []
+    backups = [e for e in events if "backup" in e.categories or _BACKUP.search(e.message)]
+    for e in backups:
+        if _FINISHED.search(e.message.strip()):
+            continue
+        done = next(
+            (b.at for b in backups if b.source == e.source and b.at > e.at and _FINISHED.search(b.message)), None
+        )
+        out.append((e, e.at, done or e.at + BACKUP_SPAN))
+    return out
+
+
+def elsewhere(file: CaseFile, timeline: Timeline) -> Mapping[str, FleetNote]:
+    """By hypothesis, the fleet's benign look-alike of it (the most telling one), when there is one."""
+    notes = [
+        _cpu(file),
+        _sessions(file),
+        _autoscaled(file, timeline),
+        _backup_reads(file),
+    ]
+    return MappingProxyType({n.mode: n for n in notes if n is not None})
+
+
+def _series(file: CaseFile, metric: str, instance: str) -> Series | None:
+    return file.series_on(metric, instance)
+
+
+def _cpu(file: CaseFile) -> FleetNote | None:
+    best: tuple[float, FleetNote] | None = None
+    for instance in other_instances(file):
+        s = _series(file, "CPUUtilization", instance)
+        p = profile_series(s.times, s.values, floor=10.0) if s is not None else None
+        if s is None or p is None or p.direction <= 0 or p.extreme - p.baseline < _CPU_RISE:
+            continue
+        cite = cite_level(file.items, s.id, FactKind.BELOW, within=_CPU_SATURATED)
+        if cite is None:
+            continue
+        rise = p.extreme - p.baseline
+        note = FleetNote(
+            "cpu_saturation",
+            f"on {instance}, another instance of the fleet, CPU rises from {p.baseline:.0f}% to {p.extreme:.0f}% "
+            f"but stays below {cite.value:g}%: busy, not saturated",
+            (cite,),
+        )
+        if best is None or rise > best[0]:
+            best = (rise, note)
+    return best[1] if best else None
+
+
+def _sessions(file: CaseFile) -> FleetNote | None:
+    best: tuple[float, FleetNote] | None = None
+    for instance in other_instances(file):
+        s = _series(file, "DatabaseConnections", instance)
+        p = profile_series(s.times, s.values, floor=20.0) if s is not None else None
+        if s is None or p is None or p.direction <= 0:
+            continue
+        rise = p.extreme - p.baseline
+        if rise < max(_SESSIONS_FLOOR, _SESSIONS_RISE * p.baseline):
+            continue
+        # Stated as close to the peak as three significant digits allow: "below" says how far it went.
+        cite = cite_level(file.items, s.id, FactKind.BELOW, within=max(s.values) * 1.02)
+        if cite is None:
+            continue
+        note = FleetNote(
+            "connection_exhaustion",
+            f"on {instance}, another instance of the fleet, sessions climb from {p.baseline:,.0f} to "
+            f"{p.extreme:,.0f} and stay below {cite.value:,.0f}: a load of its own, no sign of running out of "
+            "connections",
+            (cite,),
+        )
+        if best is None or rise > best[0]:
+            best = (rise, note)
+    return best[1] if best else None
+
+
+def _autoscaled(file: CaseFile, timeline: Timeline) -> FleetNote | None:
+    grown = [
+        e.event
+        for e in timeline.recent(EventKind.STORAGE_GROWN)
+        if _FINISHED.search(e.event.message.strip()) and "autoscal" in e.event.message.lower()
+    ]
+    if not grown:
+        return None
+    last = grown[-1]
+    cite = cite_present(file.items, last.id)
+    if cite is None:
+        return None
+    where = last.source or "an instance"
+    return FleetNote(
+        "storage_full",
+        f"free storage on {where} ran low and storage autoscaling grew its volume (“{last.message.rstrip('.')}”): "
+        "the volume grows before it fills",
+        (cite,),
+    )
+
+
+def _backup_reads(file: CaseFile) -> FleetNote | None:
+    for event, start, end in backup_spans(list(file.events)):
+        cite = cite_present(file.items, event.id)
+        if cite is None or not event.source:
+            continue
+        s = _series(file, "ReadIOPS", event.source)
+        before = (
+            [v for t, v in zip(s.times, s.values, strict=True) if start - _BEFORE <= t < start] if s is not None else []
+        )
+        during = [v for t, v in zip(s.times, s.values, strict=True) if start <= t <= end] if s is not None else []
+        if not before or not during:
+            continue
+        base = sorted(before)[len(before) // 2]
+        peak = sorted(during)[len(during) // 2]
+        if base <= 0 or peak < _BURST * base:
+            continue
+        burst = cite_level(file.items, s.id if s is not None else None, FactKind.ABOVE, since=start, until=end)
+        return FleetNote(
+            "checkpoint_io_storm",
+            f"the read burst on {event.source} (read IOPS about {peak / base:.0f} times their level before) runs "
+            f"while its backup does (“{event.message.rstrip('.')}”): a snapshot reading the volume, not checkpoints "
+            "writing it",
+            (cite, *((burst,) if burst is not None else ())),
+        )
+    return None
