@@ -448,6 +448,14 @@ def baselines_cmd(
 @app.command("audit")
 def audit_cmd(
     pack: PackOpt = None,
+    generate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--generate",
+            help="A generated set to audit, in memory (repeatable): rds:seed=S:count=N[:difficulty=D,D].",
+            show_default=False,
+        ),
+    ] = None,
     axis2: Annotated[bool, typer.Option("--axis2", help="Both axes: a table per axis.")] = False,
     jobs: JobsOpt = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the guesser and the random baseline.")] = 0,
@@ -455,8 +463,9 @@ def audit_cmd(
     no_fail: Annotated[bool, typer.Option("--no-fail", help="Exit 0 even when a red-team agent is flagged.")] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """Red-team agents and baselines beside the reference agent, per pack: pass@1 overall and per difficulty.
-    A red-team agent above 10% on difficulty ≥ 2 is marked red and the command exits 1 (unless --no-fail)."""
+    """Red-team agents and baselines beside the reference agent, per pack (and generated set): pass@1 overall
+    and per difficulty. A red-team agent above 10% on difficulty ≥ 2 is marked red and the command exits 1
+    (unless --no-fail). Without --pack or --generate, the built-in packs."""
 
     def body() -> int:
         import json
@@ -470,8 +479,9 @@ def audit_cmd(
         settings = load_settings({"jobs": jobs})
         audits = run_sync(
             audit_packs(
-                list(pack or builtin_pack_names()), settings=settings, options=RunOptions(jobs=settings.jobs),
-                store=_store(db) if db else None, axis2=axis2, seed=seed,
+                list(pack or ([] if generate else builtin_pack_names())), settings=settings,
+                options=RunOptions(jobs=settings.jobs), store=_store(db) if db else None, axis2=axis2, seed=seed,
+                generate=list(generate or ()),
             )
         )  # fmt: skip
         if json_:

@@ -62,6 +62,38 @@ def test_no_fail_prints_the_table_and_exits_0() -> None:
     assert "redteam:stuffer (label oracle)" in done.stdout
 
 
+def test_a_generated_set_is_audited_in_memory_and_a_development_seed_is_labelled_so() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sredrill", "audit", "--generate", "rds:seed=5:count=3", "--json", "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    (table,) = json.loads(done.stdout)["packs"]
+    assert table["pack"] == "rds:seed=5:count=3" and not table["builtin"]
+    assert "not an evaluation seed" in table["development"]
+    rows = {r["agent"]: r for r in table["rows"]}
+    assert "reference (dev)" in rows
+    for agent in ("reference (dev)", "redteam:stuffer (label oracle)", "redteam:alert-only", "keyword"):
+        assert rows[agent]["pass_at_1"]["all"]["total"] == 3, rows[agent]  # the stuffer: one run per group
+
+
+def test_an_unknown_pack_or_a_bad_spec_is_a_usage_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sredrill", "audit", "--generate", "rds:seed=x:count=3"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stderr.startswith("error:"), done.stderr
+    assert "seed" in done.stderr
+
+
 def test_an_unknown_pack_is_a_usage_error() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "sredrill", "audit", "--pack", "no_such_pack"],

@@ -47,6 +47,8 @@ __all__ = [
 REDTEAM_LIMIT = 0.10
 """The most a red-team agent may pass (pass@1) on difficulty ≥ 2 (issue 16, "How we will know")."""
 GUESSER_RETRIES = 5
+EVALUATION_SEEDS = 1_000_000
+"""Generated sets of this seed and up are evaluation sets (docs/generator.md, "Seeds"); below, development."""
 BUCKETS = ("all", "≤1", "2", "3+", "≥2")
 """The difficulty columns: every result, then by level; `≥2` is what the limit reads."""
 
@@ -77,6 +79,9 @@ class PackAudit:
     axis: int
     builtin: bool
     rows: list[AuditRow] = field(default_factory=list)
+    development: str = ""
+    """Why the reference agent's figure is a development one (it was built on this pack, or the set's seed is
+    not an evaluation seed); empty when it is not."""
 
 
 def first_attempt(result: TestResult) -> TestStatus:
@@ -139,10 +144,12 @@ class _Runner:
     store: Any | None
     axis2: bool
     seed: int | None
+    generate: str | None = None
+    """A generated set's spec: it is what runs (made again by each run, one scenario at a time), not `pack`."""
 
     async def run(self, agent: str, *, scenarios: Sequence[str] = (), retries: int = 0) -> RunReport:
         report: RunReport = await run_packs(
-            [self.pack],
+            [] if self.generate else [self.pack],
             settings=replace(self.settings, agent=agent),
             options=replace(self.options, retries=retries),
             listener=_Quiet(),
@@ -150,8 +157,52 @@ class _Runner:
             axis2=self.axis2,
             scenario_ids=scenarios,
             seed=self.seed,
+            generate=self.generate,
         )
         return report
+
+
+@dataclass(frozen=True, slots=True)
+class _Audited:
+    """What an audit needs of a pack: its name, vocabulary, and each scenario's id and true modes."""
+
+    name: str
+    """The pack's name (what the tables show)."""
+    target: str
+    """What a run is given: the built-in name or the folder, as the user wrote it."""
+    builtin: bool
+    modes: dict[str, tuple[str, ...]]
+    """Scenario id (`pack/folder` for a pack, the folder for a generated set) -> its true modes."""
+    vocabulary_names: tuple[str, ...]
+    generate: str | None = None
+    development: str = ""
+
+
+def _audited_pack(name: str) -> _Audited:
+    from sredrill.scenarios import load_pack
+
+    pack = load_pack(name)
+    modes = {s.qualified_id: tuple(sorted(s.failure_modes)) for s in pack.scenarios}
+    target = pack.name if pack.builtin else str(name)
+    return _Audited(pack.name, target, pack.builtin, modes, tuple(pack.vocabulary.names))
+
+
+def _audited_set(spec_text: str) -> _Audited:
+    """A generated set, each scenario made once for its modes and dropped (its runs make it again)."""
+    from sredrill.generate import parse_generate_spec
+
+    from .generated import StreamedSet
+
+    spec = parse_generate_spec(spec_text)
+    streamed = StreamedSet(spec)
+    modes = {e.folder: tuple(sorted(streamed.load(e).failure_modes)) for e in streamed.entries}
+    names = tuple(streamed.vocabulary.names)
+    dev = (
+        f"seed {spec.seed} is not an evaluation seed; those are {EVALUATION_SEEDS:,} and up, docs/generator.md"
+        if spec.seed < EVALUATION_SEEDS
+        else ""
+    )
+    return _Audited(streamed.name, streamed.name, False, modes, names, generate=spec_text, development=dev)
 
 
 def _row(agent: str, role: Role, reports: Sequence[RunReport], axis: int, **kw: Any) -> AuditRow:
@@ -167,44 +218,46 @@ async def audit_packs(
     store: Any | None = None,
     axis2: bool = False,
     seed: int | None = 0,
+    generate: Sequence[str] = (),
 ) -> list[PackAudit]:
-    """Run the reference agent, every red-team agent and the baselines on each pack; one audit per pack (and
-    axis, with `axis2`).
+    """Run the reference agent, every red-team agent and the baselines on each pack and each generated set
+    (`generate`: specs, as `sredrill run --generate` takes them); one audit per pack (and axis, with `axis2`).
 
     Raises:
-        InputError: a pack does not load, or an option is out of range.
+        InputError: a pack does not load, a spec does not parse, or an option is out of range.
     """
-    from sredrill.scenarios import load_pack
-
     options.check()
     out: list[PackAudit] = []
-    for name in packs:
-        pack = load_pack(name)
-        runner = _Runner(pack.name if pack.builtin else str(name), settings, options, store, axis2, seed)
+    for pack in [*(_audited_pack(n) for n in packs), *(_audited_set(g) for g in generate)]:
+        runner = _Runner(pack.target, settings, options, store, axis2, seed, generate=pack.generate)
         reports: dict[str, list[RunReport]] = {}
         notes: dict[str, str] = {}
         reports["reference"] = [await runner.run("reference")]
         # The oracle: each group of scenarios with the same true modes gets a stuffer told those modes.
         groups: dict[tuple[str, ...], list[str]] = {}
-        for s in pack.scenarios:
-            if s.failure_modes:
-                groups.setdefault(tuple(sorted(s.failure_modes)), []).append(s.qualified_id)
+        for sid, modes in pack.modes.items():
+            if modes:
+                groups.setdefault(modes, []).append(sid)
         reports["stuffer"] = [
             await runner.run("redteam:stuffer=" + "+".join(modes), scenarios=ids) for modes, ids in groups.items()
         ]
         for agent in ("redteam:alert-only", "redteam:zscore"):
             reports[agent] = [await runner.run(agent)]
-        constants = {m: await runner.run(f"redteam:constant={m}") for m in pack.vocabulary.names if m != "unknown"}
+        constants = {m: await runner.run(f"redteam:constant={m}") for m in pack.vocabulary_names if m != "unknown"}
         reports["guesser"] = [await runner.run("redteam:guesser", retries=GUESSER_RETRIES)]
         for agent in _BASELINES:
             try:
                 reports[agent] = [await runner.run(agent)]
             except InputError as exc:  # majority without a declared training split: shown, not fatal
                 reports[agent], notes[agent] = [], f"not run: {exc.message}"
-        builtin = pack.builtin
         for axis in (1, 2) if axis2 else (1,):
             rows = [
-                _row("reference (dev)" if builtin else "reference", "reference", reports["reference"], axis),
+                _row(
+                    "reference (dev)" if pack.development or pack.builtin else "reference",
+                    "reference",
+                    reports["reference"],
+                    axis,
+                ),
                 _row("redteam:stuffer (label oracle)", "redteam", reports["stuffer"], axis),
                 _row("redteam:alert-only", "redteam", reports["redteam:alert-only"], axis),
                 _row("redteam:zscore", "redteam", reports["redteam:zscore"], axis),
@@ -214,7 +267,7 @@ async def audit_packs(
             rows += [
                 _row(a, "baseline", reports[a], axis, note=notes.get(a, "")) for a in ("majority", "keyword", "random")
             ]
-            out.append(PackAudit(pack.name, axis, builtin, rows))
+            out.append(PackAudit(pack.name, axis, pack.builtin, rows, development=pack.development))
     return out
 
 
@@ -261,9 +314,13 @@ def audit_tables(audits: Sequence[PackAudit]) -> list[RenderableType]:
             note = ("ABOVE LIMIT on ≥2; " if is_flagged(row) else "") + row.note
             table.add_row(row.agent, *(_cell(row.rates[b]) for b in BUCKETS), note, style=style)
         parts.append(table)
-        if audit.builtin:
-            parts.append(Text("reference (dev): a development figure (the agent was built on this pack)"))
+        if why := _development(audit):
+            parts.append(Text(f"reference (dev): a development figure ({why})"))
     return parts
+
+
+def _development(audit: PackAudit) -> str:
+    return audit.development or ("the agent was built on this pack" if audit.builtin else "")
 
 
 def audit_json(audits: Sequence[PackAudit]) -> dict[str, Any]:
@@ -276,6 +333,7 @@ def audit_json(audits: Sequence[PackAudit]) -> dict[str, Any]:
                 "pack": a.pack,
                 "axis": a.axis,
                 "builtin": a.builtin,
+                "development": _development(a) or None,
                 "rows": [
                     {
                         "agent": r.agent,
