@@ -67,7 +67,9 @@ _PREFERRED_STAT = "Average"
 # Another instance's series read to rule out what it could be mistaken for (`fleet`).
 _FLEET_METRICS = ("CPUUtilization", "DatabaseConnections")
 # Read IOPS around a backup: this many periods before it starts and after it ends (the level to compare with).
-_BACKUP_LEAD_PERIODS = 10
+_BACKUP_LEAD_PERIODS = 5
+# How far back another instance's series are read: the two hours before the alert show a rise and its baseline.
+_FLEET_HISTORY = timedelta(hours=2)
 # How long to wait before looking again, when the tools offer `wait` (the temporal backend).
 _RECHECK_MINUTES = 10
 
@@ -205,23 +207,26 @@ async def _investigate(task: Task, available: set[str], gathered: _Gathered) -> 
 
 
 async def _scan_fleet(task: Task, available: set[str], gathered: _Gathered) -> None:
-    """The rest of the fleet, cheaply: CPU and sessions of each other instance (not the alert's, not its
-    replica, whose lag is read already), and read IOPS while each backup of another instance runs (`fleet`).
+    """The rest of the fleet, cheaply: CPU and sessions of each other instance over the two hours before the
+    alert (not the alert's instance, not its replica, whose lag is read already), and read IOPS while each
+    backup of another instance runs (`fleet`).
     What an earlier answer returned is not asked for again (the `full` backend returns every series at once)."""
     offered = _named(gathered)
     primary = gathered.alert.instance or _most_offered(gathered)
     replicas = {o[2] for o in gathered.offered if o[0] == "ReplicaLag"}
     have = {(k[0], k[2]) for k in gathered.series}
     others = [i for i in dict.fromkeys(o[2] for o in gathered.offered) if i not in {primary, None, *replicas}]
+    fired = gathered.alert.starts_at
+    since = {"start": (fired - _FLEET_HISTORY).isoformat()} if fired is not None else {}
     wanted: list[dict[str, Any]] = [
-        {"metric_name": metric, "instance": instance}
+        {"metric_name": metric, "instance": instance, **since}
         for instance in others
         for metric in _FLEET_METRICS
         if (metric, instance) in offered and (metric, instance) not in have
     ]
     for event, start, end in backup_spans(gathered.events):
         instance = event.source
-        # The primary's checkpoints are judged on its own write metrics; its read IOPS would spend the budget.
+        # The primary's backup needs no read: its own write metrics judge its checkpoints (`fleet`).
         if instance != primary and ("ReadIOPS", instance) in offered and ("ReadIOPS", instance) not in have:
             lead = timedelta(seconds=_BACKUP_LEAD_PERIODS * gathered.period_s)
             span = {"start": (start - lead).isoformat(), "end": (end + lead).isoformat()}

@@ -62,16 +62,15 @@ def other_instances(file: CaseFile) -> tuple[str, ...]:
 
 
 def backup_spans(events: tuple[Event, ...] | list[Event]) -> list[tuple[Event, datetime, datetime]]:
-    """Each backup that started (its event, its start and its end: the next finishing backup event of the same
-    instance, else `BACKUP_SPAN` later)."""
+    """Each backup that started (its event, its start and its end: the next backup event of the same instance,
+    finishing it or starting another, else `BACKUP_SPAN` later)."""
     out = []
     backups = [e for e in events if "backup" in e.categories or _BACKUP.search(e.message)]
     for e in backups:
         if _FINISHED.search(e.message.strip()):
             continue
-        done = next(
-            (b.at for b in backups if b.source == e.source and b.at > e.at and _FINISHED.search(b.message)), None
-        )
+        # It ends at the next finishing backup event of the instance, or where its next backup starts.
+        done = next((b.at for b in backups if b.source == e.source and b.at > e.at), None)
         out.append((e, e.at, done or e.at + BACKUP_SPAN))
     return out
 
@@ -161,7 +160,29 @@ def _autoscaled(file: CaseFile, timeline: Timeline) -> FleetNote | None:
 
 
 def _backup_reads(file: CaseFile) -> FleetNote | None:
-    for event, start, end in backup_spans(list(file.events)):
+    """A backup whose read burst the instance's read IOPS show; else a backup of the primary, whose checkpoints
+    its own write metrics already judge (the event says what the reads are)."""
+    spans = backup_spans(list(file.events))
+    burst = _burst(file, spans)
+    if burst is not None:
+        return burst
+    # The primary's backups, the latest first (the one closest to the incident), two at most.
+    own = [(e, c) for e, _, _ in reversed(spans) if e.source == file.primary and (c := cite_present(file.items, e.id))]
+    if not own:
+        return None
+    quoted = "; ".join(f"“{e.message.rstrip('.')}”" for e, _ in own[:2])
+    return FleetNote(
+        "checkpoint_io_storm",
+        f"the primary's {'backups run' if len(own) > 1 else 'backup runs'} in the window ({quoted}): a snapshot "
+        "reads the volume and writes no checkpoints",
+        tuple(c for _, c in own[:2]),
+    )
+
+
+def _burst(file: CaseFile, spans: list[tuple[Event, datetime, datetime]]) -> FleetNote | None:
+    """The backup whose reads rose the most (at least `_BURST` times their level before), as a note."""
+    best: tuple[float, FleetNote] | None = None
+    for event, start, end in spans:
         cite = cite_present(file.items, event.id)
         if cite is None or not event.source:
             continue
@@ -177,11 +198,13 @@ def _backup_reads(file: CaseFile) -> FleetNote | None:
         if base <= 0 or peak < _BURST * base:
             continue
         burst = cite_level(file.items, s.id if s is not None else None, FactKind.ABOVE, since=start, until=end)
-        return FleetNote(
+        note = FleetNote(
             "checkpoint_io_storm",
             f"the read burst on {event.source} (read IOPS about {peak / base:.0f} times their level before) runs "
             f"while its backup does (“{event.message.rstrip('.')}”): a snapshot reading the volume, not checkpoints "
             "writing it",
             (cite, *((burst,) if burst is not None else ())),
         )
-    return None
+        if best is None or peak / base > best[0]:
+            best = (peak / base, note)
+    return best[1] if best else None

@@ -13,12 +13,15 @@ claims, the causes' own evidence first; a fact left with nothing to cite goes to
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from itertools import zip_longest
 
 from sredrill.agents.reference.catalog import info_of
 from sredrill.agents.reference.citing import level as cite_level
+from sredrill.agents.reference.citing import present as cite_present
 from sredrill.agents.reference.findings import HYPOTHESES, Case, Cites, Fact, Finding, Verdict, value
-from sredrill.agents.reference.fleet import elsewhere
+from sredrill.agents.reference.fleet import backup_spans, elsewhere
+from sredrill.agents.reference.observations import Event
 from sredrill.agents.reference.reasoning import Conclusion, Outcome
 from sredrill.agents.reference.timeline import EventKind, TimedEvent, describe_delta
 from sredrill.agents.reference.workload import WaitGroup
@@ -119,6 +122,8 @@ def _healthy_root_cause(conclusion: Conclusion) -> str:
     return _sentence(f"No incident on {case.instance}: every metric stays within its normal range")
 
 
+# Metrics a backup moves (a snapshot reads the volume).
+_READ_METRICS = frozenset({"ReadIOPS", "ReadThroughput"})
 _HEALTH_METRICS = ("CPUUtilization", "DatabaseConnections", "ReadLatency", "WriteLatency", "ReplicaLag")
 
 
@@ -141,13 +146,29 @@ def _watched_fact(case: Case) -> Fact | None:
         return None
     extreme = min(s.values) if safe == FactKind.ABOVE else max(s.values)
     side = "above" if safe == FactKind.ABOVE else "below"
-    return Fact(
+    text = (
         f"{info_of(metric).words.capitalize()} on {where}, which the alarm watches, reaches "
         f"{value(metric, extreme)} at most and stays {side} {value(metric, cite.value)}: it moved, but never to a "
-        "level that harms the database.",
-        (case.src.metrics,),
-        (cite,),
+        "level that harms the database"
     )
+    cites: tuple[Citation, ...] = (cite,)
+    # Reads that peak while the instance's backup runs are the snapshot reading the volume: say so, and cite it.
+    backup = _backup_at(case, where, s.times[s.values.index(extreme)]) if metric in _READ_METRICS else None
+    if backup is not None:
+        event, cited = backup
+        text += f"; the peak comes while its backup runs (“{event.message.rstrip('.')}”), a snapshot reading the volume"
+        cites = (cited, cite)
+    return Fact(_sentence(text), (case.src.metrics,), cites)
+
+
+def _backup_at(case: Case, instance: str | None, moment: datetime) -> tuple[Event, Citation] | None:
+    """The backup of `instance` running at `moment` (its start event, cited), when one is."""
+    for event, start, end in backup_spans(list(case.file.events)):
+        if event.source == instance and start <= moment <= end:
+            cited = cite_present(case.file.items, event.id)
+            if cited is not None:
+                return event, cited
+    return None
 
 
 def _healthy_facts(case: Case, *, recovered: bool) -> list[Fact]:
