@@ -23,27 +23,30 @@ class _Quiet:
     def on_run_end(self, report: RunReport) -> None: ...
 
 
-def test_the_reference_agent_passes_most_of_an_unseen_sample() -> None:
+def test_the_reference_agent_passes_most_of_an_unseen_sample_on_both_axes() -> None:
     report = asyncio.run(
         run_packs(
             [],
-            settings=Settings(jobs=1, agent="reference"),
-            options=RunOptions(jobs=1),
+            settings=Settings(jobs=2, agent="reference"),
+            options=RunOptions(jobs=2),
             listener=_Quiet(),
             store=None,
             generate=SAMPLE,
+            axis2=True,
         )
     )
-    passed: Counter[int] = Counter()
-    modes: Counter[int] = Counter()
+    passed: Counter[tuple[int, int]] = Counter()
+    modes: Counter[tuple[int, int]] = Counter()
     for r in report.results:
-        assert r.difficulty is not None
-        passed[r.difficulty] += r.status == TestStatus.PASSED
-        modes[r.difficulty] += bool(r.checks and r.checks["failure_modes"].passed)
-    assert len(report.results) == 12
-    assert passed[1] == 3 and modes[1] == 3, (passed, modes)
-    # Measured at rds-3 (2026-12-03): 12 of 12 passed, 3 per difficulty, all with the right modes (rds-2 and the
-    # agent before it: 8). The floors leave one scenario of slack; issue 18's bar is 85 % pass, 80 % at d >= 3.
-    assert sum(passed.values()) >= 11, passed
-    assert passed[3] + passed[4] >= 5, passed
-    assert sum(modes.values()) >= 11, modes
+        assert r.difficulty is not None and r.axis in (1, 2)
+        passed[r.axis, r.difficulty] += r.status == TestStatus.PASSED
+        modes[r.axis, r.difficulty] += bool(r.checks and r.checks["failure_modes"].passed)
+    assert len(report.results) == 24
+    for axis in (1, 2):
+        assert passed[axis, 1] == 3 and modes[axis, 1] == 3, (axis, passed, modes)
+        # Measured at rds-3 (2026-12-03): 12 of 12 passed on each axis, 3 per difficulty, all with the right
+        # modes (Axis 1 at rds-2 with the agent before: 8). The floors leave one scenario of slack; issue 18's
+        # bar is 85 % pass, 80 % at d >= 3.
+        assert sum(n for (a, _), n in passed.items() if a == axis) >= 11, (axis, passed)
+        assert passed[axis, 3] + passed[axis, 4] >= 5, (axis, passed)
+        assert sum(n for (a, _), n in modes.items() if a == axis) >= 11, (axis, modes)
