@@ -180,31 +180,51 @@ def _backup_reads(file: CaseFile) -> FleetNote | None:
 
 
 def _burst(file: CaseFile, spans: list[tuple[Event, datetime, datetime]]) -> FleetNote | None:
-    """The backup whose reads rose the most (at least `_BURST` times their level before), as a note."""
+    """The backup whose reads rose the most (at least `_BURST` times their level before), as a note; a backup
+    that follows on another of the same instance cites both (which one the reads belong to is not known)."""
     best: tuple[float, FleetNote] | None = None
-    for event, start, end in spans:
-        cite = cite_present(file.items, event.id)
-        if cite is None or not event.source:
+    for events, start, end in _runs(spans):
+        s = _series(file, "ReadIOPS", events[0].source)
+        if s is None:
             continue
-        s = _series(file, "ReadIOPS", event.source)
-        before = (
-            [v for t, v in zip(s.times, s.values, strict=True) if start - _BEFORE <= t < start] if s is not None else []
-        )
-        during = [v for t, v in zip(s.times, s.values, strict=True) if start <= t <= end] if s is not None else []
-        if not before or not during:
+        # Each backup of the run on its own, and the run as a whole: the window where the reads rose most.
+        windows = [(e, a, b) for e, a, b in spans if e in events] + [(events[0], start, end)]
+        ratio, first, a, b = max(((_ratio(s, a, b), e, a, b) for e, a, b in windows), key=lambda w: w[0])
+        ordered = [first, *(e for e in events if e is not first)]
+        cites = [c for e in ordered if (c := cite_present(file.items, e.id)) is not None][:2]
+        if not cites or ratio < _BURST:
             continue
-        base = sorted(before)[len(before) // 2]
-        peak = sorted(during)[len(during) // 2]
-        if base <= 0 or peak < _BURST * base:
-            continue
-        burst = cite_level(file.items, s.id if s is not None else None, FactKind.ABOVE, since=start, until=end)
+        burst = cite_level(file.items, s.id, FactKind.ABOVE, since=a, until=b)
+        quoted = "; ".join(f"“{e.message.rstrip('.')}”" for e in ordered[:2])
         note = FleetNote(
             "checkpoint_io_storm",
-            f"the read burst on {event.source} (read IOPS about {peak / base:.0f} times their level before) runs "
-            f"while its backup does (“{event.message.rstrip('.')}”): a snapshot reading the volume, not checkpoints "
-            "writing it",
-            (cite, *((burst,) if burst is not None else ())),
+            f"the read burst on {first.source} (read IOPS about {ratio:.0f} times their level before) runs while "
+            f"its backup does ({quoted}): a snapshot reading the volume, not checkpoints writing it",
+            (*cites, *((burst,) if burst is not None else ())),
         )
-        if best is None or peak / base > best[0]:
-            best = (peak / base, note)
+        if best is None or ratio > best[0]:
+            best = (ratio, note)
     return best[1] if best else None
+
+
+def _ratio(s: Series, start: datetime, end: datetime) -> float:
+    """The series' median from `start` to `end` over its median in the `_BEFORE` before (0 when either is
+    empty)."""
+    before = sorted(v for t, v in zip(s.times, s.values, strict=True) if start - _BEFORE <= t < start)
+    during = sorted(v for t, v in zip(s.times, s.values, strict=True) if start <= t <= end)
+    if not before or not during or before[len(before) // 2] <= 0:
+        return 0.0
+    return during[len(during) // 2] / before[len(before) // 2]
+
+
+def _runs(spans: list[tuple[Event, datetime, datetime]]) -> list[tuple[list[Event], datetime, datetime]]:
+    """Backups of one instance that follow on each other (one starts as the other is still running) as one run
+    of reads: their start events, the first start and the last end."""
+    out: list[tuple[list[Event], datetime, datetime]] = []
+    for event, start, end in sorted(spans, key=lambda x: (x[0].source, x[1])):
+        last = out[-1] if out else None
+        if last is not None and last[0][0].source == event.source and start <= last[2]:
+            out[-1] = ([*last[0], event], last[1], max(last[2], end))
+        else:
+            out.append(([event], start, end))
+    return out
