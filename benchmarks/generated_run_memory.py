@@ -1,7 +1,7 @@
 """Peak memory and wall time of `sredrill run --generate` by count: a generated set streams (issue 18, point 7).
 
     python benchmarks/generated_run_memory.py                        # 100 and 1,000 scenarios
-    python benchmarks/generated_run_memory.py --counts 10000         # the issue's 10,000 (about an hour here)
+    python benchmarks/generated_run_memory.py --counts 10000         # the issue's 10,000 (several hours here)
     python benchmarks/generated_run_memory.py --agent reference --axis2 --counts 100
 
 Each count runs `python -m sredrill run --generate rds:seed=SEED:count=N --agent AGENT --jobs 2 --json` in its
