@@ -129,8 +129,8 @@ def _sessions(file: CaseFile) -> FleetNote | None:
         note = FleetNote(
             "connection_exhaustion",
             f"on {instance}, another instance of the fleet, sessions climb from {p.baseline:,.0f} to "
-            f"{p.extreme:,.0f} and stay below {cite.value:,.0f}: a load of its own, no sign of running out of "
-            "connections",
+            f"{p.extreme:,.0f} and stay below {cite.value:,.0f}: a load of that instance's own, not the alerting "
+            "instance's sessions",
             (cite,),
         )
         if best is None or rise > best[0]:
