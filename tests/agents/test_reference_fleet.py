@@ -18,18 +18,12 @@ from sredrill.engine.execute import RunOptions
 from sredrill.evidence.items import ServedItem
 from sredrill.generate import parse_generate_spec
 from sredrill.generate.rds.generator import GENERATOR
-from sredrill.results import RunReport, TestResult, TestStatus
+from sredrill.results import TestStatus
+from tests.support.listeners import Quiet
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DEV = "rds:seed=3:count=40"
 """A development seed (docs/generator.md, "Seeds"): what the agent was developed on, never reported."""
-
-
-class _Quiet:
-    def on_run_start(self, run_id: str, total: int, *, title: str) -> None: ...
-    def on_test_start(self, test_id: str, name: str) -> None: ...
-    def on_test_end(self, result: TestResult) -> None: ...
-    def on_run_end(self, report: RunReport) -> None: ...
 
 
 def _item(values: list[float]) -> ServedItem:
@@ -75,7 +69,7 @@ def test_on_axis_2_it_rules_out_what_another_instance_shows() -> None:
             [],
             settings=Settings(jobs=2, agent="reference"),
             options=RunOptions(jobs=2),
-            listener=_Quiet(),
+            listener=Quiet(),
             store=None,
             generate=DEV,
             mode="selective",

@@ -10,17 +10,11 @@ from collections import Counter
 from sredrill.engine.api import run_packs
 from sredrill.engine.config import Settings
 from sredrill.engine.execute import RunOptions
-from sredrill.results import RunReport, TestResult, TestStatus
+from sredrill.results import TestStatus
+from tests.support.listeners import Quiet
 
 SAMPLE = "rds:seed=1000007:count=12"
 """An evaluation seed (1,000,000 and up: docs/generator.md, "Seeds"), three scenarios per difficulty."""
-
-
-class _Quiet:
-    def on_run_start(self, run_id: str, total: int, *, title: str) -> None: ...
-    def on_test_start(self, test_id: str, name: str) -> None: ...
-    def on_test_end(self, result: TestResult) -> None: ...
-    def on_run_end(self, report: RunReport) -> None: ...
 
 
 def test_the_reference_agent_passes_most_of_an_unseen_sample_on_both_axes() -> None:
@@ -29,7 +23,7 @@ def test_the_reference_agent_passes_most_of_an_unseen_sample_on_both_axes() -> N
             [],
             settings=Settings(jobs=2, agent="reference"),
             options=RunOptions(jobs=2),
-            listener=_Quiet(),
+            listener=Quiet(),
             store=None,
             generate=SAMPLE,
             axis2=True,
