@@ -12,6 +12,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "sredrill"
 LAYERS = [
     "errors",
     "text",
+    # Interval and paired-test arithmetic on counts (issue 20): every surface showing a pass rate reads it.
+    "stats",
     "processes",
     # Isolation levels, agent environments and the sandbox (issue 17): the workers and connectors wrap the
     # processes they start with it; it needs only errors.
