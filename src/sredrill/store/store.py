@@ -44,7 +44,7 @@ from sredrill.store.schema import connect
 from sredrill.text import REPLACED_NOTE, scrub
 from sredrill.traces import Span
 
-__all__ = ["DEFAULT_DB_PATH", "UNSTORABLE_PREFIX", "Store"]
+__all__ = ["DEFAULT_DB_PATH", "UNSTORABLE_PREFIX", "AmbiguousRun", "Store"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,12 @@ DEFAULT_DB_PATH = Path(".sredrill/sredrill.db")
 _LATEST = "latest"
 # How many run ids an "unknown run" error lists (the newest ones).
 _SHOWN_RUNS = 11
+
+
+class AmbiguousRun(InputError):
+    """Raised by `Store.resolve_run` when several runs start with what was typed (`allowed` lists them), so a
+    caller can tell it from an unknown run (the runs API answers 409 to this one, 404 to that one)."""
+
 
 _UPSERT_RESULT = """
     INSERT INTO results (run_id, test_id, status, kind, difficulty, written_ts, result)
@@ -311,7 +317,7 @@ class Store:
         if len(matches) == 1:
             return matches[0]
         if matches:
-            raise InputError(
+            raise AmbiguousRun(
                 f"run {ref!r} is ambiguous: {len(matches)} runs start with it",
                 path=str(self.path),
                 allowed=matches[:_SHOWN_RUNS],
