@@ -52,6 +52,10 @@ LastFailedOpt = Annotated[
         "--last-failed", "--lf", help="Only the tests that failed or errored in the last run of this command."
     ),
 ]
+PricesOpt = Annotated[
+    str | None,
+    typer.Option("--prices", help="TOML or JSON prices per million tokens by model: the cost of the tokens."),
+]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Report more (each test, each check).")]
 
 
@@ -208,6 +212,23 @@ def _last_failed(store: Any, *, kind: str, agent: str | None) -> Any:
     return failures
 
 
+def _prices(path: str | None) -> Any:
+    """The prices of `--prices`, else of the config's `prices` (SREDRILL_PRICES); None: not priced."""
+    from sredrill.engine import load_settings
+    from sredrill.engine.prices import load_prices
+
+    chosen = path or load_settings({}).prices
+    return load_prices(chosen) if chosen else None
+
+
+def _warn_unpriced(report: Any, prices_path: str | None) -> None:
+    """A `warning:` on stderr for each model of a priced run that the prices file has no price for."""
+    from sredrill.engine.prices import unpriced_warnings
+
+    for warning in unpriced_warnings(report.summary.usage, prices_path or ""):
+        typer.echo(f"warning: {warning}", err=True)
+
+
 def _store(db: str | None, settings: Any = None) -> Store:
     from sredrill.store import Store
 
@@ -334,6 +355,7 @@ def run_cmd(
     agent_network: AgentNetworkOpt = "none",
     agent_env: AgentEnvOpt = None,
     agent_dir: AgentDirOpt = None,
+    prices: PricesOpt = None,
 ) -> None:
     """Run scenario packs against an agent and print the scoreboard (the main job)."""
 
@@ -342,7 +364,7 @@ def run_cmd(
         from sredrill.results import exit_code_for
 
         flags = {"agent": agent, "jobs": jobs, "timeout": timeout, "db": db, "base_url": base_url,
-                 "reporter": "json" if json_ else reporter}  # fmt: skip
+                 "reporter": "json" if json_ else reporter, "prices": prices}  # fmt: skip
         isolated = _isolation(isolation, require_isolation, agent_network, agent_env, agent_dir)
         settings = load_settings(flags)
         store = _store(db, settings)
@@ -367,6 +389,7 @@ def run_cmd(
                 isolation=isolated, generate=generate,
             )
         )  # fmt: skip
+        _warn_unpriced(report, settings.prices)
         return exit_code_for(report.summary)
 
     _guard(body, interruptible=True)
@@ -584,6 +607,7 @@ def test_cmd(
     agent_network: AgentNetworkOpt = "none",
     agent_env: AgentEnvOpt = None,
     agent_dir: AgentDirOpt = None,
+    prices: PricesOpt = None,
 ) -> None:
     """Run SDK eval files against an agent."""
 
@@ -608,6 +632,7 @@ def test_cmd(
                 "judge_model": judge_model,
                 "skip_judge": True if no_judge else None,
                 "reporter": "json" if json_ else reporter,
+                "prices": prices,
             }
         )
         store = _store(db, settings)
@@ -644,6 +669,7 @@ def test_cmd(
                 isolation=isolated,
             )
         )
+        _warn_unpriced(report, settings.prices)
         return exit_code_for(report.summary)
 
     _guard(body, interruptible=True)
@@ -708,17 +734,24 @@ def runs_show(
     db: DbOpt = None,
     json_: JsonOpt = False,
     html: Annotated[Path | None, typer.Option("--html", help="Also write the run page to this HTML file.")] = None,
+    prices: PricesOpt = None,
 ) -> None:
     """A stored run's scoreboard and failures (or its RunReport with --json)."""
 
     def body() -> int:
         from sredrill.engine.reporters import make_reporter
 
+        priced_by = _prices(prices)
         store = _store(db)
         run_id = store.resolve_run(run)
         report = store.report(run_id)
         if report is None:  # removed since it was resolved (another process)
             raise InputError(f"run {run_id!r} is no longer in the store", hint="list runs with: sredrill runs list")
+        if priced_by is not None:
+            from sredrill.engine.prices import price_report
+
+            report = price_report(report, priced_by)
+            _warn_unpriced(report, priced_by.path)
         if html is not None:
             make_reporter("html", output=html, stdout=sys.stdout, stderr=sys.stderr).on_run_end(report)
         if json_:

@@ -33,6 +33,7 @@ __all__ = [
     "GradingMode",
     "IncidentSummary",
     "Insights",
+    "ModelUsage",
     "Rate",
     "RcaSummary",
     "ResultKind",
@@ -45,9 +46,12 @@ __all__ = [
     "TestResult",
     "TestStatus",
     "TrajectorySummary",
+    "Usage",
     "Verdict",
+    "combine_usage",
     "exit_code_for",
     "pass_at_k",
+    "run_usage",
     "summarize",
 ]
 
@@ -163,6 +167,88 @@ class DerivedMetrics(_Model):
     """None when the agent did not report usage (unknown is not zero)."""
 
 
+class ModelUsage(_Model):
+    """The tokens one model spent (in a test or a whole run), and what they cost when the run was priced."""
+
+    model: str | None
+    """The model, as its spans name it (`gen_ai.request.model`, else `gen_ai.response.model`) or the `openai:`
+    agent's spec; None: nothing named it (its tokens cannot be priced)."""
+    input_tokens: int
+    """Prompt tokens, cached ones included."""
+    output_tokens: int
+    total_tokens: int
+    cached_input_tokens: int | None = None
+    """The input tokens served from the provider's prompt cache (part of `input_tokens`); None: not reported."""
+    cost: float | None = None
+    """What these tokens cost in `Usage.currency` (`--prices FILE`); None: not priced, or no price for the model."""
+
+
+class Usage(_Model):
+    """The tokens a test's agent (or a whole run) spent, by model, and their cost when priced (`--prices FILE`).
+
+    A test's tokens are every attempt's, read from its spans (docs/run-report.md, "Tokens and cost").
+    """
+
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+    cached_input_tokens: int | None = None
+    """None when no model reported cached tokens."""
+    by_model: list[ModelUsage]
+    """One entry per model, the most tokens first."""
+    currency: str | None = None
+    """The prices file's currency; None: not priced."""
+    cost: float | None = None
+    """The cost of the priced models' tokens; None when none was priced. With `unpriced_tokens`, it is a part."""
+    unpriced_tokens: int = 0
+    """Tokens of a priced run that have no price (a model missing from the prices file, or no model named): their
+    cost is unknown, not zero."""
+    unpriced_models: list[str] = Field(default_factory=list)
+    """The models that had tokens but no price in the prices file."""
+
+
+def combine_usage(parts: Sequence[ModelUsage], *, currency: str | None = None) -> Usage | None:
+    """One Usage from per-model parts (of one test, or of every test of a run), the same model's summed.
+
+    A model's cost is the sum of its parts' costs when every part was priced, else unknown. With a `currency`
+    (the run was priced) the tokens no price covers are counted in `unpriced_tokens`. None when there are no parts.
+    """
+    if not parts:
+        return None
+    merged: dict[str | None, list[ModelUsage]] = {}
+    for part in parts:
+        merged.setdefault(part.model, []).append(part)
+    by_model = []
+    for model, same in merged.items():
+        cached = [p.cached_input_tokens for p in same if p.cached_input_tokens is not None]
+        costs = [p.cost for p in same if p.cost is not None]
+        by_model.append(
+            ModelUsage(
+                model=model,
+                input_tokens=sum(p.input_tokens for p in same),
+                output_tokens=sum(p.output_tokens for p in same),
+                total_tokens=sum(p.total_tokens for p in same),
+                cached_input_tokens=sum(cached) if cached else None,
+                cost=round(sum(costs), 8) if len(costs) == len(same) else None,
+            )
+        )
+    by_model.sort(key=lambda m: (-m.total_tokens, m.model or ""))
+    cached = [m.cached_input_tokens for m in by_model if m.cached_input_tokens is not None]
+    priced = [m.cost for m in by_model if m.cost is not None]
+    unpriced = [m for m in by_model if m.cost is None] if currency is not None else []
+    return Usage(
+        input_tokens=sum(m.input_tokens for m in by_model),
+        output_tokens=sum(m.output_tokens for m in by_model),
+        total_tokens=sum(m.total_tokens for m in by_model),
+        cached_input_tokens=sum(cached) if cached else None,
+        by_model=by_model,
+        currency=currency,
+        cost=round(sum(priced), 8) if priced and currency is not None else None,
+        unpriced_tokens=sum(m.total_tokens for m in unpriced),
+        unpriced_models=[m.model for m in unpriced if m.model is not None],
+    )
+
+
 class Insights(_Model):
     """The "why" of a result and what to change, from rules or an LLM synthesizer."""
 
@@ -236,6 +322,9 @@ class TestResult(_Model):
     """The first failed gate, or the error message of an errored test."""
     signals: list[Signal] = Field(default_factory=list)
     metrics: DerivedMetrics | None = None
+    usage: Usage | None = None
+    """The tokens the test's agent spent (every attempt's), by model, and their cost when priced; None: no agent
+    run reported usage (unknown, not zero)."""
     insights: Insights | None = None
     agent_run_id: str | None = None
     prompt: str | None = None
@@ -395,6 +484,11 @@ class Summary(Rate):
     """Incident episodes, when the run had any."""
     test: Section | None = None
     """SDK tests, when the run had any."""
+    usage: Usage | None = None
+    """The tokens of every result's agent, by model, and their cost when priced; None: no result reported usage.
+    `usage_results` of `total` results reported it."""
+    usage_results: int = 0
+    """How many results reported token usage (the others' is unknown)."""
 
     def sections(self) -> list[tuple[str, Section]]:
         """The sections present, keyed by where they sit: `rca.axis1`, `rca.axis2`, `incident`, `test`."""
@@ -593,6 +687,8 @@ def summarize(results: Sequence[TestResult], *, repeat: int = 1, retries: int | 
         rca=_rca(rca, how) if rca else None,
         incident=_incident(incident, how) if incident else None,
         test=_section(tests, "tests", how) if tests else None,
+        usage=run_usage(results),
+        usage_results=sum(r.usage is not None for r in results),
         **_rate(results, how).model_dump(),
     )
     if how.repeated:
@@ -613,6 +709,14 @@ def summarize(results: Sequence[TestResult], *, repeat: int = 1, retries: int | 
                 f"pass@{k} the share that passed within {k} attempts"
             )
     return summary
+
+
+def run_usage(results: Sequence[TestResult]) -> Usage | None:
+    """The run's usage: every result's, by model; priced when the results were (in their one currency)."""
+    usages = [r.usage for r in results if r.usage is not None]
+    currencies = {u.currency for u in usages}
+    currency = currencies.pop() if len(currencies) == 1 else None
+    return combine_usage([m for u in usages for m in u.by_model], currency=currency)
 
 
 def _pass_k(results: Sequence[TestResult], repeat: int) -> tuple[dict[str, float] | None, dict[str, float] | None]:

@@ -119,6 +119,8 @@ class TokenUsage(BaseModel):
     prompt: int
     completion: int
     total: int
+    cached: int | None = None
+    """Input tokens served from the provider's prompt cache, counted in `prompt` too; None: not reported."""
 
 
 def is_subset(expected: object, actual: object) -> bool:

@@ -133,10 +133,16 @@ class _Choice(_Wire):
     finish_reason: str | None = None
 
 
+class _PromptDetails(_Wire):
+    cached_tokens: int | None = None
+
+
 class _Usage(_Wire):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
+    prompt_tokens_details: _PromptDetails | None = None
+    """OpenAI's breakdown of the prompt: `cached_tokens` were read from its prompt cache (part of the prompt)."""
 
 
 class _Completion(_Wire):
@@ -173,10 +179,12 @@ def _usage(usage: _Usage | None) -> TokenUsage | None:
     if usage is None or usage.prompt_tokens is None or usage.completion_tokens is None:
         return None
     total = usage.total_tokens
+    details = usage.prompt_tokens_details
     return TokenUsage(
         prompt=usage.prompt_tokens,
         completion=usage.completion_tokens,
         total=total if total is not None else usage.prompt_tokens + usage.completion_tokens,
+        cached=details.cached_tokens if details is not None else None,
     )
 
 

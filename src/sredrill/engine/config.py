@@ -32,6 +32,8 @@ class Settings:
     judge_model: str | None = None
     judge_api_key: str | None = None
     skip_judge: bool = False
+    prices: str | None = None
+    """A prices file (TOML or JSON) that prices each run's tokens (`sredrill.engine.prices`)."""
 
 
 _ENV = {
@@ -45,6 +47,7 @@ _ENV = {
     "judge_model": "SREDRILL_JUDGE_MODEL",
     "judge_api_key": "SREDRILL_JUDGE_API_KEY",
     "skip_judge": "SREDRILL_SKIP_JUDGE",
+    "prices": "SREDRILL_PRICES",
 }
 _FILE_KEYS = {f.name for f in fields(Settings)} - {"api_key", "judge_api_key"}  # secrets stay out of files
 

@@ -30,6 +30,8 @@ from sredrill.workers import describe_exception
 
 from .config import check_timeout
 from .insights import LLM_SYSTEM, insights_for_run, insights_for_test, llm_prompt, parse_llm_insights
+from .metrics import usage_of_test
+from .prices import Prices, price_usage
 from .runner import AttemptOutcome, HookState, run_test
 
 __all__ = [
@@ -279,6 +281,7 @@ async def execute(
     executor: Executor | None = None,
     isolation: str | None = None,
     generated: GeneratedSet | None = None,
+    prices: Prices | None = None,
 ) -> RunReport:
     """Run `tests` and return the RunReport; each result is handed to the store the moment it completes.
 
@@ -288,6 +291,7 @@ async def execute(
         executor: where attempts run; None runs them in this process (`InProcess`).
         isolation: the isolation level the report records (`sredrill.isolation.recorded_level`).
         generated: the generated set the report records (`--generate`).
+        prices: what tokens cost (`--prices FILE`): each result's usage is priced before it is stored.
     """
     options.check()
     run_id = runtime.run_id
@@ -321,6 +325,10 @@ async def execute(
         if options.insights == "llm":
             result = await _llm_insights(runtime, result, outcome.steps)
         test_spans = runner.spans_of_test(result.id, is_error=result.status != TestStatus.PASSED)
+        reported = result.metrics.tokens if result.metrics is not None else None
+        usage = usage_of_test([s for _, s in test_spans], reported=reported, agent=agent)
+        if usage is not None:
+            result = result.model_copy(update={"usage": price_usage(usage, prices) if prices else usage})
         if writer is not None:
             writer.write(run_id, result, outcome.steps, test_spans)
         tally.results.append(result)

@@ -26,6 +26,7 @@ from .config import Settings
 from .execute import Executor, RunListener, execute, new_run_id
 from .loader import LoadedTests, load_eval_files, select_tests
 from .plan import EvalSelection, GeneratedSelection, PackSelection, RunKind, RunPlan, seeds_text, stored_plan
+from .prices import load_prices
 from .selection import nothing_selected
 
 if TYPE_CHECKING:
@@ -244,6 +245,8 @@ async def _run_plan(
 
     options = plan.options()
     options.check()
+    # A wrong prices file is a usage error before anything runs, not a crash at the first priced result.
+    prices = load_prices(settings.prices) if settings.prices else None
     # Before anything loads: a level that cannot be had (`--require-isolation`) is a usage error at once.
     resolve_isolation(plan.isolation, require=plan.require_isolation, network=plan.agent_network)
     settings = replace(settings, agent=plan.agent)
@@ -277,6 +280,7 @@ async def _run_plan(
             executor=opened.executor,
             isolation=opened.isolation or recorded_level(policy, opened.agent_spec or ""),
             generated=generated_set(plan),
+            prices=prices,
         )
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 
-from sredrill.results import DerivedMetrics, Signal, SignalKind, SignalRole
+from sredrill.results import DerivedMetrics, ModelUsage, Signal, SignalKind, SignalRole, Usage, combine_usage
+from sredrill.traces import Span, usage_by_model
 from sredrill.trajectory import TokenUsage, Trajectory
 
-__all__ = ["derive_metrics", "metric_signals"]
+__all__ = ["derive_metrics", "metric_signals", "usage_of_test"]
 
 
 def _ignored(trajectory: Trajectory) -> int:
@@ -58,3 +60,33 @@ def metric_signals(m: DerivedMetrics) -> list[Signal]:
         for name, value in values.items()
         if value is not None
     ]
+
+
+def _spec_model(agent: str | None) -> str | None:
+    """The model an `openai:MODEL` agent spec names (what its calls are priced as); None for other agents."""
+    if agent is None or not agent.startswith("openai:"):
+        return None
+    return agent.removeprefix("openai:") or None
+
+
+def usage_of_test(spans: Sequence[Span], *, reported: TokenUsage | None, agent: str | None) -> Usage | None:
+    """A test's tokens: from its spans (every attempt's agent runs), else the usage its agent reported.
+
+    One rule keeps calls from being counted twice: the spans win. sredrill's own spans already carry what the
+    agent reported (the `openai:` agent's usage is a `chat` span per model call and its sum on `invoke_agent`),
+    and an agent's own LLM spans nest under `invoke_agent`; only the innermost spans with usage are summed
+    (`traces.usage_by_model`). `reported` (the final attempt's) counts only when no span reports usage.
+    """
+    model = _spec_model(agent)
+    parts = usage_by_model(spans, default_model=model)
+    if not parts and reported is not None:
+        parts = [
+            ModelUsage(
+                model=model,
+                input_tokens=reported.prompt,
+                output_tokens=reported.completion,
+                total_tokens=reported.total,
+                cached_input_tokens=reported.cached,
+            )
+        ]
+    return combine_usage(parts)

@@ -14,7 +14,7 @@ from sredrill.traces.export import export_endpoint, export_spans, otlp_json
 from sredrill.traces.otlp import OtlpError, parse_otlp
 from sredrill.traces.query import TRACE_QUERY_TOOLS, TraceQueryTools
 from sredrill.traces.spans import Span, SpanSource, SpanStatus, TraceParent, new_span_id, parse_traceparent
-from sredrill.traces.view import ToolCallSpan, TraceView, build_trace_view
+from sredrill.traces.view import ToolCallSpan, TraceView, build_trace_view, usage_by_model
 
 if TYPE_CHECKING:
     # What __getattr__ below returns, typed for the checker without loading the receiver at import.
@@ -44,6 +44,7 @@ __all__ = [
     "parse_otlp",
     "parse_traceparent",
     "sredrill_spans",
+    "usage_by_model",
 ]
 
 

@@ -64,6 +64,8 @@ def sredrill_spans(
         agent_attrs["gen_ai.usage.input_tokens"] = token_usage.prompt
         agent_attrs["gen_ai.usage.output_tokens"] = token_usage.completion
         agent_attrs["gen_ai.usage.total_tokens"] = token_usage.total
+        if token_usage.cached is not None:
+            agent_attrs["gen_ai.usage.cache_read.input_tokens"] = token_usage.cached
     if error is not None:
         agent_attrs["error.message"] = error
     spans = [
@@ -88,6 +90,8 @@ def sredrill_spans(
             chat["gen_ai.usage.input_tokens"] = call.usage.prompt
             chat["gen_ai.usage.output_tokens"] = call.usage.completion
             chat["gen_ai.usage.total_tokens"] = call.usage.total
+            if call.usage.cached is not None:
+                chat["gen_ai.usage.cache_read.input_tokens"] = call.usage.cached
         if call.finish_reason is not None:
             chat["gen_ai.response.finish_reasons"] = [call.finish_reason]
         start_ns = agent_started_ns + int(call.t_ms * _NS_PER_MS)

@@ -22,10 +22,11 @@ from typing import Final
 from pydantic import JsonValue
 
 from sredrill.errors import TracesUnavailable
+from sredrill.results import ModelUsage
 
 from .spans import Span, SpanSource, SpanStatus
 
-__all__ = ["ToolCallSpan", "TraceView", "build_trace_view"]
+__all__ = ["ToolCallSpan", "TraceView", "build_trace_view", "usage_by_model"]
 
 INPUT_TOKENS: Final = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens")
 OUTPUT_TOKENS: Final = (
@@ -34,6 +35,12 @@ OUTPUT_TOKENS: Final = (
     "llm.usage.completion_tokens",
 )
 TOTAL_TOKENS: Final = ("gen_ai.usage.total_tokens", "llm.usage.total_tokens")
+CACHED_TOKENS: Final = (
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_read_input_tokens",
+    "gen_ai.usage.input_tokens.cached",
+)
+MODEL: Final = ("gen_ai.request.model", "gen_ai.response.model", "llm.request.model")
 COST_USD: Final = ("gen_ai.usage.cost", "gen_ai.usage.cost_usd", "llm.usage.cost_usd")
 TOOL_NAME: Final = ("gen_ai.tool.name", "llm.tool.name")
 
@@ -139,7 +146,8 @@ class TraceView:
         priced = {s.span_id for s in self.spans if _number(s.attributes, COST_USD) is not None}
         costs = [_number(s.attributes, COST_USD) for s in _innermost(self.spans, priced)]
         self.cost_usd: float | None = sum(c for c in costs if c is not None) if costs else None
-        """The cost the spans report, in USD; None when no span reports one (sredrill prices nothing itself)."""
+        """The cost the spans report, in USD; None when no span reports one (a run's `--prices FILE` prices the
+        tokens by model into `TestResult.usage` instead)."""
         self.tool_calls: tuple[ToolCallSpan, ...] = tuple(_tool_calls(self.spans))
         durations: dict[str, float] = defaultdict(float)
         for span in self.spans:
@@ -183,6 +191,40 @@ class TraceView:
             known = ", ".join(sorted(self.duration_by_name)) or "none"
             raise TracesUnavailable(f"run {self.run_id}: no span named {name!r}; span names: {known}")
         return self.duration_by_name[name]
+
+
+def _model(span: Span) -> str | None:
+    for key in MODEL:
+        value = span.attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def usage_by_model(spans: Sequence[Span], *, default_model: str | None = None) -> list[ModelUsage]:
+    """The tokens the spans report, one part per innermost span with usage (the view's rule: an aggregate span,
+    such as `invoke_agent` totalling its model calls, is not counted again), each named by its span's model.
+
+    Args:
+        default_model: the model of a span that names none (the `openai:` agent's); None leaves it unnamed.
+    """
+    reporting = {s.span_id for s in spans if _tokens(s) is not None}
+    parts = []
+    for span in _innermost(spans, reporting):
+        tokens = _tokens(span)
+        if tokens is None:
+            continue
+        cached = _number(span.attributes, CACHED_TOKENS)
+        parts.append(
+            ModelUsage(
+                model=_model(span) or default_model,
+                input_tokens=tokens[0],
+                output_tokens=tokens[1],
+                total_tokens=tokens[2],
+                cached_input_tokens=int(cached) if cached is not None else None,
+            )
+        )
+    return parts
 
 
 def build_trace_view(run_id: str, spans: Sequence[Span]) -> TraceView:

@@ -141,10 +141,13 @@ class _Run:
             self.usage = None
         elif self.usage_known:
             before = self.usage or TokenUsage(prompt=0, completion=0, total=0)
+            # Cached tokens are summed over the turns that report them (a server may report them on some only).
+            cached = [c for c in (before.cached, reply.usage.cached) if c is not None]
             self.usage = TokenUsage(
                 prompt=before.prompt + reply.usage.prompt,
                 completion=before.completion + reply.usage.completion,
                 total=before.total + reply.usage.total,
+                cached=sum(cached) if cached else None,
             )
 
     def reject(self, call: ChatToolCall, code: str, message: str) -> str:

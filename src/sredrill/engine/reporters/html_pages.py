@@ -29,6 +29,7 @@ from sredrill.engine.reporters.base import (
 )
 from sredrill.engine.reporters.html_summary import sections_html, totals_html
 from sredrill.engine.reporters.tables import percent, points
+from sredrill.engine.reporters.usage import usage_card_html, usage_html
 from sredrill.results import GradingMode, RunReport, Signal, SignalRole, TestResult, TestStatus
 from sredrill.text import scrub
 
@@ -273,7 +274,7 @@ def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str
         f'<div class="progress" id="progress" data-live="{str(live).lower()}" data-run-id="{_e(rid)}" '
         f'data-done="{done}"><div class="bar" style="width:{100 if not live else 0}%"></div>'
         f'<span id="progress-text">{done} results done</span></div>'
-        f"{totals_html(s, extra=gap_text)}"
+        f"{totals_html(s, extra=gap_text)}{usage_html(s.usage, results=s.usage_results, of=s.total)}"
     )
     bars = sections_html(s)
     insights = ""
@@ -411,7 +412,7 @@ def result_page(run_id: str, result: TestResult, steps: Sequence[dict[str, Any]]
         f'<p><a href="/ui/runs/{quote(run_id)}">← run {_e(run_id)}</a></p>'
         f"<h1>{_e(result.name)} {_badge(result.status.value)}</h1>{reason}"
         f'<section class="card"><h2>Signals</h2>{_signals(result)}</section>{expected}{insights}'
-        f'<section class="card"><h2>Derived metrics</h2>{_metrics(result)}</section>'
+        f'<section class="card"><h2>Derived metrics</h2>{_metrics(result)}</section>{usage_card_html(result.usage)}'
         f'<section class="card"><h2>Trajectory</h2>{_timeline(steps)}</section>{output}'
         + (f'<section class="card" id="captured"><h2>Captured output</h2>{captured}</section>' if captured else "")
         + (f'<section class="card"><h2>Evidence</h2>{evidence}</section>' if evidence else "")

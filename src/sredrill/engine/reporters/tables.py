@@ -26,6 +26,8 @@ from sredrill.results import (
     summarize,
 )
 
+from .usage import usage_line
+
 if TYPE_CHECKING:
     from sredrill.engine.api import NotRun
 
@@ -225,6 +227,9 @@ def scoreboard(summary: Summary, results: Sequence[TestResult] = ()) -> list[Ren
     instead of one RCA table: each pack's counts per axis and gap, every pack's together, then each pack's own
     table per difficulty (a domain's difficulty scale is its own)."""
     parts: list[RenderableType] = [Text(totals_line(summary)), Text(f"  ({summary.counts})", style="dim")]
+    spent = usage_line(summary.usage, results=summary.usage_results, of=summary.total)
+    if spent is not None:
+        parts.append(Text(spent))
     if summary.rca is not None:
         packs = _by_pack(results)
         if len(packs) < 2:

@@ -1,0 +1,100 @@
+"""Tokens and cost in words: the one line the console, `runs show` and `runs compare` print for a Usage, and
+the same words as HTML for the run page and each test's page."""
+
+from __future__ import annotations
+
+from html import escape
+
+from sredrill.results import Usage
+from sredrill.text import scrub
+
+__all__ = ["cost_text", "money", "tokens_text", "usage_card_html", "usage_html", "usage_line"]
+
+
+def money(amount: float, currency: str | None) -> str:
+    """`0.000135 USD`, `12.30 USD`: small amounts keep their digits (a test costs fractions of a cent)."""
+    text = f"{amount:,.2f}" if abs(amount) >= 1 else (f"{amount:.6f}".rstrip("0").rstrip(".") or "0")
+    return f"{text} {currency}" if currency else text
+
+
+def tokens_text(usage: Usage) -> str:
+    """`1,234 tokens (1,000 in, 200 of them cached; 234 out)`."""
+    cached = f", {usage.cached_input_tokens:,} of them cached" if usage.cached_input_tokens else ""
+    return f"{usage.total_tokens:,} tokens ({usage.input_tokens:,} in{cached}; {usage.output_tokens:,} out)"
+
+
+def cost_text(usage: Usage) -> str | None:
+    """The cost when the usage was priced: the priced part, and what is unknown (tokens with no price)."""
+    if usage.currency is None:
+        return None
+    unknown = ""
+    if usage.unpriced_tokens:
+        models = ", ".join(usage.unpriced_models) or "no model named"
+        unknown = f"unknown for {usage.unpriced_tokens:,} tokens ({models}: no price)"
+    if usage.cost is None:
+        return unknown or "unknown"
+    return money(usage.cost, usage.currency) + (f" + {unknown}" if unknown else "")
+
+
+def usage_line(usage: Usage | None, *, results: int | None = None, of: int | None = None) -> str | None:
+    """`tokens: 1,234 (…) · cost: 0.0012 USD`; None when nothing reported usage.
+
+    Args:
+        results: how many results reported usage, of `of`: said when some did not (their tokens are unknown).
+    """
+    if usage is None:
+        return None
+    line = f"tokens: {tokens_text(usage)}"
+    if results is not None and of is not None and results < of:
+        line += f" from {results} of {of} results (the others reported none)"
+    cost = cost_text(usage)
+    if cost is not None:
+        line += f" · cost: {cost}"
+    return line
+
+
+def _e(value: object) -> str:
+    return escape(scrub("" if value is None else str(value))[0])
+
+
+def _data(usage: Usage) -> str:
+    """The numbers as data attributes, so a test (or a script) reads what a person sees."""
+    cost = "" if usage.cost is None else f' data-cost="{usage.cost}" data-currency="{_e(usage.currency)}"'
+    return (
+        f'data-total-tokens="{usage.total_tokens}" data-input-tokens="{usage.input_tokens}" '
+        f'data-output-tokens="{usage.output_tokens}" data-unpriced-tokens="{usage.unpriced_tokens}"{cost}'
+    )
+
+
+def usage_html(usage: Usage | None, *, results: int, of: int) -> str:
+    """The run page's tokens-and-cost line (the console's words); "" when no result reported usage."""
+    line = usage_line(usage, results=results, of=of)
+    if usage is None or line is None:
+        return ""
+    return f'<p class="summary" id="usage" {_data(usage)}>{_e(line)}</p>'
+
+
+def usage_card_html(usage: Usage | None) -> str:
+    """A test page's card: its tokens, its cost when priced, and one row per model."""
+    if usage is None:
+        body = '<p class="muted">the agent reported no token usage (unknown, not zero)</p>'
+        return f'<section class="card" id="usage-card"><h2>Tokens and cost</h2>{body}</section>'
+    rows = "".join(
+        f"<tr><td>{_e(m.model or 'no model named')}</td><td class='num'>{m.input_tokens:,}</td>"
+        f"<td class='num'>{'—' if m.cached_input_tokens is None else f'{m.cached_input_tokens:,}'}</td>"
+        f"<td class='num'>{m.output_tokens:,}</td><td class='num'>{m.total_tokens:,}</td>"
+        f"<td class='num'>{_e(_model_cost(m.cost, usage))}</td></tr>"
+        for m in usage.by_model
+    )
+    table = (
+        '<table class="grid"><thead><tr><th>model</th><th>input</th><th>cached input</th><th>output</th>'
+        f"<th>total</th><th>cost</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+    line = f'<p class="summary" id="usage" {_data(usage)}>{_e(usage_line(usage))}</p>'
+    return f'<section class="card" id="usage-card"><h2>Tokens and cost</h2>{line}{table}</section>'
+
+
+def _model_cost(cost: float | None, usage: Usage) -> str:
+    if usage.currency is None:
+        return "not priced"
+    return "unknown (no price)" if cost is None else money(cost, usage.currency)
