@@ -46,7 +46,8 @@ class JudgeConfig:
 
     base_url: str | None = None
     model: str | None = None
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    """Sent only to `base_url`; kept out of the repr, so a logged config does not show it."""
     skip: bool = False
     timeout_s: float = 60.0
 

@@ -49,6 +49,8 @@ from sredrill.server.wire import ErrorBody, ResetRequest, error_body
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from sredrill.harness.context import JudgeConfig
+
 __all__ = ["create_app"]
 
 logger = logging.getLogger(__name__)
@@ -158,6 +160,7 @@ def create_app(
     allow_agents: Sequence[str] = (),
     max_runs: int = DEFAULT_MAX_RUNS,
     episode_key: str | None = None,
+    judge: "JudgeConfig | None" = None,
 ) -> "FastAPI":
     """The environment server as a FastAPI application.
 
@@ -179,6 +182,8 @@ def create_app(
         episode_key: a secret that keys the task families' episodes, so a client cannot regenerate one from
             the public generator (an evaluation server); None: their public tasks (training). Ignored when
             `catalog` is given; never served.
+        judge: the judge of eval runs the runs API starts when a request names none (`sredrill serve
+            --judge-*`); its API key is sent only to its own `base_url`, never answered or stored.
 
     Returns:
         The app; `app.state` holds `options`, `catalog`, `sessions` and `tool_registry`.
@@ -205,6 +210,7 @@ def create_app(
         allow_agents=AgentPolicy.of(allow_agents).patterns,
         runs_token=token if token is not None else (secrets.token_urlsafe(24) if loopback_only else None),
         max_runs=max_runs,
+        judge=judge,
     )
     sessions = SessionStore(max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
     served = catalog if catalog is not None else TraceCatalog.load(packs=packs, episode_key=episode_key)

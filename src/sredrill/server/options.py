@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from sredrill.server.live import DEFAULT_MAX_RUNS
+
+if TYPE_CHECKING:
+    from sredrill.harness.context import JudgeConfig
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_SESSIONS", "ServerOptions"]
 
@@ -33,3 +36,6 @@ class ServerOptions:
     beyond loopback without `token` (those routes are closed)."""
     max_runs: int = DEFAULT_MAX_RUNS
     """Runs of the runs API going on at once; one more answers 429 with `Retry-After`."""
+    judge: JudgeConfig | None = field(default=None, repr=False)
+    """The judge of the eval runs the runs API starts, unless a request names its own (`serve --judge-*`); its
+    API key goes only to its own `base_url`. None: a request's judge settings only."""

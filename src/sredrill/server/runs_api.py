@@ -9,7 +9,7 @@
 | `POST /api/runs/{run_id}/resume` | `ResumeRequest` (optional) → 201 `{run_id, status}`: continue a run's plan |
 | `GET /api/runs/{run_id}/events` | Server-Sent Events: `run_started`, `test_started`, `test_finished`, `run_finished` |
 | `GET /api/runs/{run_id}/results/{test_id}` | one result and its full trajectory |
-| `GET /api/compare?a=A&b=B` | which tests changed status between two runs, and each pass rate of both |
+| `GET /api/compare?a=A&b=B` | how run B differs from A (`sredrill runs compare --json`'s RunComparison) |
 
 A run calls `engine.run_packs` or `engine.run_eval_files`, the functions `sredrill run` and `sredrill test`
 call, with the store the UI reads: a run made on the CLI with the same `--db` shows up here too. A resumed
@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from sredrill.errors import InputError
 from sredrill.server.live import LiveRun, LiveStatus, RunEvent, RunGoingOn, RunLauncher
@@ -35,21 +35,86 @@ if TYPE_CHECKING:
     from fastapi import APIRouter
 
     from sredrill.engine.plan import IsolationRequest
+    from sredrill.harness.context import JudgeConfig
     from sredrill.server.agent_policy import AgentPolicy
     from sredrill.server.gate import RunsGate
     from sredrill.store import RunComparison, RunRecord, Store
 
-__all__ = ["MAX_RUN_BODY_BYTES", "ResumeRequest", "RunRequest", "compare_body", "run_row", "runs_router"]
+__all__ = [
+    "MAX_RUN_BODY_BYTES",
+    "ResumeRequest",
+    "RunRequest",
+    "compare_body",
+    "judge_url_problem",
+    "run_row",
+    "runs_router",
+]
 
 MAX_RUN_BODY_BYTES: Final = 64 * 1024
 _START_TIMEOUT_S: Final = 60.0
 _TOO_LARGE: Final = error_body("too_large", ["body"], f"run requests are limited to {MAX_RUN_BODY_BYTES} bytes")
+_LIST_RUNS: Final = "list runs at GET /api/runs"
 _KEEPALIVE_S: Final = 15.0
 """A comment line is sent after this long without an event, so proxies keep the stream open."""
 _Body = TypeVar("_Body", bound=BaseModel)
+_SECRET: Final = "judge_api_key"
+_NO_KEY: Final = (
+    "the judge's API key is never sent in a request: start the server with SREDRILL_JUDGE_API_KEY set, or with "
+    "`sredrill serve --judge-api-key-env NAME`"
+)
 
 
-class RunRequest(BaseModel):
+def judge_url_problem(url: str) -> str | None:
+    """What is wrong with a judge endpoint (`sredrill serve --judge-base-url`, a request's), or None."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # e.g. a malformed IPv6 host
+        ok = False
+    return None if ok else f"must be an http(s) URL such as http://127.0.0.1:8000/v1, got {url!r}"
+
+
+class _JudgeFields(BaseModel):
+    """The judge of an eval run (`sredrill test --judge-*`); null: the server's (`sredrill serve --judge-*`)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    judge_model: str | None = Field(None, min_length=1, max_length=200)
+    """The model `judge()` asks; null: the server's `--judge-model`."""
+    judge_base_url: str | None = Field(None, min_length=1, max_length=2000)
+    """The judge's OpenAI-compatible endpoint (`http(s)://…/v1`); null: the server's `--judge-base-url`. The
+    server's judge API key is sent only to the server's own judge endpoint, never to one named here."""
+    judge_api_key: None = None
+    """Refused: the key comes only from the server's environment."""
+
+    @field_validator("judge_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        problem = None if value is None else judge_url_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("judge_api_key", mode="before")
+    @classmethod
+    def _no_key(cls, value: object) -> None:
+        if value is not None:
+            raise ValueError(_NO_KEY)
+        return None
+
+    def judge_settings(self, defaults: "JudgeConfig | None") -> dict[str, Any]:
+        """The `Settings` fields of this request's judge: each field given here, else the server's."""
+        if defaults is None:
+            return {"judge_base_url": self.judge_base_url, "judge_model": self.judge_model}
+        base_url = self.judge_base_url or defaults.base_url
+        # The server's key is for the server's judge: a request naming another endpoint cannot have it sent there.
+        key = defaults.api_key if base_url == defaults.base_url else None
+        return {"judge_base_url": base_url, "judge_model": self.judge_model or defaults.model, "judge_api_key": key}
+
+
+class RunRequest(_JudgeFields):
     """What `POST /api/runs` starts: packs (like `sredrill run`) or eval files (like `sredrill test`)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -92,6 +157,14 @@ class RunRequest(BaseModel):
     """Names of the server's environment variables passed to the agent beyond the allow-list."""
     agent_dir: str | None = Field(None, min_length=1)
     """The agent's code directory on the server, readable in the sandbox; null: the server's directory."""
+    skip_judge: StrictBool | None = None
+    """Every judge gives a neutral, skipped verdict (`sredrill test --no-judge`); null: the server's
+    (`sredrill serve --no-judge`)."""
+
+    def judged(self) -> str | None:
+        """The first judge field this request gives, or None (judges grade eval runs only)."""
+        given = ("judge_model", "judge_base_url", "skip_judge")
+        return next((name for name in given if getattr(self, name) is not None), None)
 
     def isolation_request(self) -> "IsolationRequest":
         from sredrill.engine.plan import IsolationRequest
@@ -105,10 +178,9 @@ class RunRequest(BaseModel):
         )
 
 
-class ResumeRequest(BaseModel):
-    """What `POST /api/runs/{run_id}/resume` may take besides the stored plan (which it never changes)."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+class ResumeRequest(_JudgeFields):
+    """What `POST /api/runs/{run_id}/resume` may take besides the stored plan (which it never changes): the
+    endpoints, which are never stored (whether judges are skipped is the plan's)."""
 
     base_url: str | None = Field(None, min_length=1)
     """The endpoint of the run's `openai:` agent (endpoints are never stored); as in `RunRequest`."""
@@ -140,7 +212,10 @@ async def _body(request: Any, model: type[_Body]) -> Any:
     try:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as exc:
-        return _json(422, validation_error_body(exc, ["body"], sorted(model.model_fields)))
+        body = validation_error_body(exc, ["body"], sorted(set(model.model_fields) - {_SECRET}))
+        # A key sent by mistake is refused, not echoed back.
+        items = [i.model_copy(update={"input": None}) if _SECRET in i.loc else i for i in body.detail]
+        return _json(422, body.model_copy(update={"detail": items}))
 
 
 def _inside(root: Path, path: str) -> Path | None:
@@ -157,6 +232,7 @@ def runs_router(
     packs: tuple[str, ...] | None,
     evals: str | None,
     agents: "AgentPolicy",
+    judge: "JudgeConfig | None" = None,
 ) -> "APIRouter":
     """The runs API over the store; runs started here are kept by `launcher`.
 
@@ -167,6 +243,7 @@ def runs_router(
         packs: the packs the server was started with (None: every built-in pack).
         evals: the folder eval files may be read from (None: eval runs are refused).
         agents: which agent specs may run (built-in ones, and `--allow-agent` patterns).
+        judge: the judge of eval runs whose request names none (`--judge-*`); None: a request's own only.
     """
     from fastapi import APIRouter, Depends, Request
     from fastapi.responses import Response, StreamingResponse
@@ -175,16 +252,25 @@ def runs_router(
     from sredrill.engine.launch import resume_run
     from sredrill.engine.plan import EvalSelection, stored_plan
     from sredrill.scenarios import builtin_pack_names
+    from sredrill.store.store import AmbiguousRun
 
     router = APIRouter(prefix="/api", tags=["runs"])
     served_packs = set(builtin_pack_names()) | {"incidents"} | set(packs or ())
     evals_root = Path(evals).resolve() if evals else None
 
-    def resolve_run(run_id: str) -> str | None:
+    def find_run(ref: str, loc: tuple[str, str] = ("path", "run_id")) -> Any:
+        """The run id `ref` names, read as `Store.resolve_run` (and the CLI) reads it: a full id, a unique prefix
+        or `latest`, the runs going on here included (the engine stores a run before it announces it); else the
+        answer: 404 naming the newest runs, or 409 naming the runs `ref` is a prefix of."""
+        if launcher.get(ref) is not None:
+            return ref
         try:
-            return open_store().resolve_run(run_id)
-        except InputError:
-            return None
+            return open_store().resolve_run(ref)
+        except AmbiguousRun as exc:
+            hint = "type more characters of the run id"
+            return _json(409, error_body("ambiguous_run", loc, exc.message, allowed=exc.allowed, hint=hint))
+        except InputError as exc:
+            return _json(404, error_body("not_found", loc, exc.message, allowed=exc.allowed, hint=_LIST_RUNS))
 
     def plan(request: RunRequest) -> Any:
         """The engine coroutine for `request` (its listener is the LiveRun), or an error answer."""
@@ -193,7 +279,14 @@ def runs_router(
         refused = agents.refusal(request.agent, base_url=request.base_url)
         if refused is not None:
             return _json(403, refused)
-        settings = Settings(agent=request.agent, base_url=request.base_url)
+        judged = request.judged()
+        if judged is not None and not request.evals:
+            msg = f"{judged} applies to eval-file runs (`evals`) only: packs are graded without a judge"
+            return _json(400, error_body("invalid_run", ["body", judged], msg, hint="leave it out, or give evals"))
+        skip = request.skip_judge if request.skip_judge is not None else judge is not None and judge.skip
+        settings = Settings(
+            agent=request.agent, base_url=request.base_url, skip_judge=skip, **request.judge_settings(judge)
+        )
         if request.evals:
             if evals_root is None:
                 msg = "this server was started without --evals, so it runs no eval files"
@@ -255,24 +348,27 @@ def runs_router(
 
     @router.get("/runs/{run_id}", dependencies=[Depends(gate.read)], summary="A run's report and status")
     async def get_run(run_id: str) -> Any:
-        found = resolve_run(run_id)
-        report = None if found is None else await asyncio.to_thread(open_store().report, found)
-        if found is None or report is None:
-            return _not_found("run", run_id, "list runs at GET /api/runs")
+        found = find_run(run_id)
+        if isinstance(found, Response):
+            return found
+        report = await asyncio.to_thread(open_store().report, found)
+        if report is None:
+            return _not_found("run", run_id, _LIST_RUNS)
         record = open_store().get_run(found)
         status = _status_of(launcher.get(found), record is not None and record.finished)
         return _json(200, {"status": status, "report": report.model_dump(mode="json")})
 
     @router.post("/runs/{run_id}/cancel", status_code=202, dependencies=[Depends(gate.write)], summary="Cancel")
     async def cancel_run(run_id: str) -> Any:
-        live = launcher.get(run_id)
+        found = find_run(run_id)
+        if isinstance(found, Response):
+            return found
+        live = launcher.get(found)
         if live is None:
-            if resolve_run(run_id) is None:
-                return _not_found("run", run_id, "list runs at GET /api/runs")
-            return _json(409, error_body("not_running", ["path", "run_id"], f"run {run_id!r} is not running here"))
+            return _json(409, error_body("not_running", ["path", "run_id"], f"run {found!r} is not running here"))
         if not live.cancel():
-            return _json(409, error_body("not_running", ["path", "run_id"], f"run {run_id!r} already ended"))
-        return _json(202, {"run_id": run_id, "status": "cancelling"})
+            return _json(409, error_body("not_running", ["path", "run_id"], f"run {found!r} already ended"))
+        return _json(202, {"run_id": found, "status": "cancelling"})
 
     def resumable(run_id: str, request: ResumeRequest) -> Any:
         """The engine coroutine resuming `run_id` from its stored plan, or the error answer (as `plan`'s)."""
@@ -280,7 +376,7 @@ def runs_router(
         record = store.get_run(run_id)
         live = launcher.get(run_id)
         if record is None:
-            return _not_found("run", run_id, "list runs at GET /api/runs")
+            return _not_found("run", run_id, _LIST_RUNS)
         if live is not None and not live.done:
             return _json(409, error_body("run_going_on", ["path", "run_id"], str(RunGoingOn(run_id))))
         if record.finished:
@@ -309,7 +405,7 @@ def runs_router(
                     msg = f"run {run_id!r} plays pack {name!r}, which this server does not serve"
                     allowed = sorted(served_packs)
                     return _json(403, error_body("unknown_pack", ["path", "run_id"], msg, allowed=allowed))
-        settings = Settings(agent=stored.agent, base_url=request.base_url)
+        settings = Settings(agent=stored.agent, base_url=request.base_url, **request.judge_settings(judge))
         return lambda live: resume_run(run_id, settings=settings, listener=live, store=store, jobs=request.jobs)
 
     @router.post("/runs/{run_id}/resume", status_code=201, dependencies=[Depends(gate.write)], summary="Resume")
@@ -319,9 +415,9 @@ def runs_router(
         body = await _body(request, ResumeRequest)
         if isinstance(body, Response):
             return body
-        found = resolve_run(run_id)
-        if found is None:
-            return _not_found("run", run_id, "list runs at GET /api/runs")
+        found = find_run(run_id)
+        if isinstance(found, Response):
+            return found
         make = await asyncio.to_thread(resumable, found, body)
         if isinstance(make, Response):
             return make
@@ -337,11 +433,11 @@ def runs_router(
 
     @router.get("/runs/{run_id}/events", dependencies=[Depends(gate.read)], summary="Live progress (SSE)")
     async def events(run_id: str, request: Request) -> Any:
-        live = launcher.get(run_id)
+        found = find_run(run_id)
+        if isinstance(found, Response):
+            return found
+        live = launcher.get(found)
         if live is None:
-            found = resolve_run(run_id)
-            if found is None:
-                return _not_found("run", run_id, "list runs at GET /api/runs")
             record = open_store().get_run(found)
             report = open_store().report(found)
             done = {
@@ -359,9 +455,9 @@ def runs_router(
 
     @router.get("/runs/{run_id}/results/{test_id:path}", dependencies=[Depends(gate.read)], summary="One result")
     async def get_result(run_id: str, test_id: str) -> Any:
-        found = resolve_run(run_id)
-        if found is None:
-            return _not_found("run", run_id, "list runs at GET /api/runs")
+        found = find_run(run_id)
+        if isinstance(found, Response):
+            return found
         results = {r.id: r for r in await asyncio.to_thread(open_store().results, found)}
         if test_id not in results:
             return _not_found("test", test_id, f"GET /api/runs/{found} lists the run's results")
@@ -370,10 +466,11 @@ def runs_router(
 
     @router.get("/compare", dependencies=[Depends(gate.read)], summary="Which tests changed between two runs")
     async def compare(a: str, b: str) -> Any:
-        for ref, name in ((a, "a"), (b, "b")):
-            if resolve_run(ref) is None:
-                return _not_found(f"run ({name})", ref, "list runs at GET /api/runs")
-        cmp = await asyncio.to_thread(open_store().compare, a, b)
+        found_a, found_b = find_run(a, ("query", "a")), find_run(b, ("query", "b"))
+        for found in (found_a, found_b):
+            if isinstance(found, Response):
+                return found
+        cmp = await asyncio.to_thread(open_store().compare, found_a, found_b)
         return _json(200, compare_body(cmp))
 
     return router
@@ -386,13 +483,15 @@ def run_row(record: "RunRecord", status: str) -> dict[str, Any]:
     """A stored run as `GET /api/runs` lists it (and the UI's runs page shows it).
 
     `counts` are over every result of the run, each counted once (for a running run, those stored so far), with
-    their pass rate and what they count: the same numbers as the top of its summary and of its run page.
+    their pass rate (`pass_rate_ci`: its 95% Wilson interval) and what they count: the same numbers as the top of
+    its summary and of its run page.
     `summary` is the finished run's whole summary (its sections: RCA per axis, incidents, tests), else null.
     """
     c = record.counts
     summary = record.summary
     # A finished run's headline is its summary's pass@1; a run going on has only its final-status counts so far.
     rate = summary.pass_rate if summary is not None else c.pass_rate
+    ci = summary.pass_rate_ci if summary is not None else c.pass_rate_ci
     return {
         "run_id": record.run_id,
         "kind": record.kind,
@@ -405,36 +504,20 @@ def run_row(record: "RunRecord", status: str) -> dict[str, Any]:
         "counts": {
             **c.model_dump(),
             "pass_rate": rate,
+            "pass_rate_ci": ci,
             "counts": summary.counts if summary is not None else _SO_FAR,
         },
         "pass_rate": rate,
+        "pass_rate_ci": ci,
         "summary": summary.model_dump(mode="json") if summary is not None else None,
     }
 
 
 def compare_body(cmp: "RunComparison") -> dict[str, Any]:
-    """The body of `GET /api/compare` (and what the UI's compare page shows): the per-test statuses, what was
-    fixed, broke, added and removed, and each pass rate of both runs with what it counts (`rates`: every result
-    first, then each section: RCA per axis, incidents, tests)."""
-    return {
-        "run_a": cmp.run_a,
-        "run_b": cmp.run_b,
-        "fixed": list(cmp.fixed),
-        "broke": list(cmp.broke),
-        "added": list(cmp.added),
-        "removed": list(cmp.removed),
-        "pass_rate_a": cmp.pass_rate_a,
-        "pass_rate_b": cmp.pass_rate_b,
-        "counts": cmp.counts,
-        "rates": [
-            {"key": r.key, "counts": r.counts, "pass_rate_a": r.pass_rate_a, "pass_rate_b": r.pass_rate_b}
-            for r in cmp.rates
-        ],
-        "tests": [
-            {"test_id": t.test_id, "status_a": t.status_a, "status_b": t.status_b, "changed": t.changed}
-            for t in cmp.tests
-        ],
-    }
+    """The body of `GET /api/compare`: the `store.RunComparison` as JSON, exactly what `sredrill runs compare
+    --json` prints (each test's direction and UI pages in both runs, every pass rate with its interval, McNemar's
+    paired test)."""
+    return cmp.model_dump(mode="json")
 
 
 def _status_of(live: LiveRun | None, finished: bool) -> str:

@@ -68,6 +68,7 @@ def mount_web(app: FastAPI, options: ServerOptions, *, db: str | os.PathLike[str
             packs=options.packs,
             evals=options.evals,
             agents=AgentPolicy(options.allow_agents),
+            judge=options.judge,
         )
     )
     app.include_router(ui_router(open_store=open_store, launcher=launcher, gate=gate, app=app))
