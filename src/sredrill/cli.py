@@ -36,13 +36,47 @@ app = typer.Typer(
 )
 runs_app = typer.Typer(no_args_is_help=True, help="Stored run history: list, show, compare, regrade.")
 app.add_typer(runs_app, name="runs")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"sredrill {version('sredrill')}")
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print sredrill's version and exit."),
+    ] = False,
+) -> None:
+    """Fire drills for AI SRE agents: benchmark, test and train agents that investigate incidents."""
+
+
 app.add_typer(scenarios_app, name="scenarios")
 
-DbOpt = Annotated[str | None, typer.Option("--db", help="SQLite store (default .sredrill/sredrill.db).")]
+DbOpt = Annotated[
+    str | None,
+    typer.Option("--db", help="SQLite store (default: $SREDRILL_DB, the config's db, else .sredrill/sredrill.db)."),
+]
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="py:module:attr, cmd:COMMAND, …")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", help="Tests run side by side.")]
-ReporterOpt = Annotated[str | None, typer.Option("--reporter", help="console, json, junit or html.")]
-OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")]
+ReporterOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--reporter",
+        help="console, json, junit or html; NAME=PATH writes it to a file; repeatable (at most one on stdout). "
+        "The console still prints when every reporter writes a file.",
+        metavar="NAME[=PATH]",
+    ),
+]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="The file of a single --reporter (as --reporter NAME=PATH)."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Same as --reporter json.")]
 ExitFirstOpt = Annotated[bool, typer.Option("--exitfirst", "-x", help="Stop at the first failure (--maxfail 1).")]
 MaxFailOpt = Annotated[int | None, typer.Option("--maxfail", help="Start no new test after N failed or errored ones.")]
@@ -103,9 +137,10 @@ def _interruptible() -> Iterator[None]:
             os.environ[processes.SESSION_TAG] = outer
 
 
-def _guard(fn: Callable[[], int], *, interruptible: bool = False) -> None:
+def _guard(fn: Callable[[], int], *, interruptible: bool = False, started: _Started | None = None) -> None:
     """Run a command body: InputError → one `error:` line and exit 2; StoreError (the disk failed; any report
-    is printed already) → one `error:` line and exit 3; anything else is a bug → exit 4."""
+    is printed already) → one `error:` line and exit 3; anything else is a bug → exit 4. Ctrl-C → exit 2,
+    naming the run to resume when `started` knows it."""
     # With `interruptible`, SIGTERM and SIGHUP interrupt like Ctrl-C; interrupted or not, no process group
     # sredrill started outlives the command (`sredrill.processes`).
     try:
@@ -120,7 +155,7 @@ def _guard(fn: Callable[[], int], *, interruptible: bool = False) -> None:
         typer.echo(f"error: {exc.render()}", err=True)
         raise typer.Exit(ExitCode.TESTS_ERRORED) from None
     except KeyboardInterrupt:
-        typer.echo("interrupted: finished results are stored; continue with --resume RUN", err=True)
+        typer.echo(started.interrupted() if started is not None else "interrupted", err=True)
         raise typer.Exit(ExitCode.USAGE_ERROR) from None
     except typer.Exit:
         raise
@@ -139,28 +174,57 @@ def _maxfail(exitfirst: bool, maxfail: int | None) -> int | None:
     return 1 if exitfirst else maxfail
 
 
-def _reporter(name: str, output: Path | None, *, verbose: bool) -> _StopNote:
-    import inspect
+def _reporter_flag(reporter: list[str] | None, json_: bool) -> tuple[str, ...] | None:
+    """The `reporter` setting the flags give: each `--reporter`, and `--json` as one more on stdout; None:
+    not given (the config's or the console)."""
+    chosen = [*(reporter or ()), *(["json"] if json_ else [])]
+    return tuple(chosen) or None
 
-    from sredrill.engine.reporters import make_reporter
 
-    extra: dict[str, Any] = {}
-    if verbose:
-        if "verbose" not in inspect.signature(make_reporter).parameters:
-            raise InputError("--verbose is not supported by this version's reporters")
-        extra["verbose"] = True
-    return _StopNote(make_reporter(name, output=output, stdout=sys.stdout, stderr=sys.stderr, **extra))
+def _reporter(
+    setting: str | tuple[str, ...], output: Path | None, *, verbose: bool, started: _Started | None = None
+) -> _StopNote:
+    """The run's reporters (`--reporter`, repeatable; checked before the run starts), fanned out as one."""
+    from sredrill.engine.reporters.fanout import choose_reporters, make_reporters
+
+    choices = choose_reporters([setting] if isinstance(setting, str) else list(setting), output=output)
+    listener = make_reporters(choices, stdout=sys.stdout, stderr=sys.stderr, verbose=verbose)
+    return _StopNote(listener, started=started)
+
+
+class _Started:
+    """The run a `run` or `test` command started, once the engine names it (`on_run_start`): Ctrl-C prints the
+    command that resumes it."""
+
+    def __init__(self, command: Literal["run", "test"], db: str | None) -> None:
+        self.command = command
+        self.db = db
+        self.run_id: str | None = None
+
+    def interrupted(self) -> str:
+        if self.run_id is None:
+            return "interrupted before the run started: nothing was stored"
+        import shlex
+
+        db = f" --db {shlex.quote(self.db)}" if self.db else ""
+        return (
+            f"interrupted: finished results are stored in run {self.run_id}; "
+            f"continue with: sredrill {self.command} --resume {self.run_id}{db}"
+        )
 
 
 class _StopNote:
-    """The chosen reporter, and the engine's `--maxfail` stop line on stderr after the report (unless the
+    """The chosen reporters, and the engine's `--maxfail` stop line on stderr after the report (unless a
     reporter shows it itself: `on_run_stopped`)."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, *, started: _Started | None = None) -> None:
         self.inner = inner
         self.note: str | None = None
+        self._started = started
 
     def on_run_start(self, run_id: str, total: int, *, title: str) -> None:
+        if self._started is not None:
+            self._started.run_id = run_id
         self.inner.on_run_start(run_id, total, title=title)
 
     def on_test_start(self, test_id: str, name: str) -> None:
@@ -191,6 +255,7 @@ def _resume(
     jobs: int | None,
     output: Path | None,
     verbose: bool,
+    started: _Started | None = None,
 ) -> int:
     """`--resume RUN`: the engine reads the run's stored plan, whose choices win over the flags (so the rest
     runs and is graded like the first part); only `--jobs` and the reporter are this command's."""
@@ -198,7 +263,7 @@ def _resume(
     from sredrill.engine.launch import resume_run
     from sredrill.results import exit_code_for
 
-    listener = _reporter(settings.reporter, output, verbose=verbose)
+    listener = _reporter(settings.reporter, output, verbose=verbose, started=started)
     run_id = store.resolve_run(ref)
     report = run_sync(resume_run(run_id, settings=settings, listener=listener, store=store, jobs=jobs, kind=kind))
     return exit_code_for(report.summary)
@@ -229,10 +294,17 @@ def _warn_unpriced(report: Any, prices_path: str | None) -> None:
         typer.echo(f"warning: {warning}", err=True)
 
 
-def _store(db: str | None, settings: Any = None) -> Store:
+def _db_of(db: str | None) -> str:
+    """The store of every command: `--db`, else `SREDRILL_DB`, else the config file's `db`, else the default."""
+    from sredrill.engine.config import DEFAULT_DB, db_path
+
+    return db_path(db) or DEFAULT_DB
+
+
+def _store(db: str | None) -> Store:
     from sredrill.store import Store
 
-    return Store(db or (settings.db if settings else ".sredrill/sredrill.db"))
+    return Store(_db_of(db))
 
 
 PackOpt = Annotated[
@@ -359,19 +431,22 @@ def run_cmd(
 ) -> None:
     """Run scenario packs against an agent and print the scoreboard (the main job)."""
 
+    started = _Started("run", db)
+
     def body() -> int:
         from sredrill.engine import RunOptions, load_settings, run_packs, run_sync
         from sredrill.results import exit_code_for
 
         flags = {"agent": agent, "jobs": jobs, "timeout": timeout, "db": db, "base_url": base_url,
-                 "reporter": "json" if json_ else reporter, "prices": prices}  # fmt: skip
+                 "reporter": _reporter_flag(reporter, json_), "prices": prices}  # fmt: skip
         isolated = _isolation(isolation, require_isolation, agent_network, agent_env, agent_dir)
         settings = load_settings(flags)
-        store = _store(db, settings)
+        store = _store(db)
         if resume:
             if last_failed:
                 raise InputError("--last-failed starts a new run; --resume continues one", hint="give one of them")
-            return _resume("run", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose)
+            return _resume("run", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose,
+                           started=started)  # fmt: skip
         options = RunOptions(
             jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout,
             maxfail=_maxfail(exitfirst, maxfail),
@@ -380,7 +455,7 @@ def run_cmd(
         failures = None
         if last_failed:
             failures = _last_failed(store, kind="run", agent=settings.agent or "reference")
-        listener = _reporter(settings.reporter, output, verbose=verbose)
+        listener = _reporter(settings.reporter, output, verbose=verbose, started=started)
         report = run_sync(
             run_packs(
                 list(pack or []), settings=settings, options=options, listener=listener, store=store, mode=mode,
@@ -392,7 +467,7 @@ def run_cmd(
         _warn_unpriced(report, settings.prices)
         return exit_code_for(report.summary)
 
-    _guard(body, interruptible=True)
+    _guard(body, interruptible=True, started=started)
 
 
 @app.command("generate")
@@ -446,7 +521,7 @@ def baselines_cmd(
         reports = run_sync(
             run_baselines(
                 list(pack or []), settings=settings, options=RunOptions(jobs=settings.jobs),
-                store=_store(db, settings), seed=seed, seeds=seeds,
+                store=_store(db), seed=seed, seeds=seeds,
                 episode_key=_read_episode_key(episode_key_file),
             )
         )  # fmt: skip
@@ -482,7 +557,12 @@ def audit_cmd(
     axis2: Annotated[bool, typer.Option("--axis2", help="Both axes: a table per axis.")] = False,
     jobs: JobsOpt = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the guesser and the random baseline.")] = 0,
-    db: Annotated[str | None, typer.Option("--db", help="Keep the audit's runs in this store (default: none).")] = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db", help="Keep the audit's runs in this store (default: $SREDRILL_DB, the config's db, else none)."
+        ),
+    ] = None,
     no_fail: Annotated[bool, typer.Option("--no-fail", help="Exit 0 even when a red-team agent is flagged.")] = False,
     json_: JsonOpt = False,
 ) -> None:
@@ -497,13 +577,15 @@ def audit_cmd(
 
         from sredrill.engine import RunOptions, load_settings, run_sync
         from sredrill.engine.audit import audit_json, audit_packs, audit_tables, is_flagged
+        from sredrill.engine.config import db_path
         from sredrill.scenarios import builtin_pack_names
 
         settings = load_settings({"jobs": jobs})
+        kept = _store(db) if db_path(db) else None
         audits = run_sync(
             audit_packs(
                 list(pack or ([] if generate else builtin_pack_names())), settings=settings,
-                options=RunOptions(jobs=settings.jobs), store=_store(db) if db else None, axis2=axis2, seed=seed,
+                options=RunOptions(jobs=settings.jobs), store=kept, axis2=axis2, seed=seed,
                 generate=list(generate or ()),
             )
         )  # fmt: skip
@@ -541,17 +623,52 @@ def serve_cmd(
     ] = None,
     db: DbOpt = None,
     episode_key_file: EpisodeKeyOpt = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option("--judge-base-url", help="The judge endpoint of eval runs started here.")
+    ] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", help="The judge model of those runs.")] = None,
+    judge_api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-api-key-env",
+            help="The variable holding the judge's API key (default: SREDRILL_JUDGE_API_KEY, else OPENAI_API_KEY).",
+            metavar="NAME",
+        ),
+    ] = None,
+    no_judge: Annotated[
+        bool, typer.Option("--no-judge", "--skip-judge", help="Skip every judge of those runs (neutral verdicts).")
+    ] = False,
 ) -> None:
-    """Serve the environment over OpenEnv's protocol (HTTP, WebSocket, MCP) and agents' tool routes."""
+    """Serve the environment over OpenEnv's protocol (HTTP, WebSocket, MCP) and agents' tool routes.
+
+    The judge settings are the defaults of the eval runs the runs API and UI start; a request may name its own
+    model and endpoint (the API key is never sent to another endpoint than this one)."""
 
     def body() -> int:
         from sredrill.engine import load_settings
+        from sredrill.harness.context import JudgeConfig
         from sredrill.server import create_app, is_loopback, serve
+        from sredrill.server.runs_api import judge_url_problem
 
+        settings = load_settings({"db": db, "judge_base_url": judge_base_url, "judge_model": judge_model,
+                                  "skip_judge": True if no_judge else None})  # fmt: skip
+        if settings.judge_base_url is not None and (problem := judge_url_problem(settings.judge_base_url)):
+            origin = "--judge-base-url" if judge_base_url else "$SREDRILL_JUDGE_BASE_URL"
+            if not judge_base_url and not os.environ.get("SREDRILL_JUDGE_BASE_URL"):
+                origin = "judge_base_url in the config file"
+            raise InputError(f"{origin} {problem}")
+        key = settings.judge_api_key or settings.api_key
+        if judge_api_key_env is not None:
+            key = os.environ.get(judge_api_key_env)
+            if not key:
+                raise InputError(f"--judge-api-key-env {judge_api_key_env}: ${judge_api_key_env} is not set",
+                                 hint=f"export {judge_api_key_env}=… before sredrill serve")  # fmt: skip
+        judge = JudgeConfig(base_url=settings.judge_base_url, model=settings.judge_model, api_key=key,
+                            skip=settings.skip_judge)  # fmt: skip
         served = create_app(
             packs=list(pack) if pack else None, max_sessions=max_sessions, idle_timeout_s=idle_timeout,
-            token=token, loopback_only=is_loopback(host), evals=evals, db=db or load_settings({}).db,
-            max_runs=max_runs, allow_agents=allow_agent or (), episode_key=_read_episode_key(episode_key_file),
+            token=token, loopback_only=is_loopback(host), evals=evals, db=_db_of(db), max_runs=max_runs,
+            allow_agents=allow_agent or (), episode_key=_read_episode_key(episode_key_file), judge=judge,
         )  # fmt: skip
         runs_token = served.state.options.runs_token
 
@@ -611,6 +728,8 @@ def test_cmd(
 ) -> None:
     """Run SDK eval files against an agent."""
 
+    started = _Started("test", db)
+
     def body() -> int:
         from sredrill.engine import RunOptions, load_settings, run_eval_files, run_sync
         from sredrill.results import exit_code_for
@@ -631,15 +750,16 @@ def test_cmd(
                 "judge_base_url": judge_base_url,
                 "judge_model": judge_model,
                 "skip_judge": True if no_judge else None,
-                "reporter": "json" if json_ else reporter,
+                "reporter": _reporter_flag(reporter, json_),
                 "prices": prices,
             }
         )
-        store = _store(db, settings)
+        store = _store(db)
         if resume:
             if last_failed:
                 raise InputError("--last-failed starts a new run; --resume continues one", hint="give one of them")
-            return _resume("test", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose)
+            return _resume("test", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose,
+                           started=started)  # fmt: skip
         options = RunOptions(
             jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout, insights=chosen_insights,
             maxfail=_maxfail(exitfirst, maxfail),
@@ -655,7 +775,7 @@ def test_cmd(
                 'or SREDRILL_AGENT, or agent = "…" in sredrill.toml',
             )
         failures = _last_failed(store, kind="test", agent=settings.agent) if last_failed else None
-        listener = _reporter(settings.reporter, output, verbose=verbose)
+        listener = _reporter(settings.reporter, output, verbose=verbose, started=started)
         report = run_sync(
             run_eval_files(
                 list(paths),
@@ -672,7 +792,7 @@ def test_cmd(
         _warn_unpriced(report, settings.prices)
         return exit_code_for(report.summary)
 
-    _guard(body, interruptible=True)
+    _guard(body, interruptible=True, started=started)
 
 
 @app.command("list")
@@ -768,17 +888,25 @@ def runs_compare(
     a: Annotated[str, typer.Argument(help="Baseline run.")],
     b: Annotated[str, typer.Argument(help="New run.")],
     db: DbOpt = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON (a RunComparison).")] = False,
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="Exit 1 when a test that passed in A does not pass in B.")
+    ] = False,
 ) -> None:
-    """Which tests changed status between two runs."""
+    """How run B differs from run A: each test's direction (regressed, fixed, new, gone), every pass rate with
+    its 95% interval, and McNemar's paired test over the tests both have."""
 
     def body() -> int:
         store = _store(db)
         cmp = store.compare(store.resolve_run(a), store.resolve_run(b))
-        from sredrill.engine.reporters.tables import compare_lines
+        if json_:
+            typer.echo(cmp.model_dump_json(indent=2))
+        else:
+            from sredrill.engine.reporters.tables import compare_lines
 
-        for line in compare_lines(cmp):
-            typer.echo(line)
-        return ExitCode.OK
+            for line in compare_lines(cmp):
+                typer.echo(line)
+        return ExitCode.TESTS_FAILED if fail_on_regression and cmp.regressed else ExitCode.OK
 
     _guard(body)
 

@@ -60,9 +60,11 @@ def _stored(db: Path, query: str) -> list[tuple[object, ...]]:
         return []
 
 
-# Each command with one signal: the two signals take the same path, and each case costs two CLI runs.
+# Each command with a signal: the signals take the same path as Ctrl-C (SIGINT), and each case costs two CLI runs.
 @pytest.mark.parametrize(
-    ("command", "sig"), [("run", signal.SIGTERM), ("test", signal.SIGHUP)], ids=["run-SIGTERM", "test-SIGHUP"]
+    ("command", "sig"),
+    [("run", signal.SIGTERM), ("test", signal.SIGHUP), ("test", signal.SIGINT)],
+    ids=["run-SIGTERM", "test-SIGHUP", "test-SIGINT"],
 )
 def test_a_signal_ends_every_agent_and_leaves_the_run_resumable(
     project: Project, command: str, sig: signal.Signals
@@ -90,11 +92,13 @@ def test_a_signal_ends_every_agent_and_leaves_the_run_resumable(
             proc.kill()
             proc.wait()
     assert proc.returncode == 2, stderr
-    assert "interrupted: finished results are stored" in stderr
+    [(run_id, finished)] = _stored(project.db, "select run_id, finished from runs")
+    # The line names the run and the whole command that continues it (`Project` passes --db).
+    resume = f"sredrill {command} --resume {run_id} --db {project.db}"
+    assert f"interrupted: finished results are stored in run {run_id}; continue with: {resume}\n" in stderr
     left = [p for p in pids if is_running(p)]
     assert not left, f"still running after sredrill exited: {left}"
 
-    [(run_id, finished)] = _stored(project.db, "select run_id, finished from runs")
     assert finished == 0
     before = dict(_stored(project.db, "select test_id, result from results"))
     assert len(before) == 2
@@ -102,7 +106,7 @@ def test_a_signal_ends_every_agent_and_leaves_the_run_resumable(
     assert listed.code == 0 and "interrupted" in listed.stdout
 
     (project.root / "slow").unlink()
-    resumed = project.run(command, "--resume", str(run_id), "--json")
+    resumed = project.run(*shlex.split(resume)[1:], "--json", db=False)  # the printed command, as printed
     report = resumed.report()
     assert report["run_id"] == run_id
     total = report["summary"]["total"]

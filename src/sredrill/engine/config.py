@@ -14,7 +14,7 @@ from typing import Any
 
 from sredrill.errors import ConfigError, InputError, did_you_mean
 
-__all__ = ["Settings", "check_timeout", "load_settings"]
+__all__ = ["DEFAULT_DB", "Settings", "check_timeout", "db_path", "load_settings"]
 
 DEFAULT_DB = ".sredrill/sredrill.db"
 
@@ -25,7 +25,8 @@ class Settings:
     jobs: int = 1
     timeout: float | None = None
     db: str = DEFAULT_DB
-    reporter: str = "console"
+    reporter: str | tuple[str, ...] = "console"
+    """`--reporter`: one reporter, or several (`NAME` or `NAME=PATH` each; `engine.reporters.fanout`)."""
     base_url: str | None = None
     api_key: str | None = None
     judge_base_url: str | None = None
@@ -53,6 +54,10 @@ _FILE_KEYS = {f.name for f in fields(Settings)} - {"api_key", "judge_api_key"}  
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:
+    if name == "reporter" and isinstance(value, list):  # several reporters: reporter = ["console", "junit=…"]
+        if not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"reporter must be a string or a list of strings, got {value!r}", path=source)
+        return tuple(value)
     kind = {"jobs": int, "timeout": float, "skip_judge": bool}.get(name, str)
     try:
         if kind is bool and isinstance(value, str):
@@ -76,6 +81,24 @@ def _file_values(root: Path) -> tuple[dict[str, Any], str | None]:
         if data:
             return data, name
     return {}, None
+
+
+def db_path(flag: str | None, *, root: Path | None = None) -> str | None:
+    """The store a command uses, as `load_settings` merges `db`: `--db`, else `SREDRILL_DB`, else `db` in the
+    config file; None when none is set (the caller's default: `DEFAULT_DB`, or no store for `sredrill audit`).
+
+    Only `db` is read, so a command that needs no other setting is not stopped by an unrelated bad one.
+
+    Raises:
+        ConfigError: the config file is not valid TOML.
+    """
+    if flag:
+        return flag
+    if os.environ.get(_ENV["db"]):
+        return os.environ[_ENV["db"]]
+    values, source = _file_values(root or Path.cwd())
+    value = values.get("db")
+    return None if value is None else _coerce("db", value, source or "")
 
 
 def check_timeout(value: float | None, name: str) -> None:

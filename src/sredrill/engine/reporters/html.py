@@ -19,7 +19,7 @@ def render_run_html(report: RunReport, *, status: str = "finished") -> str:
 
 
 class HtmlReporter:
-    """Writes the run page to `output` once the run ends (`--reporter html --output FILE`).
+    """Writes the run page to `output` once the run ends (`--reporter html=FILE`).
 
     Args:
         output: the HTML file (required).
@@ -42,9 +42,7 @@ class HtmlReporter:
         verbose: bool = False,
     ) -> None:
         if output is None:
-            raise InputError(
-                "html needs --output PATH", field="--output", hint="e.g. --reporter html --output report.html"
-            )
+            raise InputError("html needs --output PATH", field="--output", hint="e.g. --reporter html=report.html")
         self._output = output
 
     def on_run_start(self, run_id: str, total: int, *, title: str) -> None:

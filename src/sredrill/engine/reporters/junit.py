@@ -58,9 +58,7 @@ class JUnitReporter:
         verbose: bool = False,
     ) -> None:
         if output is None:
-            raise InputError(
-                "junit needs --output PATH", field="--output", hint="e.g. --reporter junit --output junit.xml"
-            )
+            raise InputError("junit needs --output PATH", field="--output", hint="e.g. --reporter junit=junit.xml")
         self._output = output
         self._title = "sredrill"
 
