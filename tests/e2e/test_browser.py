@@ -92,7 +92,8 @@ def test_start_a_run_watch_it_live_and_open_a_failed_test(page: Any, server: Ser
     assert "gap" in page.text_content(".summary")
 
     row = page.locator("#tests tbody tr.failed").first
-    reason = row.locator("td.reason b").text_content()
+    reason = row.locator("td.reason .check").get_attribute("data-check")
+    assert reason is not None
     row.locator("a").click()
     page.wait_for_url("**/tests/**")
     assert reason in page.text_content("#failure")
@@ -125,9 +126,21 @@ def test_compare_two_runs(page: Any, server: ServerThread, shots: Path) -> None:
     page.click("#compare-button")
     page.wait_for_url("**/ui/compare?*")
     assert page.locator("#compare-table tr.changed").count() > 0
-    assert "broke" in page.text_content(".summary")
+    assert "regressed" in page.text_content("#directions")
+    assert "McNemar" in page.text_content("#paired") and "95% CI" in page.text_content("main")
+    # Regressions come first, and each row links to the test's page in both runs.
+    first = page.locator("#compare-table tbody tr").first
+    assert first.get_attribute("data-direction") == "regressed"
+    test_id = first.get_attribute("data-test-id")
+    first.locator("a", has_text="B").click()
+    page.wait_for_url(f"**/ui/runs/{ids[1]}/tests/**")
+    assert test_id is not None and test_id in page.text_content("main")
+    page.go_back()
+    page.locator("#compare-table tbody tr").first.locator("a", has_text="A").click()
+    page.wait_for_url(f"**/ui/runs/{ids[0]}/tests/**")
     page.goto(f"{server.url}/ui/runs/{ids[0]}")
     assert page.text_content("#run-status") == "finished"
+    assert page.text_content("#pass-rate-ci").startswith("(95% CI ")
     page.screenshot(path=str(shots / "ui-run.png"), full_page=False)
 
 

@@ -29,7 +29,8 @@ class _Refs(HTMLParser):
         values = dict(attrs)
         if values.get("src"):
             self.fetched.append(str(values["src"]))
-        if tag == "link" and values.get("href"):
+        # A `data:` URI (the inline favicon) is part of the page, not a fetch.
+        if tag == "link" and values.get("href") and not str(values["href"]).startswith("data:"):
             self.fetched.append(str(values["href"]))
 
 

@@ -268,6 +268,8 @@ def create_app(
         version="1.0.0",
         description=description.description,
         lifespan=lifespan,
+        docs_url=None,  # `mount_docs`: Swagger UI from the package, not a CDN
+        redoc_url=None,
     )
     registry = ToolRegistry()
     app.state.options = options
@@ -369,13 +371,19 @@ def create_app(
     @app.get("/", include_in_schema=False)
     async def index(request: Request) -> Any:
         """The routes; `/?token=T` (the link `sredrill serve` prints) goes on to the UI, which keeps the token."""
-        if "token" in request.query_params:
-            from fastapi.responses import RedirectResponse
+        from fastapi.responses import RedirectResponse
 
+        if "token" in request.query_params:
             return RedirectResponse("/ui?" + request.url.query, status_code=303)
+        # A browser (it asks for HTML first) goes to the UI; an API client gets the routes as JSON.
+        if request.headers.get("accept", "").split(",")[0].strip().startswith("text/html"):
+            return RedirectResponse("/ui", status_code=303)
         return Response(content=index_body, media_type="application/json")
 
     _mount_error_handlers(app)
+    from sredrill.server.docs import mount_docs
+
+    mount_docs(app)
 
     # A plain ASGI endpoint (not a function), so Starlette hands it the raw connection, as the fast path does.
     app.router.routes.append(WebSocketRoute("/ws", websocket))

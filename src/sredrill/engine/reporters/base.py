@@ -213,7 +213,9 @@ def failed_gates(result: TestResult) -> list[FailedGate]:
             continue
         if not message and signal.kind == SignalKind.JUDGE and signal.reasoning:
             message = f"judge: {signal.reasoning}"
-        text = f"{signal.kind.value} {signal.name}: {message}" if message else f"{signal.kind.value} {signal.name}"
+        # A soft expect (`expect.soft`) let the body go on, and says so on every surface.
+        label = f"{signal.kind.value} {signal.name}" + (" (soft)" if signal.soft else "")
+        text = f"{label}: {message}" if message else label
         gates.append(FailedGate(text, signal.where))
     for check_id, check in (result.checks or {}).items():
         if check.role == SignalRole.GATE and not check.passed and check_id not in seen_checks:

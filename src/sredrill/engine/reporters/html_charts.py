@@ -11,61 +11,141 @@ from typing import Final
 
 from sredrill.results import RcaSummary
 
-__all__ = ["axis_bars", "event_timeline", "series_chart"]
+__all__ = ["axis_bars", "event_timeline", "human_unit", "nice_ticks", "series_chart"]
 
 _W: Final = 640
 _H: Final = 170
-_PAD_L: Final = 56
+_PAD_L: Final = 76
 _PAD_R: Final = 12
 _PAD_T: Final = 22
-_PAD_B: Final = 26
+_PAD_B: Final = 24
 
 
-def _num(value: float) -> str:
-    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+_SI: Final = (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3))
+
+
+def human_unit(unit: str, magnitude: float) -> tuple[float, str]:
+    """The divisor and label that show values near `magnitude` of `unit` in human units.
+
+    Bytes as KB/MB/GB/TB (powers of 1000), a rate's `/Second` as `/s`, seconds under one as ms, `Percent` as %,
+    large counts with k/M/G; any other unit unchanged.
+    """
+    base, _, per = unit.partition("/")
+    rate = "/s" if per.lower() in ("second", "seconds", "s") else (f"/{per}" if per else "")
+    m = abs(magnitude)
+    if base == "Bytes":
+        for prefix, div in _SI:
+            if m >= div:
+                return div, f"{prefix}B{rate}"
+        return 1.0, f"B{rate}"
+    if base == "Seconds" and not per:
+        return (1e-3, "ms") if 0 < m < 1 else (1.0, "s")
+    if base == "Percent":
+        return 1.0, "%"
+    if base == "Count":
+        for prefix, div in _SI:
+            if m >= div:
+                return div, f"{'k' if prefix == 'K' else prefix} count{rate}"
+        return 1.0, f"count{rate}"
+    return 1.0, unit
+
+
+def nice_ticks(lo: float, hi: float, *, count: int = 5) -> list[float]:
+    """At least three evenly spaced round values (1, 2, 2.5, 5 × 10^n) covering [lo, hi]."""
+    import math
+
+    if hi < lo:
+        lo, hi = hi, lo
+    if hi == lo:  # a flat series: a band around its value
+        pad = abs(hi) * 0.1 or 1.0
+        lo, hi = lo - pad, hi + pad
+    raw = (hi - lo) / max(count - 1, 2)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(f * mag for f in (1, 2, 2.5, 5, 10) if f * mag >= raw)
+    first = math.floor(lo / step) * step
+    ticks = [first]
+    while ticks[-1] < hi - step * 1e-9 or len(ticks) < 3:
+        ticks.append(first + step * len(ticks))
+    return ticks
+
+
+def _tick_text(value: float, step: float) -> str:
+    """A tick's label with the decimals its step needs, so neighbouring labels differ."""
+    import math
+
+    places = max(0, -math.floor(math.log10(step))) if step > 0 else 0
+    if step > 0 and abs(round(step, places) - step) > step * 1e-6:
+        places += 1
+    return f"{value:,.{places}f}"
 
 
 def series_chart(title: str, points: Sequence[tuple[datetime, float]], *, unit: str, alert_at: datetime | None) -> str:
-    """One metric series as a line chart; a red line and an `alert` label mark when the alert fired.
+    """One metric series as a line chart in human units (`human_unit`), its axes labelled and ticked, a grey
+    dashed line at its baseline (the median before the alert), a red line and an `alert` label when it fired.
 
     Args:
         title: the metric's name and statistic.
         points: (time, value), in any order.
-        unit: shown beside the title.
+        unit: the values' unit (`Bytes`, `Seconds`, `Percent`, `Count/Second`, …).
         alert_at: when the alert fired; None draws no marker.
     """
     pts = sorted(points)
-    head = f'<figcaption>{escape(title)} <span class="muted">{escape(unit)}</span></figcaption>'
     if not pts:
+        head = f'<figcaption>{escape(title)} <span class="muted">{escape(unit)}</span></figcaption>'
         return f'<figure class="chart">{head}<p class="muted">no points</p></figure>'
+    div, shown = human_unit(unit, max(abs(v) for _, v in pts))
+    pts = [(t, v / div) for t, v in pts]
+    head = f'<figcaption>{escape(title)} <span class="muted unit">{escape(shown)}</span></figcaption>'
     t0, t1 = pts[0][0].timestamp(), pts[-1][0].timestamp()
     if alert_at is not None:
         t0, t1 = min(t0, alert_at.timestamp()), max(t1, alert_at.timestamp())
-    lo, hi = min(v for _, v in pts), max(v for _, v in pts)
+    before = sorted(v for t, v in pts if alert_at is None or t < alert_at)
+    baseline = before[len(before) // 2] if before else None
+    ticks = nice_ticks(min(v for _, v in pts), max(v for _, v in pts))
+    lo, hi = ticks[0], ticks[-1]
     span_t = (t1 - t0) or 1.0
-    span_v = (hi - lo) or (abs(hi) or 1.0)
     inner_w, inner_h = _W - _PAD_L - _PAD_R, _H - _PAD_T - _PAD_B
 
     def x(t: float) -> float:
         return _PAD_L + (t - t0) / span_t * inner_w
 
     def y(v: float) -> float:
-        return _PAD_T + inner_h - (v - lo) / span_v * inner_h
+        return _PAD_T + inner_h - (v - lo) / (hi - lo) * inner_h
 
     line = " ".join(f"{x(t.timestamp()):.1f},{y(v):.1f}" for t, v in pts)
+    bottom = _PAD_T + inner_h
     parts = [
-        f'<svg viewBox="0 0 {_W} {_H}" role="img" aria-label="{escape(title)}" class="series">',
-        f'<line x1="{_PAD_L}" y1="{_PAD_T + inner_h}" x2="{_W - _PAD_R}" y2="{_PAD_T + inner_h}" class="axis"/>',
-        f'<line x1="{_PAD_L}" y1="{_PAD_T}" x2="{_PAD_L}" y2="{_PAD_T + inner_h}" class="axis"/>',
-        f'<text x="{_PAD_L - 4}" y="{_PAD_T + 4}" class="tick" text-anchor="end">{_num(hi)}</text>',
-        f'<text x="{_PAD_L - 4}" y="{_PAD_T + inner_h}" class="tick" text-anchor="end">{_num(lo)}</text>',
-        f'<text x="{_PAD_L}" y="{_H - 6}" class="tick">{pts[0][0]:%H:%M}</text>',
-        f'<text x="{_W - _PAD_R}" y="{_H - 6}" class="tick" text-anchor="end">{pts[-1][0]:%H:%M}</text>',
-        f'<polyline points="{line}" class="line"/>',
+        f'<svg viewBox="0 0 {_W} {_H}" role="img" aria-label="{escape(title)} in {escape(shown)}" class="series">',
+        f'<line x1="{_PAD_L}" y1="{bottom}" x2="{_W - _PAD_R}" y2="{bottom}" class="axis"/>',
+        f'<line x1="{_PAD_L}" y1="{_PAD_T}" x2="{_PAD_L}" y2="{bottom}" class="axis"/>',
+        f'<text x="12" y="{_PAD_T + inner_h / 2:.1f}" class="axis-label y-label" text-anchor="middle" '
+        f'transform="rotate(-90 12 {_PAD_T + inner_h / 2:.1f})">{escape(shown)}</text>',
     ]
+    step = ticks[1] - ticks[0]
+    for v in ticks:
+        parts.append(
+            f'<line x1="{_PAD_L - 3}" y1="{y(v):.1f}" x2="{_W - _PAD_R}" y2="{y(v):.1f}" class="grid-line"/>'
+            f'<text x="{_PAD_L - 5}" y="{y(v) + 4:.1f}" class="tick y-tick" text-anchor="end">'
+            f"{_tick_text(v, step)}</text>"
+        )
+    for i in range(4):
+        ts = t0 + span_t * i / 3
+        when = datetime.fromtimestamp(ts, tz=pts[0][0].tzinfo)
+        anchor = ("start", "middle", "middle", "end")[i]
+        parts.append(
+            f'<text x="{x(ts):.1f}" y="{_H - 8}" class="tick x-tick" text-anchor="{anchor}">{when:%H:%M}</text>'
+        )
+    parts.append(f'<polyline points="{line}" class="line"/>')
+    if baseline is not None:
+        by = y(baseline)
+        parts.append(
+            f'<line x1="{_PAD_L}" y1="{by:.1f}" x2="{_W - _PAD_R}" y2="{by:.1f}" class="baseline"/>'
+            f'<text x="{_W - _PAD_R - 2}" y="{by - 3:.1f}" class="baseline-label" text-anchor="end">'
+            f"baseline {_tick_text(baseline, step / 10)} {escape(shown)}</text>"
+        )
     if alert_at is not None:
         ax = x(alert_at.timestamp())
-        parts.append(f'<line x1="{ax:.1f}" y1="{_PAD_T - 8}" x2="{ax:.1f}" y2="{_PAD_T + inner_h}" class="alert"/>')
+        parts.append(f'<line x1="{ax:.1f}" y1="{_PAD_T - 8}" x2="{ax:.1f}" y2="{bottom}" class="alert"/>')
         parts.append(f'<text x="{ax + 3:.1f}" y="{_PAD_T - 10}" class="alert-label">alert {alert_at:%H:%M}</text>')
     parts.append("</svg>")
     return f'<figure class="chart">{head}{"".join(parts)}</figure>'
@@ -117,8 +197,16 @@ def axis_bars(rca: RcaSummary) -> str:
     top = _PAD_T + 16  # room for the legend above the 100% labels
     parts = [f'<svg viewBox="0 0 {_W} {inner_h + 76}" role="img" aria-label="pass rate by difficulty" class="bars">']
     parts.append(f'<line x1="{_PAD_L}" y1="{top + inner_h}" x2="{_W - _PAD_R}" y2="{top + inner_h}" class="axis"/>')
-    parts.append(f'<text x="{_PAD_L - 4}" y="{top + 4}" class="tick" text-anchor="end">100%</text>')
-    parts.append(f'<text x="{_PAD_L - 4}" y="{top + inner_h}" class="tick" text-anchor="end">0%</text>')
+    for share in (0, 0.25, 0.5, 0.75, 1):
+        ty = top + inner_h - share * inner_h
+        parts.append(
+            f'<line x1="{_PAD_L - 3}" y1="{ty:.1f}" x2="{_W - _PAD_R}" y2="{ty:.1f}" class="grid-line"/>'
+            f'<text x="{_PAD_L - 5}" y="{ty + 4:.1f}" class="tick y-tick" text-anchor="end">{share:.0%}</text>'
+        )
+    parts.append(
+        f'<text x="12" y="{top + inner_h / 2:.1f}" class="axis-label y-label" text-anchor="middle" '
+        f'transform="rotate(-90 12 {top + inner_h / 2:.1f})">pass rate</text>'
+    )
     for i, level in enumerate(levels):
         gx = _PAD_L + 8 + i * group_w
         rates = [

@@ -8,6 +8,7 @@ reporters, below the server). Every page carries its CSS and script inline, read
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from functools import cache
 from html import escape
@@ -28,9 +29,10 @@ from sredrill.engine.reporters.base import (
     traceback_tail,
 )
 from sredrill.engine.reporters.html_summary import sections_html, totals_html
-from sredrill.engine.reporters.tables import percent, points
-from sredrill.engine.reporters.usage import usage_card_html, usage_html
+from sredrill.engine.reporters.tables import interval, paired_line, percent, percent_ci, points
+from sredrill.engine.reporters.usage import usage_card_html, usage_change_html, usage_html
 from sredrill.results import GradingMode, RunReport, Signal, SignalRole, TestResult, TestStatus
+from sredrill.store import RunComparison, ui_test_path
 from sredrill.text import scrub
 
 __all__ = [
@@ -64,9 +66,12 @@ def _layout(title: str, body: str, *, served: bool = True) -> str:
         else '<nav><span class="brand">sredrill</span></nav>'
     )
     script = f"<script>{_asset('app.js')}</script>" if served else ""
+    # The server answers /favicon.svg; the reporter's file carries the icon inline (it is opened from disk).
+    icon = "/favicon.svg" if served else "data:image/svg+xml," + quote(_asset("favicon.svg").strip())
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<link rel="icon" type="image/svg+xml" href="{icon}">'
         f"<title>{_e(title)}</title><style>{_asset('app.css')}</style></head>"
         f"<body>{links}<main>{body}</main>{script}</body></html>"
     )
@@ -93,7 +98,7 @@ def first_failed_check(result: TestResult) -> Signal | None:
 
 
 def _test_href(run_id: str, test_id: str) -> str:
-    return f"/ui/runs/{quote(run_id)}/tests/{quote(test_id, safe='')}"
+    return ui_test_path(run_id, test_id)
 
 
 # -- runs list and compare ------------------------------------------------------------------------------------
@@ -118,6 +123,7 @@ def runs_page(runs: Sequence[dict[str, Any]], *, packs: Sequence[str]) -> str:
             f'<td><a href="/ui/runs/{quote(r["run_id"])}">{rid}</a></td><td>{_e(r["kind"])}</td>'
             f"<td>{_e(r['agent'])}</td><td>{_e(r['mode'])}</td><td>{_badge(r['status'])}</td>"
             f'<td class="num pass-rate">{_pct(counts["pass_rate"])}</td>'
+            f'<td class="num ci">{interval(counts.get("pass_rate_ci"))}</td>'
             f'<td class="num results">{counts["passed"]}/{counts["total"]}</td>'
             f'<td class="num">{counts["failed"]}</td><td class="num">{counts["errored"]}</td>'
             f'<td>{_e(r.get("sections") or "—")}</td><td class="num">{_ms(r["duration_ms"])}</td>'
@@ -139,12 +145,12 @@ def runs_page(runs: Sequence[dict[str, Any]], *, packs: Sequence[str]) -> str:
     table = (
         '<form action="/ui/compare" method="get" id="compare-form"><table class="grid"><thead><tr>'
         "<th>A</th><th>B</th><th>run</th><th>kind</th><th>agent</th><th>mode</th><th>status</th>"
-        "<th>pass@1</th><th>passed / results</th><th>failed</th><th>errored</th><th>by kind</th>"
+        "<th>pass@1</th><th>95% CI</th><th>passed / results</th><th>failed</th><th>errored</th><th>by kind</th>"
         "<th>duration</th><th>started (UTC)</th>"
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         '<p class="muted">pass@1 (the first attempt\'s pass rate), passed / results, failed, errored: every result '
-        "of the run, each counted once (as on its run page); by kind: the pass@1 of each section (RCA per axis, "
-        "incidents, tests)</p>"
+        "of the run, each counted once (as on its run page); 95% CI: pass@1's Wilson interval; by kind: the pass@1 "
+        "of each section (RCA per axis, incidents, tests)</p>"
         '<p><button type="submit" id="compare-button">Compare A → B</button></p></form>'
         if rows
         else '<p class="muted">No run stored yet: start one above, or run <code>sredrill run</code> '
@@ -153,32 +159,52 @@ def runs_page(runs: Sequence[dict[str, Any]], *, packs: Sequence[str]) -> str:
     return _layout("sredrill · runs", f"<h1>Runs</h1>{form}<section>{table}</section>")
 
 
-def compare_page(comparison: dict[str, Any]) -> str:
-    """Which tests changed status between run A and run B (the body of `GET /api/compare`)."""
-    a, b = comparison["run_a"], comparison["run_b"]
+_DIRECTIONS = ("regressed", "fixed", "changed", "new", "gone", "unchanged")
+
+
+def _link(url: str | None, text: str) -> str:
+    return "—" if url is None else f'<a href="{_e(url)}">{_e(text)}</a>'
+
+
+def compare_page(cmp: RunComparison) -> str:
+    """How run B differs from run A (`store.RunComparison`, the body of `GET /api/compare`): each pass rate of
+    both runs with its interval, McNemar's paired test, and every test by direction (regressions first), each row
+    linking to the test's page in both runs."""
     rates = "".join(
-        f'<p class="rate" data-key="{_e(r["key"])}">{_e(r["counts"])}: {_pct(r["pass_rate_a"])} → '
-        f"{_pct(r['pass_rate_b'])}</p>"
-        for r in comparison.get("rates", [])
-        if r["key"] != "all"
+        f'<p class="rate" data-key="{_e(r.key)}">{_e(r.counts)}: {_e(percent_ci(r.pass_rate_a, r.pass_rate_ci_a))}'
+        f" → {_e(percent_ci(r.pass_rate_b, r.pass_rate_ci_b))}</p>"
+        for r in cmp.rates
+        if r.key != "all"
     )
+    t = cmp.paired
+    paired = (
+        f'<p class="paired" id="paired" data-b="{t.b}" data-c="{t.c}" data-n="{t.shared}" data-p="{t.p_value}">'
+        f"{_e(paired_line(cmp))}</p>"
+    )
+    counts = {d: sum(x.direction == d for x in cmp.tests) for d in _DIRECTIONS}
     head = (
-        f'<h1>Compare</h1><p><a href="/ui/runs/{quote(a)}">{_e(a)}</a> → <a href="/ui/runs/{quote(b)}">{_e(b)}</a>'
-        f" · pass@1 {_pct(comparison['pass_rate_a'])} → {_pct(comparison['pass_rate_b'])}"
-        f' <span class="muted">({_e(comparison.get("counts") or "every result of each run")})</span></p>{rates}'
-        f'<p class="summary">{len(comparison["fixed"])} fixed · {len(comparison["broke"])} broke · '
-        f"{len(comparison['added'])} added · {len(comparison['removed'])} removed</p>"
+        f'<h1>Compare</h1><p>A <a href="{_e(cmp.url_a)}">{_e(cmp.run_a)}</a> → B <a href="{_e(cmp.url_b)}">'
+        f"{_e(cmp.run_b)}</a> · pass@1 {_e(percent_ci(cmp.pass_rate_a, cmp.pass_rate_ci_a))} → "
+        f"{_e(percent_ci(cmp.pass_rate_b, cmp.pass_rate_ci_b))}"
+        f' <span class="muted">({_e(cmp.counts)})</span></p>{rates}{paired}{usage_change_html(cmp.usage)}'
+        f'<p class="summary" id="directions">{" · ".join(f"{n} {d}" for d, n in counts.items())}</p>'
     )
     rows = []
-    for t in sorted(comparison["tests"], key=lambda t: not t["changed"]):
-        cls = "changed" if t["changed"] else ""
+    for x in sorted(cmp.tests, key=lambda x: _DIRECTIONS.index(x.direction)):
+        cls = "changed" if x.changed else ""
         rows.append(
-            f'<tr class="{cls}"><td>{_e(t["test_id"])}</td><td>{_badge(t["status_a"])}</td>'
-            f"<td>{_badge(t['status_b'])}</td><td>{'changed' if t['changed'] else ''}</td></tr>"
+            f'<tr class="{cls}" data-test-id="{_e(x.test_id)}" data-direction="{x.direction}">'
+            f"<td>{_e(x.test_id)}</td><td>{_e(x.direction)}</td>"
+            f"<td>{_badge(x.status_a)} {_link(x.url_a, 'A')}</td>"
+            f"<td>{_badge(x.status_b)} {_link(x.url_b, 'B')}</td></tr>"
         )
     table = (
-        '<table class="grid" id="compare-table"><thead><tr><th>test</th><th>A</th><th>B</th><th></th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        '<table class="grid" id="compare-table"><thead><tr><th>test</th><th>direction</th><th>A</th><th>B</th>'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        '<p class="muted">regressed: passed in A, failed or errored in B; fixed: the reverse; changed: failed in one '
+        "run, errored in the other; new: only in B; gone: only in A. Tests are matched by id (an RCA id names its "
+        "axis). 95% CI: the Wilson interval of each pass rate; McNemar's exact test pairs the tests both runs have."
+        "</p>"
     )
     return _layout("sredrill · compare", head + table)
 
@@ -186,10 +212,20 @@ def compare_page(comparison: dict[str, Any]) -> str:
 # -- run page ------------------------------------------------------------------------------------------------
 
 
+def _anchor(test_id: str) -> str:
+    # The HTML reporter's file links each row to its test's section in the same file.
+    return "test-" + quote(test_id, safe="")
+
+
 def _result_row(run_id: str, r: TestResult, *, links: bool) -> str:
     check = first_failed_check(r)
-    first = f"<b>{_e(check.name)}</b>: {_e(check.message)}" if check is not None else _e(r.failure_reason or "")
-    name = f'<a href="{_test_href(run_id, r.id)}">{_e(r.name)}</a>' if links else _e(r.name)
+    gates = failed_gates(r)
+    # The console's words: its first gate line (`expect to_be: …`), else the reason it prints.
+    first = _e(gates[0].text.split("\n")[0]) if gates else _e(r.failure_reason or "")
+    if check is not None:
+        first = f'<span class="check" data-check="{_e(check.name)}">{first}</span>'
+    href = _test_href(run_id, r.id) if links else f"#{_anchor(r.id)}"
+    name = f'<a href="{href}">{_e(r.name)}</a>' if links or r.status != TestStatus.PASSED else _e(r.name)
     score = "—" if r.score is None else f"{r.score:.2f}"
     grading = f' data-grading="{_e(r.grading)}"' if r.grading else ""
     return (
@@ -241,8 +277,9 @@ def _failures(results: Sequence[TestResult]) -> str:
         shown = f'<p class="failure">{_e(reason)}</p>' if reason else ""
         where = f' <span class="muted">{_e(error_header(r).lower())}</span>' if r.error_where else ""
         items.append(
-            f'<section class="card failure-detail" data-test-id="{_e(r.id)}"><h3>{_e(r.name)} '
-            f"{_badge(r.status.value)}{where}</h3>{shown}{_gate_list(gates)}{_captured(r)}</section>"
+            f'<section class="card failure-detail" id="{_anchor(r.id)}" data-test-id="{_e(r.id)}"><h3>{_e(r.name)} '
+            f"{_badge(r.status.value)}{where}</h3>{shown}{_gate_list(gates)}{_captured(r)}"
+            '<p><a href="#tests">↑ all tests</a></p></section>'
         )
     return f'<section id="failures"><h2>Failures</h2>{"".join(items)}</section>' if items else ""
 
@@ -276,7 +313,8 @@ def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str
         f'<span id="progress-text">{done} results done</span></div>'
         f"{totals_html(s, extra=gap_text)}{usage_html(s.usage, results=s.usage_results, of=s.total)}"
     )
-    bars = sections_html(s)
+    # One wrapper, so a live page swaps in the cards (their charts) rebuilt from the results stored so far.
+    bars = f'<div id="sections">{sections_html(s)}</div>'
     insights = ""
     if report.insights is not None:
         insights = f'<section class="card"><h2>Insights</h2>{_insights(report.insights)}</section>'
@@ -315,6 +353,7 @@ def _signals(result: TestResult) -> str:
     rows = []
     for s in result.signals:
         state = "neutral" if s.passed is None else ("passed" if s.passed else "failed")
+        soft = ' <span class="badge soft" title="expect.soft: the test went on after it">soft</span>' if s.soft else ""
         detail = [_e(s.message)] if s.message else []
         if s.expected is not None or s.actual is not None:
             detail.append(f"expected <code>{_e(s.expected)}</code> · actual <code>{_e(s.actual)}</code>")
@@ -326,7 +365,7 @@ def _signals(result: TestResult) -> str:
             detail.append(f'<code class="where">at {_e(s.where)}</code>')
         rows.append(
             f'<tr class="signal {state}" data-signal="{_e(s.name)}"><td>{_badge(state)}</td><td>{_e(s.role.value)}</td>'
-            f"<td>{_e(s.kind.value)}</td><td><b>{_e(s.name)}</b></td><td>{'<br>'.join(detail)}</td>"
+            f"<td>{_e(s.kind.value)}</td><td><b>{_e(s.name)}</b>{soft}</td><td>{'<br>'.join(detail)}</td>"
             f'<td class="num">{"" if s.score is None else f"{s.score:.2f}"}</td></tr>'
         )
     if not rows:
@@ -450,11 +489,35 @@ def _grading(result: TestResult) -> str:
 # -- environment -------------------------------------------------------------------------------------------
 
 
+def _shared_descriptions(tasks: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Each kind's description that several of its tasks share (a family's tasks differ by seed, not by text)."""
+    by_kind: dict[str, Counter[str]] = {}
+    for t in tasks:
+        by_kind.setdefault(str(t["kind"]), Counter())[str(t["description"])] += 1
+    shared = {}
+    for kind, texts in by_kind.items():
+        text, n = texts.most_common(1)[0]
+        if n > 1:
+            shared[kind] = text
+    return shared
+
+
 def env_page(tasks: Sequence[dict[str, Any]]) -> str:
-    """The environment's tasks; each can start an episode whose session opens live."""
+    """The environment's tasks; each can start an episode whose session opens live. A description several tasks
+    of a kind share is shown once above the table; a row shows only a description of its own."""
+    shared = _shared_descriptions(tasks)
+    notes = "".join(
+        f'<p class="shared-description" data-kind="{_e(k)}"><b>{_e(k)}</b>: {_e(text)}</p>'
+        for k, text in shared.items()
+    )
+
+    def own(t: dict[str, Any]) -> str:
+        text = str(t["description"])
+        return '<span class="muted">as above</span>' if shared.get(str(t["kind"])) == text else _e(text)
+
     rows = "".join(
         f"<tr><td><code>{_e(t['task_id'])}</code></td><td>{_e(t['kind'])}</td><td>{_e(t['difficulty'])}</td>"
-        f"<td>{_e(t['max_steps'])}</td><td>{_e(t['description'])}</td>"
+        f"<td>{_e(t['max_steps'])}</td><td>{own(t)}</td>"
         f'<td><button type="button" class="start-episode" data-task="{_e(t["task_id"])}">Start episode</button></td>'
         "</tr>"
         for t in tasks
@@ -463,7 +526,8 @@ def env_page(tasks: Sequence[dict[str, Any]]) -> str:
         "<h1>Environment</h1>"
         '<form id="open-session" class="row"><label>Session id <input name="sid" size="36"></label>'
         '<button type="submit">Watch</button></form>'
-        '<table class="grid" id="tasks"><thead><tr><th>task</th><th>kind</th><th>difficulty</th><th>max steps</th>'
+        + (f'<section class="card" id="descriptions">{notes}</section>' if notes else "")
+        + '<table class="grid" id="tasks"><thead><tr><th>task</th><th>kind</th><th>difficulty</th><th>max steps</th>'
         f"<th>description</th><th></th></tr></thead><tbody>{rows}</tbody></table>"
     )
     return _layout("sredrill · environment", body)
@@ -476,9 +540,12 @@ def session_page(session_id: str) -> str:
         '<form id="step-form" class="row"><label>Action <input name="action" size="60" '
         'value=\'{"action_type": "wait"}\'></label><button type="submit">Step</button>'
         '<span id="step-error" class="error" role="alert"></span></form>'
-        '<section class="card"><h2>Last observation</h2><pre id="observation">—</pre></section>'
-        '<section class="card"><h2>State <span class="muted" id="state-age"></span></h2>'
-        f'<pre id="session-state" data-session="{_e(session_id)}">loading…</pre></section>'
+        '<section class="card"><h2>Episode <span class="muted" id="state-age"></span></h2>'
+        '<p id="episode-summary" class="summary">loading…</p>'
+        '<ol class="timeline" id="episode"></ol>'
+        '<details><summary>last observation (JSON)</summary><pre id="observation">—</pre></details>'
+        '<details><summary>state (JSON)</summary>'
+        f'<pre id="session-state" data-session="{_e(session_id)}">loading…</pre></details></section>'
     )
     return _layout(f"sredrill · session {session_id}", body)
 

@@ -10,7 +10,15 @@ from __future__ import annotations
 from html import escape
 
 from sredrill.engine.reporters.html_charts import axis_bars
-from sredrill.engine.reporters.tables import claims_line, compat_line, percent, points, progress_words, retry_words
+from sredrill.engine.reporters.tables import (
+    claims_line,
+    compat_line,
+    interval,
+    percent,
+    points,
+    progress_words,
+    retry_words,
+)
 from sredrill.engine.reporters.tables import score as score_text
 from sredrill.results import Rate, RcaSummary, Section, Summary
 from sredrill.text import scrub
@@ -33,15 +41,24 @@ def totals_html(s: Summary, *, extra: str = "") -> str:
     words = _e(progress_words(s.total, s.passed, s.failed, s.errored))
     retried = f'<span id="pass-at-k">{_e(retry_words(s))}</span>' if retry_words(s) else ""
     return (
-        f'<p class="summary" id="totals" {data}>{words} · pass@1 <b id="pass-rate">{_pct(s.pass_rate)}</b>'
-        f'{retried}{extra} <span class="muted">({_e(s.counts)})</span></p>'
+        f'<p class="summary" id="totals" {data}><span id="totals-words">{words}</span> · pass@1 '
+        f'<b id="pass-rate">{_pct(s.pass_rate)}</b>'
+        f'{_ci(s.pass_rate_ci)}{retried}{extra} <span class="muted">({_e(s.counts)})</span></p>'
     )
+
+
+def _ci(ci: tuple[float, float] | None) -> str:
+    """` (95% CI 64–93%)` beside a rate, its bounds as data attributes; "" when unknown."""
+    if ci is None:
+        return ""
+    return f' <span class="ci" id="pass-rate-ci" data-low="{ci[0]}" data-high="{ci[1]}">(95% CI {interval(ci)})</span>'
 
 
 def _rate_cells(rate: Rate, *, scored: bool = False) -> str:
     cells = "".join(f'<td class="num">{getattr(rate, k)}</td>' for k in ("total", "passed", "failed", "errored"))
     mean = f'<td class="num score">{score_text(rate.mean_score)}</td>' if scored else ""
-    return f'{cells}<td class="num">{_pct(rate.pass_rate)}</td>{mean}'
+    ci = f'<td class="num ci">{interval(rate.pass_rate_ci)}</td>'
+    return f'{cells}<td class="num">{_pct(rate.pass_rate)}</td>{ci}{mean}'
 
 
 def _section_rows(key: str, section: Section, *, label: str = "", scored: bool = False) -> str:
@@ -56,7 +73,7 @@ def _section_rows(key: str, section: Section, *, label: str = "", scored: bool =
     return "".join(rows)
 
 
-_HEAD = "<th>total</th><th>passed</th><th>failed</th><th>errored</th><th>pass@1</th>"
+_HEAD = "<th>total</th><th>passed</th><th>failed</th><th>errored</th><th>pass@1</th><th>95% CI</th>"
 
 
 def _rca_card(rca: RcaSummary) -> str:

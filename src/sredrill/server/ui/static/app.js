@@ -38,8 +38,32 @@
       $(".bar", progress).style.width = (total ? Math.round(100 * done / total) : 0) + "%";
       $("#progress-text").textContent = done + " / " + total + " results" + (counts ?
         " · " + counts.passed + " passed · " + counts.failed + " failed · " + counts.errored + " errored" : "");
+      // The header's totals line follows each result too (the console's words), not only the final page.
+      const totals = $("#totals");
+      if (counts && totals) {
+        ["total", "passed", "failed", "errored"].forEach((k) => { totals.dataset[k] = counts[k]; });
+        $("#totals-words").textContent = counts.total + " results · " + counts.passed + " passed · " +
+          counts.failed + " failed · " + counts.errored + " errored";
+        const graded = counts.passed + counts.failed;
+        $("#pass-rate").textContent = graded ? (100 * counts.passed / graded).toFixed(1) + "%" : "n/a";
+      }
     };
     const row = (id) => Array.from(tbody.rows).find((tr) => tr.dataset.testId === id);
+    // A failed gate in the console's words (`reporters.base.failed_gates`): `expect to_be (soft): …`.
+    const gateLine = (s) => s.kind + " " + s.name + (s.soft ? " (soft)" : "") + (s.message ? ": " + s.message.split("\n")[0] : "");
+    // The summary cards and their charts, as the server renders them from the results stored so far: fetched
+    // at most once a second while results arrive.
+    let pending = null;
+    const refreshSections = () => {
+      if (pending) return;
+      pending = setTimeout(async () => {
+        try {
+          const r = await fetch(location.pathname, {credentials: "same-origin"});
+          const fresh = new DOMParser().parseFromString(await r.text(), "text/html").querySelector("#sections");
+          if (r.ok && fresh && $("#sections")) $("#sections").innerHTML = fresh.innerHTML;
+        } finally { pending = null; }
+      }, 1000);
+    };
     const es = new EventSource("/api/runs/" + encodeURIComponent(runId) + "/events");
     es.addEventListener("run_started", (e) => { total = JSON.parse(e.data).total; done = 0; show(); });
     es.addEventListener("test_started", (e) => {
@@ -55,8 +79,8 @@
       const href = "/ui/runs/" + encodeURIComponent(runId) + "/tests/" + encodeURIComponent(d.test_id);
       tr.innerHTML = "<td><a href='" + href + "'>" + esc(d.name) + "</a></td><td><span class='badge " + esc(d.status) + "'>" + esc(d.status) +
         "</span></td><td class='num'>" + (d.score == null ? "—" : d.score.toFixed(2)) + "</td><td></td><td></td><td class='reason'>" +
-        (failed ? "<b>" + esc(failed.name) + "</b>: " + esc(failed.message) : esc(d.failure_reason || "")) + "</td><td></td>";
-      counts = d.done || null; done = counts ? counts.total : done + 1; show();
+        (failed ? "<span class='check' data-check='" + esc(failed.name) + "'>" + esc(gateLine(failed)) + "</span>" : esc(d.failure_reason || "")) + "</td><td></td>";
+      counts = d.done || null; done = counts ? counts.total : done + 1; show(); refreshSections();
     });
     es.addEventListener("run_finished", (e) => {
       const d = JSON.parse(e.data);
@@ -91,9 +115,35 @@
   const state = $("#session-state");
   if (state) {
     const sid = state.dataset.session;
+    // The episode as a timeline: one entry per step (its action, what the observation says, its reward, when),
+    // from this page's own steps and from steps another client sent (seen in the polled state).
+    let seen = 0, lastReward = 0;
+    const summarize = (obs) => {
+      if (!obs || typeof obs !== "object") return String(obs == null ? "" : obs);
+      const services = Object.entries(obs.services || {}).map(([n, s]) => n + " " + (s && s.status || "?"));
+      const alerts = (obs.alerts || []).length;
+      return [obs.timestamp, services.join(", "), alerts ? alerts + " alert(s)" : ""].filter(Boolean).join(" · ");
+    };
+    const addStep = (n, action, obs, reward, note) => {
+      const li = document.createElement("li"); li.className = "step episode-step"; li.dataset.step = n;
+      li.innerHTML = "<span class='kind'>step " + esc(n) + "</span><span class='t'>" + esc(new Date().toLocaleTimeString()) +
+        "</span><div><b>action</b> <code class='action'>" + esc(action) + "</code> · <b>reward</b> <span class='reward'>" +
+        esc(reward == null ? "—" : Number(reward).toFixed(2)) + "</span></div><div class='obs'>" + esc(summarize(obs)) +
+        (note ? " · " + esc(note) : "") + "</div>";
+      $("#episode").appendChild(li);
+    };
     const refresh = async () => {
       const r = await fetch("/state", {method: "GET", credentials: "same-origin", headers: {"X-Session-Id": sid}});
-      state.textContent = r.ok ? JSON.stringify(await r.json(), null, 2) : "error: " + await message(r);
+      const body = r.ok ? await r.json() : null;
+      state.textContent = body ? JSON.stringify(body, null, 2) : "error: " + await message(r);
+      if (body) {
+        $("#episode-summary").textContent = "task " + body.task_id + " · step " + body.step_count + " / " + body.max_steps +
+          " · episode reward " + Number(body.episode_reward).toFixed(2) + (body.done ? " · done" : "");
+        if (body.step_count > seen) {
+          addStep(body.step_count, "(sent by another client)", body.observation, body.episode_reward - lastReward, "");
+          seen = body.step_count; lastReward = body.episode_reward;
+        }
+      }
       $("#state-age").textContent = "refreshed " + new Date().toLocaleTimeString();
       if (r.ok) setTimeout(refresh, 1000);
     };
@@ -106,7 +156,15 @@
       catch (e) { $("#step-error").textContent = "not JSON: " + e.message; return; }
       const r = await post("/step", {action: action}, {"X-Session-Id": sid});
       $("#step-error").textContent = r.ok ? "" : await message(r);
-      if (r.ok) $("#observation").textContent = JSON.stringify(await r.json(), null, 2);
+      if (r.ok) {
+        const d = await r.json();
+        $("#observation").textContent = JSON.stringify(d, null, 2);
+        const n = d.info && d.info.step != null ? d.info.step : seen + 1;
+        if (n > seen) {
+          addStep(n, JSON.stringify(action), d.observation, d.reward, d.info && d.info.message);
+          seen = n; lastReward = d.info && d.info.episode_reward != null ? d.info.episode_reward : lastReward + d.reward;
+        }
+      }
     });
   }
 })();
