@@ -832,17 +832,58 @@ def list_cmd(
 
 
 @runs_app.command("list")
-def runs_list(db: DbOpt = None, limit: Annotated[int, typer.Option("--limit")] = 20) -> None:
+def runs_list(
+    db: DbOpt = None,
+    limit: Annotated[int, typer.Option("--limit")] = 20,
+    json_: Annotated[
+        bool, typer.Option("--json", help="One JSON row per run, as GET /api/runs lists it (docs/server.md).")
+    ] = False,
+) -> None:
     """Stored runs, newest first."""
 
     def body() -> int:
+        records = _store(db).list_runs(limit)
+        if json_:
+            import json
+
+            from sredrill.server.runs_api import run_row
+
+            rows = [run_row(r, "finished" if r.finished else "interrupted") for r in records]
+            typer.echo(json.dumps(rows, indent=2))
+            return ExitCode.OK
         from rich.console import Console
 
         from sredrill.engine.reporters.tables import runs_table
 
         console = Console(width=200)
-        for part in runs_table(_store(db).list_runs(limit)):
+        for part in runs_table(records):
             console.print(part, soft_wrap=False)
+        return ExitCode.OK
+
+    _guard(body)
+
+
+@runs_app.command("delete")
+def runs_delete(
+    runs: Annotated[list[str], typer.Argument(help="Run ids, unique prefixes, or 'latest'.")],
+    db: DbOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Delete a run that has not ended too.")] = False,
+) -> None:
+    """Delete stored runs and everything stored for them (results, trajectories, spans); no confirmation."""
+
+    def body() -> int:
+        store = _store(db)
+        # Every reference resolved (and each run checked) first: a typo deletes nothing.
+        run_ids = list(dict.fromkeys(store.resolve_run(r) for r in runs))
+        if not force:
+            for run_id in run_ids:
+                record = store.get_run(run_id)
+                if record is not None and not record.finished:
+                    store.delete_run(run_id)  # raises the "has not ended" error
+        for run_id in run_ids:
+            gone = store.delete_run(run_id, force=force)
+            typer.echo(f"deleted run {gone.run_id}: {gone.results} result(s), {gone.trajectories} "
+                       f"trajectory(ies), {gone.spans} span(s)")  # fmt: skip
         return ExitCode.OK
 
     _guard(body)
@@ -892,13 +933,22 @@ def runs_compare(
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="Exit 1 when a test that passed in A does not pass in B.")
     ] = False,
+    prices: PricesOpt = None,
 ) -> None:
     """How run B differs from run A: each test's direction (regressed, fixed, new, gone), every pass rate with
     its 95% interval, and McNemar's paired test over the tests both have."""
 
     def body() -> int:
+        priced_by = _prices(prices)
         store = _store(db)
         cmp = store.compare(store.resolve_run(a), store.resolve_run(b))
+        if priced_by is not None and cmp.usage is not None:
+            from sredrill.engine.prices import price_comparison, unpriced_warnings
+
+            cmp = price_comparison(cmp, priced_by)
+            for usage in (cmp.usage.usage_a, cmp.usage.usage_b) if cmp.usage is not None else ():
+                for warning in unpriced_warnings(usage, priced_by.path):
+                    typer.echo(f"warning: {warning}", err=True)
         if json_:
             typer.echo(cmp.model_dump_json(indent=2))
         else:

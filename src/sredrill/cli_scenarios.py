@@ -67,12 +67,28 @@ def _report_broken(packs: list[Pack]) -> None:
 
 
 @scenarios_app.command("list")
-def list_scenarios(pack: str | None = typer.Option(None, "--pack", help=_PACK_HELP)) -> None:
+def list_scenarios(
+    pack: str | None = typer.Option(None, "--pack", help=_PACK_HELP),
+    json_: bool = typer.Option(False, "--json", help="One JSON row per scenario (docs/scenarios.md)."),
+) -> None:
     """List the scenarios of a pack: id, difficulty, failure modes, category, Axis 2."""
     from rich.table import Table
 
     with _input_errors():
         packs = _packs(pack)
+    if json_:
+        rows: list[dict[str, object]] = []
+        for p in packs:
+            for s in p.scenarios:
+                rows.append({"id": f"{p.name}/{s.folder}", "pack": p.name, "folder": s.folder,
+                             "difficulty": s.difficulty, "failure_modes": list(s.failure_modes),
+                             "category": s.category.value, "axis2": s.is_axis2, "loads": True})  # fmt: skip
+            for folder in p.broken:
+                rows.append({"id": f"{p.name}/{folder}", "pack": p.name, "folder": folder, "difficulty": None,
+                             "failure_modes": None, "category": None, "axis2": None, "loads": False})  # fmt: skip
+        typer.echo(json.dumps(rows, indent=2))
+        _report_broken(packs)
+        return
     table = Table(box=None, pad_edge=False)
     for column in ("id", "difficulty", "failure modes", "category", "axis2"):
         table.add_column(column)

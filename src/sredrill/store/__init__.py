@@ -7,7 +7,35 @@ Examples:
     ...     report = store.report(run_id)
 """
 
-from sredrill.store.records import RunComparison, RunRecord, StatusChange
-from sredrill.store.store import DEFAULT_DB_PATH, UNSTORABLE_PREFIX, Store
+from sredrill.store.records import (
+    DeletedRun,
+    Direction,
+    PairedTest,
+    RateChange,
+    RunComparison,
+    RunRecord,
+    StatusChange,
+    UsageChange,
+    ui_run_path,
+    ui_test_path,
+    usage_change,
+)
+from sredrill.store.store import DEFAULT_DB_PATH, UNSTORABLE_PREFIX, AmbiguousRun, Store
 
-__all__ = ["DEFAULT_DB_PATH", "UNSTORABLE_PREFIX", "RunComparison", "RunRecord", "StatusChange", "Store"]
+__all__ = [
+    "DEFAULT_DB_PATH",
+    "UNSTORABLE_PREFIX",
+    "AmbiguousRun",
+    "DeletedRun",
+    "Direction",
+    "PairedTest",
+    "RateChange",
+    "RunComparison",
+    "RunRecord",
+    "StatusChange",
+    "Store",
+    "UsageChange",
+    "ui_run_path",
+    "ui_test_path",
+    "usage_change",
+]

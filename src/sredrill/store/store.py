@@ -39,7 +39,7 @@ from sredrill.results import SCHEMA_VERSION as REPORT_VERSION
 from sredrill.results import Counts, RunReport, Summary, TestResult, TestStatus, Verdict, summarize
 from sredrill.store.encoding import Unstorable, dump_json, dump_model, scrub_model, scrub_text
 from sredrill.store.failures import ROW_ERRORS, is_row_error, store_error
-from sredrill.store.records import RunComparison, RunRecord, compare_reports
+from sredrill.store.records import DeletedRun, RunComparison, RunRecord, compare_reports
 from sredrill.store.schema import connect
 from sredrill.text import REPLACED_NOTE, scrub
 from sredrill.traces import Span
@@ -330,6 +330,37 @@ class Store:
             allowed=[_LATEST, *known[:_SHOWN_RUNS]],
             hint="list the stored runs with: sredrill runs list",
         )
+
+    def delete_run(self, run_id: str, *, force: bool = False) -> DeletedRun:
+        """Delete a run and everything stored for it (results, trajectories, spans) in one transaction.
+
+        Args:
+            run_id: the exact id (`resolve_run` turns a prefix or `latest` into one).
+            force: delete a run that has not ended too (it may be going on in another process).
+
+        Raises:
+            InputError: no run has this id, or it has not ended and `force` is False.
+        """
+        with self._transaction(write=True) as conn:
+            row = conn.execute("SELECT finished FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise InputError(
+                    f"unknown run {run_id!r}", path=str(self.path), hint="list the stored runs with: sredrill runs list"
+                )
+            finished = bool(row[0])
+            if not finished and not force:
+                raise InputError(
+                    f"run {run_id!r} has not ended: it is going on, or it was interrupted",
+                    path=str(self.path),
+                    hint=f"let it end, or resume it (sredrill run|test --resume {run_id}); to delete it anyway: "
+                    f"sredrill runs delete {run_id} --force",
+                )
+            counted = {
+                table: conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,)).rowcount
+                for table in ("spans", "trajectories", "results")  # children first: no cascade is relied on
+            }
+            conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+        return DeletedRun(run_id, finished, counted["results"], counted["trajectories"], counted["spans"])
 
     # -- results --------------------------------------------------------------------------------------
 
