@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from sredrill.errors import ExitCode, ExpectationFailed
+from sredrill.stats import wilson
 from sredrill.trajectory import TokenUsage
 
 __all__ = [
@@ -376,6 +377,11 @@ class Counts(_Model):
         graded = self.passed + self.failed
         return self.passed / graded if graded else None
 
+    @property
+    def pass_rate_ci(self) -> tuple[float, float] | None:
+        """The 95% Wilson interval of `pass_rate`; None when nothing was graded."""
+        return _ci(self.passed, self.passed + self.failed)
+
 
 class Rate(_Model):
     """Statuses of a set of results and their pass rate, as a summary states them.
@@ -393,6 +399,10 @@ class Rate(_Model):
     are excluded, and counted); with `--repeat N`, the mean over results of their graded attempts' pass share
     (pass@1's unbiased estimate). Equals passed / (passed + failed) when every result ran once; null when nothing
     was graded."""
+    pass_rate_ci: tuple[float, float] | None = None
+    """The 95% Wilson interval of `pass_rate` (`sredrill.stats.wilson`), over the results whose first attempt was
+    graded (with `--repeat N`, k is the sum of their pass shares); null when nothing was graded, or when the
+    summary was stored by a sredrill before issue 20."""
     passed_on_retry: int = 0
     """Results counted in `passed` whose first attempt did not pass (`--retries`): not in `pass_rate`."""
     pass_rate_with_retries: float | None = None
@@ -561,6 +571,11 @@ def _first_pass(result: TestResult, how: _Attempts) -> float | None:
     return None if first == TestStatus.ERRORED else float(first == TestStatus.PASSED)
 
 
+def _ci(k: float, n: int) -> tuple[float, float] | None:
+    interval = wilson(k, n)
+    return None if interval is None else (round(interval[0], 4), round(interval[1], 4))
+
+
 def _mean(values: Sequence[float]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
@@ -582,6 +597,7 @@ def _rate(results: Sequence[TestResult], how: _Attempts, *, scored: bool = False
         failed=failed,
         errored=errored,
         pass_rate=sum(shares) / len(shares) if shares else None,
+        pass_rate_ci=_ci(sum(shares), len(shares)),
         passed_on_retry=on_retry if how.retried else 0,
         pass_rate_with_retries=passed / graded if how.retried and graded else None,
         mean_score=_mean(scores) if scored else None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 
 from sredrill.server import ServerThread, create_app
@@ -188,3 +189,34 @@ def test_the_run_page_and_the_test_page_show_the_tokens_and_the_cost(project: Pr
             ]
         finally:
             context.close()
+
+
+def test_compare_shows_the_tokens_and_cost_of_a_and_b_and_the_change(project: Project) -> None:
+    first, _ = _run(project, "--json")
+    second, _ = _run(project, "--json", model="stub-model-2")
+    assert first.code == 0 and second.code == 0, first.stderr + second.stderr
+    run_a, run_b = first.report()["run_id"], second.report()["run_id"]
+    # Neither run was priced: the tokens compare, the cost is priced after the fact.
+    project.write("prices.toml", PRICES + '\n[models."stub-model-2"]\ninput = 4.0\noutput = 20.0\n')
+    cli = project.run("runs", "compare", run_a, run_b, "--json", "--prices", "prices.toml")
+    assert cli.code == 0, cli.stderr
+    usage = json.loads(cli.stdout)["usage"]
+    assert usage["usage_a"]["total_tokens"] == usage["usage_b"]["total_tokens"] == 1230
+    assert usage["total_tokens_change"] == 0
+    cost_b = (1200 * 4.0 + 30 * 20.0) / 1_000_000  # no cached price: cached tokens cost the input price
+    assert usage["usage_b"]["cost"] == pytest.approx(cost_b)
+    assert usage["cost_change"] == pytest.approx(cost_b - COST)
+    text = project.run("runs", "compare", run_a, run_b, "--prices", "prices.toml").stdout
+    assert "tokens: 1,230 → 1,230 (+0) · cost: 0.0024 USD → 0.0054 USD (+0.003 USD)" in text, text
+    # Without prices, the tokens alone; a model missing from the prices: B's cost is unknown, no change given.
+    assert "tokens: 1,230 → 1,230 (+0)\n" in project.run("runs", "compare", run_a, run_b).stdout
+    project.write("only_a.toml", PRICES)
+    partial = project.run("runs", "compare", run_a, run_b, "--json", "--prices", "only_a.toml")
+    assert json.loads(partial.stdout)["usage"]["cost_change"] is None
+    assert "warning: no price for model 'stub-model-2'" in partial.stderr
+    with ServerThread(create_app(packs=None, db=project.db)) as server:
+        token = server.app.state.options.runs_token
+        page = httpx.get(f"{server.url}/ui/compare", params={"a": run_a, "b": run_b},
+                         headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        assert page.status_code == 200, page.text[:500]
+        assert 'id="usage-change" data-tokens-change="0"' in page.text and "tokens: 1,230 → 1,230 (+0)" in page.text

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from sredrill.engine.reporters import make_reporter
-from sredrill.engine.reporters.tables import percent, score
+from sredrill.engine.reporters.tables import interval, percent, score
 from sredrill.results import RunReport
 from tests.e2e.conftest import Project
 from tests.server.launch import launched
@@ -63,7 +63,7 @@ class _Html(HTMLParser):
 
 
 def _expected_rows(summary: dict[str, Any]) -> dict[tuple[str, str], list[str]]:
-    """Every summary row as the HTML shows it: (section, level) → [level, (axis,) total, …, pass rate, (score)]."""
+    """Every summary row as the HTML shows it: (section, level) → [level, (axis,) total, …, pass rate, its interval, (score)]."""
     rows = {}
     sections = [(f"rca.{k}", v) for k, v in (summary["rca"] or {}).items() if k.startswith("axis") and v]
     sections += [(k, summary[k]) for k in ("incident", "test") if summary[k]]
@@ -71,7 +71,8 @@ def _expected_rows(summary: dict[str, Any]) -> dict[tuple[str, str], list[str]]:
         for level, rate in [("all", section), *section["by_difficulty"].items()]:
             axis = [f"{section['axis']} ({section['mode']})"] if key.startswith("rca.") else []
             mean = [score(rate["mean_score"])] if key.startswith("rca.") else []  # RCA rows: the mean score
-            rows[(key, level)] = [level, *axis, *map(str, _counts(rate)), percent(rate["pass_rate"]), *mean]
+            ci = interval(tuple(rate["pass_rate_ci"])) if rate["pass_rate_ci"] else ""
+            rows[(key, level)] = [level, *axis, *map(str, _counts(rate)), percent(rate["pass_rate"]), ci, *mean]
     return rows
 
 
@@ -131,7 +132,8 @@ def test_one_run_reads_the_same_on_every_surface(project: Project) -> None:
         row = [level_cell, str(a["axis"]), *map(str, _counts(a)), percent(a["pass_rate"])]
         gap = "" if axis == "axis1" else f"{rca['gap']['overall']:+.1f} pp"  # on the Axis 2 row
         assert [*row, gap] in cells
-    assert ["all", *map(str, _counts(incident)), percent(incident["pass_rate"])] in cells
+    ci = incident["pass_rate_ci"]  # the incident table's own interval column (RCA tables say theirs below)
+    assert ["all", *map(str, _counts(incident)), percent(incident["pass_rate"]), interval(tuple(ci))] in cells
     assert f"failures ({total[2] + total[3]})" in console
     # Each failed check once: under each failure header, one line per failed gate, none repeated elsewhere.
     blocks = re.split(r"\n\n(?=\S+  (?:FAILED|ERRORED))", console.split("\nfailures (", 1)[1])

@@ -27,7 +27,7 @@ async def _(agent):
     expect(1).to_be(1)
 """
 
-# (the command's arguments, whether it adds a run to the store or reads the one there)
+# (the command's arguments, whether it adds a run to the store, reads the one there, or deletes it)
 COMMANDS = {
     "run": (["run", "--pack", "rds_postgres", "--agent", "keyword", "--scenario", "000-healthy"], "adds"),
     "test": (["test", "quick_eval.py", "--agent", "keyword"], "adds"),
@@ -37,6 +37,7 @@ COMMANDS = {
     "runs show": (["runs", "show", "latest", "--json"], "reads"),
     "runs compare": (["runs", "compare", "latest", "latest"], "reads"),
     "runs regrade": (["runs", "regrade", "latest"], "adds"),
+    "runs delete": (["runs", "delete", "latest"], "deletes"),
 }
 
 
@@ -80,6 +81,8 @@ def test_every_command_uses_the_store_the_variable_or_the_config_names(
         runs = [r.run_id for r in store.list_runs(50)]
     if effect == "adds":
         assert len(runs) > 1 and runs[-1] == seeded[1], (cli.stdout, cli.stderr)
+    elif effect == "deletes":
+        assert runs == [] and seeded[1] in cli.stdout, (cli.stdout, cli.stderr)
     else:
         assert runs == [seeded[1]]
         assert seeded[1] in cli.stdout, cli.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 
@@ -519,4 +520,18 @@ def test_runs_list_show_and_compare(project: Project) -> None:
     assert shown.report()["run_id"] == first
     cmp = project.run("runs", "compare", first, second)
     assert cmp.code == 0
-    assert "broke" in cmp.stdout and "cmp_eval.py::says echo" in cmp.stdout
+    assert "regressed: 1 (passed in A, failed or errored in B)" in cmp.stdout
+    assert "  cmp_eval.py::says echo  passed → failed" in cmp.stdout
+    assert f"    B /ui/runs/{second}/tests/cmp_eval.py%3A%3Asays%20echo" in cmp.stdout
+    assert "paired (McNemar, 1 shared tests): 0 fixed, 1 regressed, p = 1: within noise" in cmp.stdout
+    # --fail-on-regression: exit 1 on a regression, 0 the other way round (a fix is no regression).
+    assert project.run("runs", "compare", first, second, "--fail-on-regression").code == 1
+    assert project.run("runs", "compare", second, first, "--fail-on-regression").code == 0
+    # --json: the RunComparison model, with each test's UI pages in both runs.
+    body = json.loads(project.run("runs", "compare", first, second, "--json").stdout)
+    assert body["regressed"] == ["cmp_eval.py::says echo"] and body["fixed"] == []
+    assert body["tests"][0]["url_a"] == f"/ui/runs/{first}/tests/cmp_eval.py%3A%3Asays%20echo"
+    assert (body["paired"]["b"], body["paired"]["c"], body["paired"]["shared"]) == (0, 1, 1)
+    assert body["pass_rate_ci_a"] == [0.2065, 1.0]
+    bad = project.run("runs", "compare", first, "no-such-run")
+    assert bad.code == 2 and "error:" in bad.stderr and "no-such-run" in bad.stderr

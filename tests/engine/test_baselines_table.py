@@ -124,16 +124,17 @@ def test_pass_rate_and_failure_mode_accuracy_per_difficulty() -> None:
     tables = _tables(_text(baselines_table(_reports())))
     passed, modes = _rows(tables["rds"], "keyword")
     # passed/total, the rate over graded results (the errored one is counted, not rated).
-    assert passed == ["keyword", "passed", "1/4 (33.3%)", "1/2 (50.0%)", "0/1 (0.0%)", "r-kw"]
-    assert modes == ["", "modes", "2/4 (66.7%)", "2/2 (100.0%)", "0/1 (0.0%)", ""]
+    # `all` carries its 95% Wilson interval; each difficulty's rate alone (the table stays readable).
+    assert passed == ["keyword", "passed", "1/4 (33.3%, 95% CI 6–79%)", "1/2 (50.0%)", "0/1 (0.0%)", "r-kw"]
+    assert modes == ["", "modes", "2/4 (66.7%, 95% CI 21–94%)", "2/2 (100.0%)", "0/1 (0.0%)", ""]
     passed, modes = _rows(tables["kube"], "keyword")
-    assert passed[2:5] == ["0/2 (0.0%)", "0/1 (0.0%)", "0/1 (0.0%)"]
-    assert modes[2:5] == ["1/2 (50.0%)", "1/1 (100.0%)", "0/1 (0.0%)"]  # an observe check counts as well
+    assert passed[2:5] == ["0/2 (0.0%, 95% CI 0–66%)", "0/1 (0.0%)", "0/1 (0.0%)"]
+    assert modes[2:5] == ["1/2 (50.0%, 95% CI 9–91%)", "1/1 (100.0%)", "0/1 (0.0%)"]  # an observe check counts as well
     assert "2 scenarios graded in compatibility mode" in "\n".join(tables["kube"])
     assert "compatibility" not in "\n".join(tables["rds"])
     incidents = tables["incidents"]
     keyword = next(line for line in incidents if line.startswith("│ keyword "))
-    assert _cells(keyword)[1:5] == ["passed", "1/2 (50.0%)", "1/1 (100.0%)", "0/1 (0.0%)"]
+    assert _cells(keyword)[1:5] == ["passed", "1/2 (50.0%, 95% CI 9–91%)", "1/1 (100.0%)", "0/1 (0.0%)"]
     assert not any("modes" in line for line in incidents)  # episodes have no failure modes
     legend = next(line for line in tables["rds"] if line.startswith("passed:"))
     assert "modes: results whose failure_modes check passed" in legend and "errored excluded" in legend
@@ -142,7 +143,7 @@ def test_pass_rate_and_failure_mode_accuracy_per_difficulty() -> None:
 def test_the_reference_row_of_a_builtin_pack_is_a_development_figure() -> None:
     tables = _tables(_text(baselines_table(_reports(), builtin=["rds"])))
     rds, kube = "\n".join(tables["rds"]), "\n".join(tables["kube"])
-    assert _rows(tables["rds"], "reference (dev)")[0][2] == "3/4 (100.0%)"
+    assert _rows(tables["rds"], "reference (dev)")[0][2] == "3/4 (100.0%, 95% CI 44–100%)"
     assert "reference (dev): a development figure on the built-in pack rds" in rds
     assert "measure it on scenarios it has not seen" in rds
     assert "(dev)" not in kube and "development figure" not in kube  # a pack given as a folder

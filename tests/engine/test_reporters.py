@@ -197,7 +197,7 @@ def test_console_keeps_rca_axes_and_incidents_apart_with_the_gap_labelled() -> N
     drive(reporter, report_of(rs, summary=summary))
     stdout = out.getvalue()
     lines = stdout.splitlines()
-    assert "7 results · 4 passed · 2 failed · 1 errored · pass@1 66.7%" in stdout
+    assert "7 results · 4 passed · 2 failed · 1 errored · pass@1 66.7% (95% CI 30–90%)" in stdout
     assert "7/7 results · 4 passed · 2 failed · 1 errored" in err.getvalue()
     assert "RCA scenarios (axis 1: full evidence; axis 2: selective evidence)" in stdout
     # Rows: difficulty, axis, total, passed, failed, errored, pass@1, mean score[, gap on the Axis 2 row].
@@ -209,8 +209,10 @@ def test_console_keeps_rca_axes_and_incidents_apart_with_the_gap_labelled() -> N
     assert "gap: Axis 1 − Axis 2 pass rate (pass@1) over the 2 scenario(s) run on both axes, in points" in stdout
     # Incident difficulty (1–3) is its own scale: never added to an RCA row.
     assert "incident episodes (task × seed) · mean grade 0.25" in stdout
-    assert ["all", "3", "1", "1", "1", "50.0%"] in cells
-    assert ["3", "1", "0", "0", "1", "n/a"] in cells
+    assert ["all", "3", "1", "1", "1", "50.0%", "9–91%"] in cells
+    assert ["3", "1", "0", "0", "1", "n/a", ""] in cells
+    # Each rate's 95% Wilson interval: in its own column, or for the RCA table (80 columns) below it.
+    assert "pass@1 95% CI (Wilson interval): axis 1 34–100% · axis 2 9–91%" in stdout
     assert "flaky: 2" in stdout
 
 

@@ -131,13 +131,31 @@ def test_a_run_made_outside_the_server_is_listed_and_compared(client: httpx.Clie
     second = start(client, packs=["rds_postgres"], agent="keyword")
     events_of(client, second)
     cmp = client.get("/api/compare", params={"a": first["run_id"], "b": second}).json()
-    assert cmp["broke"] and not cmp["fixed"]
+    assert cmp["regressed"] and not cmp["fixed"]
     assert cmp["pass_rate_a"] > cmp["pass_rate_b"]
+    lo, hi = cmp["pass_rate_ci_b"]
+    assert lo <= cmp["pass_rate_b"] <= hi
     rates = {r["key"]: r for r in cmp["rates"]}
     assert rates["all"]["pass_rate_a"] == cmp["pass_rate_a"] and "each counted once" in cmp["counts"]
+    assert rates["all"]["pass_rate_ci_a"] == cmp["pass_rate_ci_a"]
     assert rates["rca.axis1"]["counts"] == "RCA scenarios on Axis 1 (full evidence)"
+    assert cmp["paired"]["c"] == len(cmp["regressed"]) and cmp["paired"]["shared"] == len(cmp["tests"])
+    # The API's body is the CLI's `runs compare --json`: one model.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SREDRILL_")}
+    cli = subprocess.run([sys.executable, "-m", "sredrill", "runs", "compare", first["run_id"], second, "--json",
+                          "--db", str(db)], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == cmp
+    # Each test's page in both runs is a link that the UI serves.
+    regressed = next(t for t in cmp["tests"] if t["direction"] == "regressed")
+    for url in (regressed["url_a"], regressed["url_b"]):
+        shown = client.get(url)
+        assert shown.status_code == 200 and regressed["test_id"] in shown.text
     page = client.get("/ui/compare", params={"a": first["run_id"], "b": second})
-    assert page.status_code == 200 and "broke" in page.text
+    assert page.status_code == 200 and f'href="{regressed["url_b"]}"' in page.text
+    assert f"{len(cmp['regressed'])} regressed" in page.text and 'id="paired"' in page.text
+    listed = client.get("/api/runs").json()["runs"]
+    assert listed[0]["pass_rate_ci"] == cmp["pass_rate_ci_b"] == listed[0]["counts"]["pass_rate_ci"]
 
 
 def test_a_cancelled_run_keeps_every_finished_result(client: httpx.Client, db: Path) -> None:

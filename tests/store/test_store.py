@@ -272,9 +272,11 @@ def test_compare_lists_what_changed(db: Path) -> None:
         diff = store.compare("run-a", "latest")
     assert (diff.run_a, diff.run_b) == ("run-a", "run-b")
     assert diff.fixed == ("fixed", "unerrored")
-    assert diff.broke == ("broke",)
-    assert diff.added == ("new",)
-    assert diff.removed == ("gone",)
+    assert diff.regressed == ("broke",)
+    assert diff.new == ("new",)
+    assert diff.gone == ("gone",)
+    assert diff.unchanged == 1
+    assert (diff.paired.shared, diff.paired.b, diff.paired.c) == (4, 2, 1)
     assert [t.test_id for t in diff.tests] == ["same", "fixed", "unerrored", "broke", "gone", "new"]
     assert [t.test_id for t in diff.changed] == ["fixed", "unerrored", "broke", "gone", "new"]
     gone = next(t for t in diff.tests if t.test_id == "gone")

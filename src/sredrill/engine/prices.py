@@ -32,12 +32,14 @@ from pydantic_core import ErrorDetails
 
 from sredrill.errors import InputError, did_you_mean
 from sredrill.results import ModelUsage, RunReport, TestResult, Usage, combine_usage, run_usage
+from sredrill.store import RunComparison, usage_change
 
 __all__ = [
     "ModelPrice",
     "PriceTable",
     "Prices",
     "load_prices",
+    "price_comparison",
     "price_report",
     "price_result",
     "price_usage",
@@ -185,6 +187,14 @@ def price_report(report: RunReport, prices: Prices) -> RunReport:
     results = [price_result(r, prices) for r in report.results]
     summary = report.summary.model_copy(update={"usage": run_usage(results)})
     return report.model_copy(update={"results": results, "summary": summary})
+
+
+def price_comparison(cmp: RunComparison, prices: Prices) -> RunComparison:
+    """The comparison with both runs' tokens priced by `prices` (`sredrill runs compare --prices FILE`)."""
+    if cmp.usage is None:
+        return cmp
+    a, b = (price_usage(u, prices) if u is not None else None for u in (cmp.usage.usage_a, cmp.usage.usage_b))
+    return cmp.model_copy(update={"usage": usage_change(a, b)})
 
 
 def unpriced_warnings(usage: Usage | None, prices_path: str) -> list[str]:

@@ -544,7 +544,7 @@ def session_page(session_id: str) -> str:
         '<p id="episode-summary" class="summary">loading…</p>'
         '<ol class="timeline" id="episode"></ol>'
         '<details><summary>last observation (JSON)</summary><pre id="observation">—</pre></details>'
-        '<details><summary>state (JSON)</summary>'
+        "<details><summary>state (JSON)</summary>"
         f'<pre id="session-state" data-session="{_e(session_id)}">loading…</pre></details></section>'
     )
     return _layout(f"sredrill · session {session_id}", body)

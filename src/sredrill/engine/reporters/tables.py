@@ -15,6 +15,7 @@ from rich.text import Text
 
 from sredrill.grading.grade import CheckId
 from sredrill.results import (
+    AxisSection,
     Rate,
     RcaSummary,
     ResultKind,
@@ -25,11 +26,13 @@ from sredrill.results import (
     TestStatus,
     summarize,
 )
+from sredrill.stats import wilson
 
-from .usage import usage_line
+from .usage import usage_change_line, usage_line
 
 if TYPE_CHECKING:
     from sredrill.engine.api import NotRun
+    from sredrill.store import RunComparison
 
 __all__ = [
     "baselines_rows",
@@ -37,7 +40,11 @@ __all__ = [
     "claims_line",
     "compare_lines",
     "compat_line",
+    "interval",
+    "p_value",
+    "paired_line",
     "percent",
+    "percent_ci",
     "points",
     "progress_words",
     "retry_words",
@@ -49,11 +56,23 @@ __all__ = [
 ]
 
 _COUNTS = ("total", "passed", "failed", "errored")
+_CI_WORDS = "95% CI: its Wilson interval (the noise of a rate over this many results)"
 
 
 def percent(rate: float | None) -> str:
     """A pass rate as `27.8%`; `n/a` when nothing was graded (unknown is not zero)."""
     return "n/a" if rate is None else f"{rate * 100:.1f}%"
+
+
+def interval(ci: tuple[float, float] | None) -> str:
+    """A pass rate's 95% interval as `64–93%` (whole points: its own width dwarfs a decimal); "" when unknown."""
+    return "" if ci is None else f"{ci[0] * 100:.0f}–{ci[1] * 100:.0f}%"
+
+
+def percent_ci(rate: float | None, ci: tuple[float, float] | None) -> str:
+    """A pass rate with its 95% Wilson interval beside it: `83.3% (95% CI 64–93%)`; without an interval (nothing
+    graded, or a summary stored before intervals), the rate alone."""
+    return percent(rate) if ci is None or rate is None else f"{percent(rate)} (95% CI {interval(ci)})"
 
 
 def points(value: float | None) -> str:
@@ -70,7 +89,7 @@ def totals_line(summary: Summary) -> str:
     """The run's first line: every result counted once, and its pass rate, pass@1 (the first attempt); after
     retries, the retried rate beside it, labelled pass@k, and how many passed only on a retry."""
     words = progress_words(summary.total, summary.passed, summary.failed, summary.errored)
-    return f"{words} · pass@1 {percent(summary.pass_rate)}{retry_words(summary)}"
+    return f"{words} · pass@1 {percent_ci(summary.pass_rate, summary.pass_rate_ci)}{retry_words(summary)}"
 
 
 def retry_words(summary: Summary) -> str:
@@ -110,13 +129,21 @@ def compat_line(rca: RcaSummary | None) -> str | None:
     )
 
 
-def _counts(rate: Rate) -> list[str]:
-    return [str(getattr(rate, name)) for name in _COUNTS] + [percent(rate.pass_rate)]
+def _counts(rate: Rate, *, ci_shown: bool = True) -> list[str]:
+    cells = [str(getattr(rate, name)) for name in _COUNTS] + [percent(rate.pass_rate)]
+    return [*cells, interval(rate.pass_rate_ci)] if ci_shown else cells
 
 
 def _scored(rate: Rate) -> list[str]:
-    """The counts, pass@1, then the mean score (RCA tables)."""
-    return [*_counts(rate), score(rate.mean_score)]
+    """The counts, pass@1, then the mean score (RCA tables: no interval column, at 80 columns it would cut the
+    difficulty; `_axes_ci` says each axis's below the table)."""
+    return [*_counts(rate, ci_shown=False), score(rate.mean_score)]
+
+
+def _axes_ci(axes: Sequence[AxisSection]) -> str:
+    """`pass@1 95% CI (Wilson): axis 1 34–100% · axis 2 9–91%`: each axis's interval, beside its table."""
+    cis = " · ".join(f"axis {a.axis} {interval(a.pass_rate_ci) or 'n/a'}" for a in axes)
+    return f"pass@1 95% CI (Wilson interval): {cis}"
 
 
 def _levels(*sections: Section | None) -> list[str]:
@@ -128,7 +155,7 @@ def _table(*extra: str, scored: bool = False) -> Table:
     table.add_column("difficulty")
     for name in extra:
         table.add_column(name, justify="right")
-    for name in (*_COUNTS, "pass@1", *(["score"] if scored else [])):
+    for name in (*_COUNTS, "pass@1", *(["score"] if scored else ["95% CI"])):
         table.add_column(name, justify="right", no_wrap=True)
     return table
 
@@ -155,6 +182,7 @@ def _rca_table(rca: RcaSummary) -> list[RenderableType]:
     if rca.gap is not None:
         parts.append(Text(f"gap: {rca.gap.counts}"))
     parts.append(Text("pass@1: the first attempt's pass rate; score: the mean score (0-1) beside the gate"))
+    parts.append(Text(_axes_ci(axes)))
     claims = claims_line(rca)
     if claims is not None:
         parts.append(Text(claims))
@@ -207,12 +235,12 @@ def _packs_table(every: RcaSummary, packs: dict[str, RcaSummary]) -> list[Render
         axes = [a for a in (rca.axis1, rca.axis2) if a is not None]
         for i, axis in enumerate(axes):
             gap = points(rca.gap.overall) if rca.gap is not None and axis is rca.axis2 else ""
-            table.add_row(name if i == 0 else "", str(axis.axis), *_counts(axis), gap)
+            table.add_row(name if i == 0 else "", str(axis.axis), *_counts(axis, ci_shown=False), gap)
     axes = [a for a in (every.axis1, every.axis2) if a is not None]
     evidence = "; ".join(f"axis {a.axis}: {a.mode or 'mixed'} evidence" for a in axes)
     # The legend is a paragraph of its own: the table's block holds only its rows.
     parts: list[RenderableType] = [Text(f"RCA scenarios by pack ({evidence}; all: every pack)", style="bold"), table]
-    parts += [Text(""), Text("pass@1: the first attempt's pass rate")]
+    parts += [Text(""), Text("pass@1: the first attempt's pass rate"), Text(f"{_axes_ci(axes)} (every pack)")]
     claims = claims_line(every)
     if claims is not None:
         parts.append(Text(f"{claims} (every pack)"))
@@ -263,42 +291,96 @@ def _short(key: str) -> str:
 
 
 def section_rates(summary: Summary | None) -> str:
-    """Each section's pass rate in a few words (`RCA axis 1 27.8% · RCA axis 2 0.0% · incidents 16.7%`)."""
+    """Each section's pass rate and its interval in a few words (`RCA axis 1 27.8% (95% CI 12–51%) · incidents
+    16.7% (95% CI 3–56%)`)."""
     if summary is None:
         return "—"
-    return " · ".join(f"{_short(key)} {percent(s.pass_rate)}" for key, s in summary.sections()) or "—"
+    return (
+        " · ".join(f"{_short(key)} {percent_ci(s.pass_rate, s.pass_rate_ci)}" for key, s in summary.sections()) or "—"
+    )
 
 
 def runs_table(records: Sequence[Any]) -> list[RenderableType]:
     """`sredrill runs list`: one row per stored run (a `store.RunRecord`), its counts over every result (a
     running run's progress so far) and each section's pass rate."""
     table = Table("run", "kind", "agent", "started", "results", "passed", "failed", "errored", "pass@1",
-                  "by kind", "status")  # fmt: skip
+                  "95% CI", "by kind", "status")  # fmt: skip
     for r in records:
         c = r.counts
+        done = r.summary is not None
         table.add_row(
             r.run_id, r.kind, r.agent or "—", f"{r.started_at:%Y-%m-%d %H:%M:%S}",
             *(str(x) for x in (c.total, c.passed, c.failed, c.errored)),
-            percent(r.summary.pass_rate if r.summary is not None else c.pass_rate),
+            percent(r.summary.pass_rate if done else c.pass_rate),
+            interval(r.summary.pass_rate_ci if done else c.pass_rate_ci),
             section_rates(r.summary), "finished" if r.finished else "interrupted",
         )  # fmt: skip
     note = Text(
         "results and pass@1 (the first attempt's pass rate): every result of the run, each counted once; "
-        "by kind: each section's own"
+        f"{_CI_WORDS}; by kind: each section's own"
     )
     return [table, note]
 
 
-def compare_lines(cmp: Any) -> list[str]:
-    """`sredrill runs compare A B` (a `store.RunComparison`): what changed, test by test, then each pass rate
-    of A → B with what it counts."""
-    lines = []
-    for label, ids in (("fixed", cmp.fixed), ("broke", cmp.broke), ("added", cmp.added), ("removed", cmp.removed)):
-        lines += [f"{label:8} {test_id}" for test_id in ids]
+_GROUPS = (
+    ("regressed", "passed in A, failed or errored in B"),
+    ("fixed", "failed or errored in A, passed in B"),
+    ("changed_status", "failed in one run, errored in the other"),
+    ("new", "only in B"),
+    ("gone", "only in A"),
+)
+
+
+def p_value(p: float) -> str:
+    """A p-value in two significant digits (`0.38`, `0.031`, `1`)."""
+    return f"{p:.2g}"
+
+
+def paired_line(cmp: RunComparison) -> str:
+    """`paired (McNemar, 31 shared tests): 4 fixed, 1 regressed, p = 0.38: within noise (p ≥ 0.05)`."""
+    t = cmp.paired
+    if not t.shared:
+        return "paired (McNemar): no test is in both runs, nothing to pair"
+    verdict = "more than noise (p < 0.05)" if t.significant else "within noise (p ≥ 0.05)"
+    counts = f"{t.b} fixed, {t.c} regressed, p = {p_value(t.p_value)}"
+    return f"paired (McNemar, {t.shared} shared tests): {counts}: {verdict}"
+
+
+def compare_lines(cmp: RunComparison) -> list[str]:
+    """`sredrill runs compare A B`: the tests grouped by direction (regressions first), each with its pages in
+    the web UI for both runs; the count of unchanged ones; each pass rate of A → B with its interval and what it
+    counts; McNemar's paired test; then the counts on one line."""
+    lines = [f"A {cmp.run_a} → B {cmp.run_b}"]
+    by_id = {t.test_id: t for t in cmp.tests}
+    for group, words in _GROUPS:
+        ids = getattr(cmp, group)
+        if not ids:
+            continue
+        lines.append(f"{group.replace('_status', '')}: {len(ids)} ({words})")
+        for test_id in ids:
+            t = by_id[test_id]
+            lines.append(f"  {test_id}  {t.status_a or '—'} → {t.status_b or '—'}")
+            lines += [f"    {run} {url}" for run, url in (("A", t.url_a), ("B", t.url_b)) if url is not None]
+    lines.append(f"unchanged: {cmp.unchanged}")
     for rate in cmp.rates:
         name = "pass@1" if rate.key == "all" else f"{_short(rate.key)} pass@1"
-        lines.append(f"{name} {percent(rate.pass_rate_a)} → {percent(rate.pass_rate_b)} ({rate.counts})")
-    lines.append(f"{len(cmp.fixed)} fixed, {len(cmp.broke)} broke, {len(cmp.added)} added, {len(cmp.removed)} removed")
+        lines.append(
+            f"{name} {percent_ci(rate.pass_rate_a, rate.pass_rate_ci_a)} → "
+            f"{percent_ci(rate.pass_rate_b, rate.pass_rate_ci_b)} ({rate.counts})"
+        )
+    lines.append(paired_line(cmp))
+    spent = usage_change_line(cmp.usage)
+    if spent is not None:
+        lines.append(spent)
+    lines.append(
+        f"{len(cmp.regressed)} regressed, {len(cmp.fixed)} fixed, {len(cmp.changed_status)} changed, "
+        f"{len(cmp.new)} new, {len(cmp.gone)} gone, {cmp.unchanged} unchanged"
+    )
+    if any(getattr(cmp, group) for group, _ in _GROUPS):
+        lines.append(
+            "test pages (A, B): open a path under `sredrill serve --db DB` (http://127.0.0.1:7860 + path); "
+            "or `sredrill runs show RUN` for a run's failures"
+        )
     return lines
 
 
@@ -349,9 +431,11 @@ def _modes_rate(results: Sequence[TestResult]) -> Rate:
     its role (compat mode observes it); errored results are counted and excluded from the rate, as a pass rate."""
     graded = [r for r in results if r.status != TestStatus.ERRORED]
     right = sum(map(_modes_right, graded))
+    ci = wilson(right, len(graded))
     return Rate(
         total=len(results), passed=right, failed=len(graded) - right, errored=len(results) - len(graded),
         pass_rate=right / len(graded) if graded else None,
+        pass_rate_ci=None if ci is None else (round(ci[0], 4), round(ci[1], 4)),
     )  # fmt: skip
 
 
@@ -369,6 +453,7 @@ def _rate_dict(section: Section) -> dict[str, Any]:
         "passed": section.passed,
         "total": section.total,
         "pass_rate": section.pass_rate,
+        "pass_rate_ci": section.pass_rate_ci,
         "by_difficulty": {d: c.pass_rate for d, c in section.by_difficulty.items()},
     }
 
@@ -386,6 +471,7 @@ def _rca_dict(results: Sequence[TestResult]) -> dict[str, Any] | None:
             "passed": modes.passed,
             "total": modes.total,
             "rate": modes.pass_rate,
+            "rate_ci": modes.pass_rate_ci,
             "by_difficulty": {d: rate.pass_rate for d, rate in _modes_by_difficulty(results).items()},
         },
     }
@@ -424,6 +510,7 @@ def baselines_rows(reports: Sequence[RunReport | NotRun], builtin: Collection[st
             "passed": s.passed,
             "total": s.total,
             "pass_rate": s.pass_rate,
+            "pass_rate_ci": s.pass_rate_ci,
         }
         rca = _rca_dict([x for x in r.results if x.kind == ResultKind.RCA and _axis1(x)])
         if rca is not None:
@@ -446,8 +533,16 @@ def baselines_rows(reports: Sequence[RunReport | NotRun], builtin: Collection[st
     return rows
 
 
-def _cell(rate: Rate | None) -> str:
-    return "—" if rate is None else f"{rate.passed}/{rate.total} ({percent(rate.pass_rate)})"
+def _cell(rate: Rate | None, *, ci_shown: bool = False) -> str:
+    if rate is None:
+        return "—"
+    ci = f", 95% CI {interval(rate.pass_rate_ci)}" if ci_shown and rate.pass_rate_ci is not None else ""
+    return f"{rate.passed}/{rate.total} ({percent(rate.pass_rate)}{ci})"
+
+
+def _cells(rates: Sequence[Rate | None]) -> list[str]:
+    """A row's cells: `all` (the first) with its interval, each difficulty without (the table stays readable)."""
+    return [_cell(rate, ci_shown=i == 0) for i, rate in enumerate(rates)]
 
 
 def _group_table(
@@ -474,12 +569,12 @@ def _group_table(
         if _development(r, group, builtin):
             label, dev = _DEV_LABEL, True
         passed = [section, *(section.by_difficulty.get(d) if section else None for d in levels)]
-        table.add_row(label, "passed", *map(_cell, passed), r.run_id, end_section=not rca)
+        table.add_row(label, "passed", *_cells(passed), r.run_id, end_section=not rca)
         if rca:
             mine = results[r.run_id]
             by_level = _modes_by_difficulty(mine)
             modes = [_modes_rate(mine) if section else None, *(by_level.get(d) for d in levels)]
-            table.add_row("", "modes", *map(_cell, modes), "", end_section=True)
+            table.add_row("", "modes", *_cells(modes), "", end_section=True)
     for agent in not_run:
         if agent not in shown:
             table.add_row(agent, "not run", *(["—"] * (1 + len(levels))), "", end_section=True)
@@ -491,7 +586,7 @@ def _group_table(
     parts: list[RenderableType] = [
         Text(title, style="bold"),
         table,
-        Text(f"{legend}; dN: difficulty N; n/total (rate, errored excluded)"),
+        Text(f"{legend}; dN: difficulty N; n/total (rate, errored excluded; all: with its 95% Wilson interval)"),
     ]
     parts += [Text(f"{agent}: not run: {reason}") for agent, reason in not_run.items() if agent not in shown]
     played = [r for r in reports if results[r.run_id]]

@@ -6,9 +6,19 @@ from __future__ import annotations
 from html import escape
 
 from sredrill.results import Usage
+from sredrill.store import UsageChange
 from sredrill.text import scrub
 
-__all__ = ["cost_text", "money", "tokens_text", "usage_card_html", "usage_html", "usage_line"]
+__all__ = [
+    "cost_text",
+    "money",
+    "tokens_text",
+    "usage_card_html",
+    "usage_change_html",
+    "usage_change_line",
+    "usage_html",
+    "usage_line",
+]
 
 
 def money(amount: float, currency: str | None) -> str:
@@ -98,3 +108,31 @@ def _model_cost(cost: float | None, usage: Usage) -> str:
     if usage.currency is None:
         return "not priced"
     return "unknown (no price)" if cost is None else money(cost, usage.currency)
+
+
+def usage_change_line(change: UsageChange | None) -> str | None:
+    """`runs compare`: `tokens: 1,230 → 2,460 (+1,230) · cost: 0.0024 USD → 0.0048 USD (+0.0024 USD)`; None
+    when neither run reported usage."""
+    if change is None or (change.usage_a is None and change.usage_b is None):
+        return None
+    a, b = change.usage_a, change.usage_b
+    tokens = " → ".join(f"{u.total_tokens:,}" if u is not None else "unknown" for u in (a, b))
+    if change.total_tokens_change is not None:
+        tokens += f" ({change.total_tokens_change:+,})"
+    line = f"tokens: {tokens}"
+    costs = [cost_text(u) if u is not None else None for u in (a, b)]
+    if any(c is not None for c in costs):
+        line += " · cost: " + " → ".join(c or "not priced" for c in costs)
+        if change.cost_change is not None and a is not None:
+            line += f" ({'+' if change.cost_change >= 0 else '-'}{money(abs(change.cost_change), a.currency)})"
+    return line
+
+
+def usage_change_html(change: UsageChange | None) -> str:
+    """The compare page's tokens-and-cost line; "" when neither run reported usage."""
+    line = usage_change_line(change)
+    if change is None or line is None:
+        return ""
+    tokens = "" if change.total_tokens_change is None else f' data-tokens-change="{change.total_tokens_change}"'
+    cost = "" if change.cost_change is None else f' data-cost-change="{change.cost_change}"'
+    return f'<p class="summary" id="usage-change"{tokens}{cost}>{_e(line)}</p>'

@@ -14,7 +14,7 @@ from sredrill.engine.reporters.tables import section_rates
 from sredrill.errors import InputError, SredrillError
 from sredrill.server.gate import TOKEN_COOKIE
 from sredrill.server.live import LiveStatus, RunLauncher
-from sredrill.server.runs_api import compare_body, run_row
+from sredrill.server.runs_api import run_row
 
 if TYPE_CHECKING:
     from fastapi import APIRouter, FastAPI
@@ -104,7 +104,7 @@ def ui_router(
         if resolve(a) is None or resolve(b) is None:
             return missing(f"pick two stored runs to compare (got {a!r} and {b!r})")
         cmp = await asyncio.to_thread(open_store().compare, a, b)
-        return html(pages.compare_page(compare_body(cmp)))
+        return html(pages.compare_page(cmp))
 
     @router.get("/runs/{run_id}")
     async def run(run_id: str) -> Any:
