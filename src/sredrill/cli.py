@@ -848,7 +848,7 @@ def runs_list(
 
             from sredrill.server.runs_api import run_row
 
-            rows = [run_row(r, "finished" if r.finished else "interrupted") for r in records]
+            rows = [run_row(r, r.status.value) for r in records]
             typer.echo(json.dumps(rows, indent=2))
             return ExitCode.OK
         from rich.console import Console

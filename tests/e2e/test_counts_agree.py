@@ -63,7 +63,7 @@ class _Html(HTMLParser):
 
 
 def _expected_rows(summary: dict[str, Any]) -> dict[tuple[str, str], list[str]]:
-    """Every summary row as the HTML shows it: (section, level) → [level, (axis,) total, …, pass rate, its interval, (score)]."""
+    """Every summary row as the HTML shows it: (section, level) → [level, (axis,) counts, rate, interval, (score)]."""
     rows = {}
     sections = [(f"rca.{k}", v) for k, v in (summary["rca"] or {}).items() if k.startswith("axis") and v]
     sections += [(k, summary[k]) for k in ("incident", "test") if summary[k]]

@@ -291,13 +291,26 @@ def test_ui_pages_render(client: httpx.Client) -> None:
     assert run_id in client.get("/ui").text
 
 
-def test_a_stored_run_that_never_finished_is_unfinished(client: httpx.Client, db: Path) -> None:
+def test_a_run_status_has_one_name_on_every_surface(client: httpx.Client, db: Path) -> None:
+    engine_run(["rds_postgres"], agent="reference", db=str(db))
     with Store(db) as store:  # what a CLI run still going on (or killed) leaves in the store
         store.begin_run("20250101-000000-abcdef", kind="run", agent="x", mode=None, started_at=datetime.now(UTC),
                         config={})  # fmt: skip
-    assert client.get("/api/runs/20250101-000000-abcdef").json()["status"] == "unfinished"
-    assert events_of(client, "20250101")[0][1]["status"] == "unfinished"
-    assert "unfinished" in client.get("/ui").text
+        finished = next(r.run_id for r in store.list_runs() if r.finished)
+    expected = {"20250101-000000-abcdef": "interrupted", finished: "finished"}
+
+    cli = [sys.executable, "-m", "sredrill", "runs", "list", "--db", str(db)]
+    listed = subprocess.run([*cli, "--json"], capture_output=True, text=True, check=True)
+    assert {r["run_id"]: r["status"] for r in json.loads(listed.stdout)} == expected
+    table = subprocess.run(cli, capture_output=True, text=True, check=True, env={**os.environ, "COLUMNS": "250"})
+    cells = [[c.strip() for c in line.strip("│").split("│")] for line in table.stdout.splitlines() if "│" in line]
+    assert {row[0]: row[-1] for row in cells if row[0]} == expected
+    assert {r["run_id"]: r["status"] for r in client.get("/api/runs").json()["runs"]} == expected
+    for run_id, status in expected.items():
+        assert client.get(f"/api/runs/{run_id}").json()["status"] == status
+        assert events_of(client, run_id)[-1][1]["status"] == status
+        assert f"id='run-status'>{status}</b>" in client.get(f"/ui/runs/{run_id}").text
+    assert "unfinished" not in client.get("/ui").text + client.get("/api/runs").text
 
 
 def test_stopping_the_server_cancels_its_runs_and_keeps_their_results(db: Path, evals_dir: Path) -> None:

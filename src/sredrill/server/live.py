@@ -94,9 +94,9 @@ class LiveStatus(StrEnum):
     CANCELLED = "cancelled"
     FAILED = "failed"
     """The run stopped on an error of sredrill's or of its input (the event carries the message)."""
-    UNFINISHED = "unfinished"
-    """A stored run this server did not start and that has not finished: running in another process (the CLI),
-    or interrupted (`--resume` continues it)."""
+    INTERRUPTED = "interrupted"
+    """A stored run this server did not start and that has not finished (`store.RunStatus.INTERRUPTED`: stopped,
+    `--resume` continues it, or running in another process, the CLI)."""
 
 
 class _Event(BaseModel):

@@ -48,6 +48,7 @@ __all__ = [
     "judge_url_problem",
     "run_row",
     "runs_router",
+    "status_of",
 ]
 
 MAX_RUN_BODY_BYTES: Final = 64 * 1024
@@ -343,7 +344,7 @@ def runs_router(
     @router.get("/runs", dependencies=[Depends(gate.read)], summary="Stored runs, newest first")
     async def list_runs(limit: int = 50) -> Any:
         records = await asyncio.to_thread(open_store().list_runs, max(1, min(limit, 500)))
-        rows = [run_row(r, _status_of(launcher.get(r.run_id), r.finished)) for r in records]
+        rows = [run_row(r, status_of(launcher.get(r.run_id), r.finished)) for r in records]
         return _json(200, {"runs": rows})
 
     @router.get("/runs/{run_id}", dependencies=[Depends(gate.read)], summary="A run's report and status")
@@ -355,7 +356,7 @@ def runs_router(
         if report is None:
             return _not_found("run", run_id, _LIST_RUNS)
         record = open_store().get_run(found)
-        status = _status_of(launcher.get(found), record is not None and record.finished)
+        status = status_of(launcher.get(found), record is not None and record.finished)
         return _json(200, {"status": status, "report": report.model_dump(mode="json")})
 
     @router.post("/runs/{run_id}/cancel", status_code=202, dependencies=[Depends(gate.write)], summary="Cancel")
@@ -443,7 +444,7 @@ def runs_router(
             done = {
                 "kind": "run_finished",
                 "run_id": found,
-                "status": _status_of(None, record is not None and record.finished),
+                "status": status_of(None, record is not None and record.finished),
                 "summary": report.summary.model_dump(mode="json") if report else None,
             }
             return StreamingResponse(_once(done), media_type="text/event-stream")
@@ -520,10 +521,12 @@ def compare_body(cmp: "RunComparison") -> dict[str, Any]:
     return cmp.model_dump(mode="json")
 
 
-def _status_of(live: LiveRun | None, finished: bool) -> str:
+def status_of(live: LiveRun | None, finished: bool) -> str:
+    """A run's status on every surface: its live one while this server runs it, else the store's
+    (`store.RunStatus`, as `sredrill runs list` says it)."""
     if live is not None:
         return live.status.value
-    return (LiveStatus.FINISHED if finished else LiveStatus.UNFINISHED).value
+    return (LiveStatus.FINISHED if finished else LiveStatus.INTERRUPTED).value
 
 
 def _sse(event: dict[str, Any] | RunEvent) -> bytes:

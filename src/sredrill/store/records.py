@@ -21,6 +21,7 @@ __all__ = [
     "RateChange",
     "RunComparison",
     "RunRecord",
+    "RunStatus",
     "StatusChange",
     "UsageChange",
     "compare_reports",
@@ -33,6 +34,16 @@ _NOT_PASSED = (TestStatus.FAILED, TestStatus.ERRORED)
 _EVERY_RESULT = "every result of each run, each counted once"
 SIGNIFICANCE: Final = 0.05
 """Below this p-value the paired test calls a difference between two runs more than noise."""
+
+
+class RunStatus(StrEnum):
+    """A stored run's status, one name on every surface (`runs list`, its `--json`, the runs API, the UI); the
+    server adds its live ones (`server.live.LiveStatus`) for the runs it started."""
+
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+    """Not finished: stopped (Ctrl-C, a kill, a crash; `--resume RUN` continues it), or still running in another
+    process (a CLI run seen from the server)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +70,10 @@ class RunRecord:
     counts: Counts
     """Statuses of every stored result, each counted once (both axes, incident episodes, tests): the same
     numbers as `summary`'s top level once the run finished, its progress so far while it runs."""
+
+    @property
+    def status(self) -> RunStatus:
+        return RunStatus.FINISHED if self.finished else RunStatus.INTERRUPTED
 
 
 @dataclass(frozen=True, slots=True)

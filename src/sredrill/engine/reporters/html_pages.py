@@ -290,7 +290,7 @@ def run_page(report: RunReport, *, status: str, standalone: bool = False) -> str
 
     Args:
         report: the run's report (rebuilt from the stored results while it runs).
-        status: `running`, `finished`, `cancelled`, `unfinished`, …
+        status: `running`, `finished`, `cancelled`, `interrupted`, …
         standalone: for the HTML reporter: no links to the server, no live progress.
     """
     s = report.summary

@@ -313,7 +313,7 @@ def runs_table(records: Sequence[Any]) -> list[RenderableType]:
             *(str(x) for x in (c.total, c.passed, c.failed, c.errored)),
             percent(r.summary.pass_rate if done else c.pass_rate),
             interval(r.summary.pass_rate_ci if done else c.pass_rate_ci),
-            section_rates(r.summary), "finished" if r.finished else "interrupted",
+            section_rates(r.summary), r.status.value,
         )  # fmt: skip
     note = Text(
         "results and pass@1 (the first attempt's pass rate): every result of the run, each counted once; "

@@ -13,8 +13,8 @@ from sredrill.engine.reporters import html_pages as pages
 from sredrill.engine.reporters.tables import section_rates
 from sredrill.errors import InputError, SredrillError
 from sredrill.server.gate import TOKEN_COOKIE
-from sredrill.server.live import LiveStatus, RunLauncher
-from sredrill.server.runs_api import run_row
+from sredrill.server.live import RunLauncher
+from sredrill.server.runs_api import run_row, status_of
 
 if TYPE_CHECKING:
     from fastapi import APIRouter, FastAPI
@@ -79,11 +79,8 @@ def ui_router(
         except InputError:
             return None
 
-    def status_of(run_id: str, finished: bool) -> str:
-        live = launcher.get(run_id)
-        if live is not None:
-            return live.status.value
-        return (LiveStatus.FINISHED if finished else LiveStatus.UNFINISHED).value
+    def status(run_id: str, finished: bool) -> str:
+        return status_of(launcher.get(run_id), finished)
 
     @router.get("")
     async def runs(request: Request) -> Any:
@@ -96,7 +93,7 @@ def ui_router(
             return response
         records = await asyncio.to_thread(open_store().list_runs, 200)
         # The API's rows, so the list shows the numbers (and words) of `GET /api/runs` and of each run page.
-        rows = [{**run_row(r, status_of(r.run_id, r.finished)), "sections": section_rates(r.summary)} for r in records]
+        rows = [{**run_row(r, status(r.run_id, r.finished)), "sections": section_rates(r.summary)} for r in records]
         return html(pages.runs_page(rows, packs=served))
 
     @router.get("/compare")
@@ -113,7 +110,7 @@ def ui_router(
         if found is None or report is None:
             return missing(f"no run {run_id!r}")
         record = open_store().get_run(found)
-        return html(pages.run_page(report, status=status_of(found, record is not None and record.finished)))
+        return html(pages.run_page(report, status=status(found, record is not None and record.finished)))
 
     @router.get("/runs/{run_id}/tests/{test_id:path}")
     async def result(run_id: str, test_id: str) -> Any:
