@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 from sredrill.errors import InputError
 from sredrill.server.live import LiveRun, LiveStatus, RunEvent, RunGoingOn, RunLauncher
 from sredrill.server.wire import error_body, input_error_body, validation_error_body
+from sredrill.store.records import RunStatus
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
@@ -526,7 +527,7 @@ def status_of(live: LiveRun | None, finished: bool) -> str:
     (`store.RunStatus`, as `sredrill runs list` says it)."""
     if live is not None:
         return live.status.value
-    return (LiveStatus.FINISHED if finished else LiveStatus.INTERRUPTED).value
+    return (RunStatus.FINISHED if finished else RunStatus.INTERRUPTED).value
 
 
 def _sse(event: dict[str, Any] | RunEvent) -> bytes:
