@@ -496,6 +496,71 @@ def generate_cmd(
     _guard(body, interruptible=True)
 
 
+@app.command("export")
+def export_cmd(
+    run: Annotated[str | None, typer.Argument(help="Run id, unique prefix, or 'latest' (or give --pack).")] = None,
+    format_: Annotated[str, typer.Option("--format", "-f", help="jsonl or parquet (the export extra).")] = "jsonl",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="The file to write (default: RUN_ID.FORMAT here).")
+    ] = None,
+    passed_only: Annotated[
+        bool, typer.Option("--passed-only", help="Only the episodes that passed (demonstrations for SFT).")
+    ] = False,
+    pack: Annotated[
+        list[str] | None,
+        typer.Option("--pack", "-p", help="Run these packs first (repeatable), then export that run."),
+    ] = None,
+    generate: Annotated[
+        str | None,
+        typer.Option("--generate", help="Or run a generated set first: rds:seed=S:count=N.", show_default=False),
+    ] = None,
+    scenario: Annotated[
+        list[str] | None, typer.Option("--scenario", "-s", help="That run's scenarios: NNN-slug or pack/NNN-slug.")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="The agent of that run (default: reference).")] = None,
+    axis2: Annotated[bool, typer.Option("--axis2", help="That run plays Axis 2 as well.")] = False,
+    jobs: JobsOpt = None,
+    db: DbOpt = None,
+) -> None:
+    """Write a stored run's episodes as training data: one record per episode with its chat messages, tool calls
+    and results, reward and grade (JSON lines, or Parquet); with --pack or --generate, run them first (the
+    reference agent's trajectories are demonstrations)."""
+
+    def body() -> int:
+        from sredrill.store.export import EXPORT_FORMATS, episode_records, write_export
+
+        if format_ not in EXPORT_FORMATS:
+            raise InputError(f"--format {format_!r} is not an export format", allowed=list(EXPORT_FORMATS),
+                             hint="--format jsonl (or parquet, with the export extra)")  # fmt: skip
+        runs_first = bool(pack) or generate is not None
+        if runs_first == (run is not None):
+            raise InputError("give a stored run, or --pack/--generate to run one first (not both)",
+                             hint="sredrill export latest, or sredrill export --pack rds_postgres")  # fmt: skip
+        store = _store(db)
+        if run is not None:
+            if agent is not None or axis2 or scenario:
+                raise InputError("--agent, --scenario and --axis2 choose the run that --pack/--generate starts",
+                                 hint="leave them out when exporting a stored run")  # fmt: skip
+            run_id = store.resolve_run(run)
+        else:
+            from sredrill.engine import RunOptions, load_settings, run_packs, run_sync
+
+            settings = load_settings({"agent": agent, "jobs": jobs, "db": db})
+            listener = _reporter("console", None, verbose=False)
+            report = run_sync(
+                run_packs(list(pack or []), settings=settings, options=RunOptions(jobs=settings.jobs),
+                          listener=listener, store=store, axis2=axis2, scenario_ids=list(scenario or []),
+                          generate=generate)
+            )  # fmt: skip
+            run_id = report.run_id
+        target = output if output is not None else Path(f"{run_id}.{format_}")
+        written = write_export(episode_records(store, run_id, passed_only=passed_only), target, format_)
+        typer.echo(f"exported {written} episode{'' if written == 1 else 's'} of run {run_id} to {target}", err=True)
+        return ExitCode.OK
+
+    _guard(body, interruptible=True)
+
+
 @app.command("baselines")
 def baselines_cmd(
     pack: PackOpt = None,
@@ -638,11 +703,13 @@ def serve_cmd(
     no_judge: Annotated[
         bool, typer.Option("--no-judge", "--skip-judge", help="Skip every judge of those runs (neutral verdicts).")
     ] = False,
+    prices: PricesOpt = None,
 ) -> None:
     """Serve the environment over OpenEnv's protocol (HTTP, WebSocket, MCP) and agents' tool routes.
 
     The judge settings are the defaults of the eval runs the runs API and UI start; a request may name its own
-    model and endpoint (the API key is never sent to another endpoint than this one)."""
+    model and endpoint (the API key is never sent to another endpoint than this one). With --prices, the runs
+    started here are priced as they run, and every run the API and UI show is priced by that file."""
 
     def body() -> int:
         from sredrill.engine import load_settings
@@ -669,6 +736,7 @@ def serve_cmd(
             packs=list(pack) if pack else None, max_sessions=max_sessions, idle_timeout_s=idle_timeout,
             token=token, loopback_only=is_loopback(host), evals=evals, db=_db_of(db), max_runs=max_runs,
             allow_agents=allow_agent or (), episode_key=_read_episode_key(episode_key_file), judge=judge,
+            prices=_prices(prices),
         )  # fmt: skip
         runs_token = served.state.options.runs_token
 

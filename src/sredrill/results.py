@@ -105,6 +105,29 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+UsageRole = Literal["agent", "judge"]
+"""Whose tokens a `ModelUsage` counts."""
+
+
+class ModelUsage(_Model):
+    """The tokens one model spent (in a test or a whole run), and what they cost when the run was priced."""
+
+    model: str | None
+    """The model, as its spans name it (`gen_ai.request.model`, else `gen_ai.response.model`) or the `openai:`
+    agent's spec; None: nothing named it (its tokens cannot be priced)."""
+    input_tokens: int
+    """Prompt tokens, cached ones included."""
+    output_tokens: int
+    total_tokens: int
+    cached_input_tokens: int | None = None
+    """The input tokens served from the provider's prompt cache (part of `input_tokens`); None: not reported."""
+    cost: float | None = None
+    """What these tokens cost in `Usage.currency` (`--prices FILE`); None: not priced, or no price for the model."""
+    role: UsageRole = "agent"
+    """Whose tokens: the agent's, or the LLM judge's (grading the test, `judge(...)`); one model in both roles
+    has a part for each."""
+
+
 class Signal(_Model):
     """One recorded fact about a test: an expect, a judge verdict, a derived metric or a grading check."""
 
@@ -128,6 +151,9 @@ class Signal(_Model):
     where: str | None = None
     """Where the signal was recorded in the user's code: `path:line: source line` (an `expect` call, an
     `assert`)."""
+    usage: ModelUsage | None = None
+    """An LLM judge verdict's tokens (role `judge`), counted in the test's `usage`; None for every other signal,
+    a cached or skipped verdict, or a judge endpoint that reported none."""
 
 
 class Verdict(_Model):
@@ -168,22 +194,6 @@ class DerivedMetrics(_Model):
     """None when the agent did not report usage (unknown is not zero)."""
 
 
-class ModelUsage(_Model):
-    """The tokens one model spent (in a test or a whole run), and what they cost when the run was priced."""
-
-    model: str | None
-    """The model, as its spans name it (`gen_ai.request.model`, else `gen_ai.response.model`) or the `openai:`
-    agent's spec; None: nothing named it (its tokens cannot be priced)."""
-    input_tokens: int
-    """Prompt tokens, cached ones included."""
-    output_tokens: int
-    total_tokens: int
-    cached_input_tokens: int | None = None
-    """The input tokens served from the provider's prompt cache (part of `input_tokens`); None: not reported."""
-    cost: float | None = None
-    """What these tokens cost in `Usage.currency` (`--prices FILE`); None: not priced, or no price for the model."""
-
-
 class Usage(_Model):
     """The tokens a test's agent (or a whole run) spent, by model, and their cost when priced (`--prices FILE`).
 
@@ -196,7 +206,10 @@ class Usage(_Model):
     cached_input_tokens: int | None = None
     """None when no model reported cached tokens."""
     by_model: list[ModelUsage]
-    """One entry per model, the most tokens first."""
+    """One entry per model and role, the most tokens first."""
+    judge_tokens: int = 0
+    """Of `total_tokens`, those the LLM judge spent grading (the rest are the agent's); 0 when nothing was judged
+    by an LLM, or every verdict came from the judge cache."""
     currency: str | None = None
     """The prices file's currency; None: not priced."""
     cost: float | None = None
@@ -209,18 +222,19 @@ class Usage(_Model):
 
 
 def combine_usage(parts: Sequence[ModelUsage], *, currency: str | None = None) -> Usage | None:
-    """One Usage from per-model parts (of one test, or of every test of a run), the same model's summed.
+    """One Usage from per-model parts (of one test, or of every test of a run), the same model's in the same role
+    summed.
 
     A model's cost is the sum of its parts' costs when every part was priced, else unknown. With a `currency`
     (the run was priced) the tokens no price covers are counted in `unpriced_tokens`. None when there are no parts.
     """
     if not parts:
         return None
-    merged: dict[str | None, list[ModelUsage]] = {}
+    merged: dict[tuple[str | None, UsageRole], list[ModelUsage]] = {}
     for part in parts:
-        merged.setdefault(part.model, []).append(part)
+        merged.setdefault((part.model, part.role), []).append(part)
     by_model = []
-    for model, same in merged.items():
+    for (model, role), same in merged.items():
         cached = [p.cached_input_tokens for p in same if p.cached_input_tokens is not None]
         costs = [p.cost for p in same if p.cost is not None]
         by_model.append(
@@ -231,9 +245,10 @@ def combine_usage(parts: Sequence[ModelUsage], *, currency: str | None = None) -
                 total_tokens=sum(p.total_tokens for p in same),
                 cached_input_tokens=sum(cached) if cached else None,
                 cost=round(sum(costs), 8) if len(costs) == len(same) else None,
+                role=role,
             )
         )
-    by_model.sort(key=lambda m: (-m.total_tokens, m.model or ""))
+    by_model.sort(key=lambda m: (-m.total_tokens, m.model or "", m.role))
     cached = [m.cached_input_tokens for m in by_model if m.cached_input_tokens is not None]
     priced = [m.cost for m in by_model if m.cost is not None]
     unpriced = [m for m in by_model if m.cost is None] if currency is not None else []
@@ -243,6 +258,7 @@ def combine_usage(parts: Sequence[ModelUsage], *, currency: str | None = None) -
         total_tokens=sum(m.total_tokens for m in by_model),
         cached_input_tokens=sum(cached) if cached else None,
         by_model=by_model,
+        judge_tokens=sum(m.total_tokens for m in by_model if m.role == "judge"),
         currency=currency,
         cost=round(sum(priced), 8) if priced and currency is not None else None,
         unpriced_tokens=sum(m.total_tokens for m in unpriced),
@@ -380,7 +396,7 @@ class Counts(_Model):
     @property
     def pass_rate_ci(self) -> tuple[float, float] | None:
         """The 95% Wilson interval of `pass_rate`; None when nothing was graded."""
-        return _ci(self.passed, self.passed + self.failed)
+        return rate_ci(self.passed, self.passed + self.failed)
 
 
 class Rate(_Model):
@@ -571,7 +587,8 @@ def _first_pass(result: TestResult, how: _Attempts) -> float | None:
     return None if first == TestStatus.ERRORED else float(first == TestStatus.PASSED)
 
 
-def _ci(k: float, n: int) -> tuple[float, float] | None:
+def rate_ci(k: float, n: int) -> tuple[float, float] | None:
+    """A pass rate's 95% Wilson interval, rounded as every stored rate is (4 digits); None when n is 0."""
     interval = wilson(k, n)
     return None if interval is None else (round(interval[0], 4), round(interval[1], 4))
 
@@ -597,7 +614,7 @@ def _rate(results: Sequence[TestResult], how: _Attempts, *, scored: bool = False
         failed=failed,
         errored=errored,
         pass_rate=sum(shares) / len(shares) if shares else None,
-        pass_rate_ci=_ci(sum(shares), len(shares)),
+        pass_rate_ci=rate_ci(sum(shares), len(shares)),
         passed_on_retry=on_retry if how.retried else 0,
         pass_rate_with_retries=passed / graded if how.retried and graded else None,
         mean_score=_mean(scores) if scored else None,

@@ -220,3 +220,45 @@ def test_compare_shows_the_tokens_and_cost_of_a_and_b_and_the_change(project: Pr
                          headers={"Authorization": f"Bearer {token}"})  # fmt: skip
         assert page.status_code == 200, page.text[:500]
         assert 'id="usage-change" data-tokens-change="0"' in page.text and "tokens: 1,230 → 1,230 (+0)" in page.text
+
+
+def test_a_server_with_prices_prices_every_run_it_shows(project: Project) -> None:
+    """`serve --prices FILE` (create_app's `prices`): an unpriced stored run has its cost in the runs list, the
+    run's report, one result, compare, and on the run, test and compare pages, as `runs show --prices` gives it."""
+    first, _ = _run(project, "--json")
+    second, _ = _run(project, "--json")
+    assert first.code == 0 and second.code == 0, first.stderr + second.stderr
+    run_a, run_b = first.report()["run_id"], second.report()["run_id"]
+    project.write("prices.toml", PRICES)
+    shown = project.run("runs", "show", run_a, "--json", "--prices", "prices.toml").report()
+    with ServerThread(create_app(packs=None, db=project.db, prices=project.root / "prices.toml")) as server:
+        token = server.app.state.options.runs_token
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}) as http:
+            listed = {r["run_id"]: r for r in http.get("/api/runs").json()["runs"]}
+            assert listed[run_a]["summary"]["usage"]["cost"] == pytest.approx(COST)
+            report = http.get(f"/api/runs/{run_a}").json()["report"]
+            assert report["summary"]["usage"] == shown["summary"]["usage"]
+            assert report["results"][0]["usage"]["cost"] == pytest.approx(COST)
+            test_id = report["results"][0]["id"]
+            one = http.get(f"/api/runs/{run_a}/results/{test_id}").json()["result"]
+            assert one["usage"]["cost"] == pytest.approx(COST) and one["usage"]["currency"] == "USD"
+            compared = http.get("/api/compare", params={"a": run_a, "b": run_b}).json()["usage"]
+            assert compared["usage_a"]["cost"] == pytest.approx(COST) and compared["cost_change"] == 0
+            assert "cost: 0.0024 USD" in http.get(f"/ui/runs/{run_a}").text
+            assert "0.0024 USD" in http.get(f"/ui/runs/{run_a}/tests/{test_id}").text
+            cmp_page = http.get("/ui/compare", params={"a": run_a, "b": run_b}).text
+            assert "cost: 0.0024 USD → 0.0024 USD" in cmp_page
+    # Without prices the same server shows the stored (unknown) cost.
+    with ServerThread(create_app(packs=None, db=project.db)) as server:
+        token = server.app.state.options.runs_token
+        report = httpx.get(f"{server.url}/api/runs/{run_a}", headers={"Authorization": f"Bearer {token}"}).json()
+        assert report["report"]["summary"]["usage"]["cost"] is None
+
+
+def test_serve_with_a_bad_prices_file_is_a_usage_error_before_it_listens(project: Project) -> None:
+    project.write("prices.toml", 'currency = "USD"\n[models."m"]\ninput = 1\n')
+    cli = project.run("serve", "--port", "0", "--prices", "prices.toml")
+    assert cli.code == 2 and "error: prices.toml" in cli.stderr and 'models."m".output is missing' in cli.stderr
+    assert "listening" not in cli.stderr and "Traceback" not in cli.stderr
+    cli = project.run("serve", "--port", "0", "--prices", "nowhere.toml")
+    assert cli.code == 2 and "error: nowhere.toml: cannot read the prices file" in cli.stderr, cli.stderr

@@ -23,8 +23,8 @@ from sredrill.results import RunReport
 from tests.e2e.conftest import Project
 from tests.server.launch import launched
 
-_TOTALS = re.compile(r"(\d+) results · (\d+) passed · (\d+) failed · (\d+) errored · pass@1 (\S+)")
-_PROGRESS = re.compile(r"(\d+)/(\d+) results · (\d+) passed · (\d+) failed · (\d+) errored")
+_TOTALS = re.compile(r"(\d+) results? · (\d+) passed · (\d+) failed · (\d+) errored · pass@1 (\S+)")
+_PROGRESS = re.compile(r"(\d+)/(\d+) results? · (\d+) passed · (\d+) failed · (\d+) errored")
 _COUNTS = ("total", "passed", "failed", "errored")
 
 

@@ -199,3 +199,40 @@ def test_a_cmd_agent_printing_plain_text(project: Project) -> None:
     assert r["status"] == "failed"  # it called no tool; the text still counts as its answer
     assert "the replica is behind" in r["output"]
     assert "to have called tool" in r["failure_reason"]
+
+
+def test_the_judges_tokens_are_counted_in_the_tests_usage_and_priced(project: Project) -> None:
+    """An LLM judge's tokens join the test's usage as role `judge` (the run's cost counts them); a cached verdict
+    spent none; `--prices` prices the judge model as any other."""
+    project.write("agent_mod.py", AGENT)
+    project.write("judge_eval.py", EVAL)
+    project.write("prices.toml", 'currency = "USD"\n[models."judge-1"]\ninput = 1.0\noutput = 4.0\n')
+
+    def respond(body: dict) -> tuple[int, dict, dict]:
+        reply = chat_completion(json.dumps({"passed": True, "score": 0.9, "reasoning": "ok"}), usage=(700, 50))
+        return 200, reply.body, {}
+
+    with OpenAIStub(responder=respond) as stub:
+        first = _run(project, stub, "--grep", "gate|observe", "--prices", "prices.toml")
+        second = _run(project, stub, "--grep", "gate")
+    gate = first.result("gate")
+    assert gate["status"] == "passed", first.stderr
+    judged = next(s for s in gate["signals"] if s["kind"] == "judge")
+    assert judged["usage"] == {
+        "model": "judge-1", "input_tokens": 700, "output_tokens": 50, "total_tokens": 750,
+        "cached_input_tokens": None, "cost": None, "role": "judge",
+    }  # fmt: skip
+    usage = gate["usage"]
+    assert usage["judge_tokens"] == 750 and usage["total_tokens"] == 750
+    assert [(m["model"], m["role"]) for m in usage["by_model"]] == [("judge-1", "judge")]
+    assert usage["cost"] == (700 * 1.0 + 50 * 4.0) / 1_000_000
+    # "observe" judged the same content: a cache hit, no tokens spent, so no usage at all.
+    assert first.result("observe")["usage"] is None
+    summary = first.report()["summary"]["usage"]
+    assert summary["judge_tokens"] == 750 and summary["cost"] == usage["cost"]
+    assert (
+        "750 tokens (700 in; 50 out; 750 of them the judge's)"
+        in project.run("runs", "show", first.report()["run_id"]).stdout
+    )
+    # The second run hit the cache: nothing judged by the model, nothing counted.
+    assert second.result("gate")["usage"] is None

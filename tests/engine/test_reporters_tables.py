@@ -140,3 +140,7 @@ def test_the_totals_line_counts_every_result_once() -> None:
         "4 results · 2 passed · 2 failed · 0 errored · pass@1 50.0% (95% CI 15–85%)"
     )
     assert totals_line(summarize([])) == "0 results · 0 passed · 0 failed · 0 errored · pass@1 n/a"
+
+
+def test_one_result_is_one_result_not_one_results() -> None:
+    assert totals_line(summarize(_pack(False)[:1])).startswith("1 result · ")

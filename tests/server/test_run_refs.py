@@ -126,3 +126,28 @@ def test_latest_with_no_run_stored_is_404_saying_so(client: httpx.Client) -> Non
     response = client.get("/api/runs/latest")
     assert response.status_code == 404
     assert response.json()["detail"][0]["msg"] == "no run is stored yet, so there is no 'latest' run"
+
+
+@pytest.mark.parametrize(
+    ("path", "choice"),
+    [
+        ("/ui/runs/{ref}", "/ui/runs/{run_id}"),
+        ("/ui/runs/{ref}/tests/pack/x%23axis1", "/ui/runs/{run_id}/tests/pack/x%23axis1"),
+        ("/ui/compare?a={ref}&b=latest", "/ui/compare?a={run_id}&amp;b=latest"),
+        ("/ui/compare?a=latest&b={ref}", "/ui/compare?a=latest&amp;b={run_id}"),
+    ],
+)
+def test_the_ui_reads_a_run_prefix_as_the_api_does(client: httpx.Client, db: Path, path: str, choice: str) -> None:
+    """A prefix of several runs is a 409 page linking each (the same address with the full id), as the API's 409;
+    an unknown one a 404 page with the store's words, as the API's 404; not one "not found" for both."""
+    with Store(db) as store:
+        for run_id in AMBIGUOUS:
+            store.begin_run(run_id, kind="run", agent="x", mode=None, started_at=datetime.now(UTC), config={})
+    ambiguous = client.get(path.format(ref="20250101-000000-aaaa"))
+    assert ambiguous.status_code == 409, ambiguous.text
+    assert "run &#x27;20250101-000000-aaaa&#x27; is ambiguous: 2 runs start with it" in ambiguous.text
+    for run_id in AMBIGUOUS:
+        assert f'href="{choice.format(run_id=run_id)}"' in ambiguous.text
+    unknown = client.get(path.format(ref="20250101-000000-aaab"))
+    assert unknown.status_code == 404
+    assert "unknown run &#x27;20250101-000000-aaab&#x27;" in unknown.text

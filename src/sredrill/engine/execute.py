@@ -326,7 +326,8 @@ async def execute(
             result = await _llm_insights(runtime, result, outcome.steps)
         test_spans = runner.spans_of_test(result.id, is_error=result.status != TestStatus.PASSED)
         reported = result.metrics.tokens if result.metrics is not None else None
-        usage = usage_of_test([s for _, s in test_spans], reported=reported, agent=agent)
+        judged = [s.usage for s in result.signals if s.usage is not None]
+        usage = usage_of_test([s for _, s in test_spans], reported=reported, agent=agent, judged=judged)
         if usage is not None:
             result = result.model_copy(update={"usage": price_usage(usage, prices) if prices else usage})
         if writer is not None:

@@ -69,8 +69,11 @@ def _spec_model(agent: str | None) -> str | None:
     return agent.removeprefix("openai:") or None
 
 
-def usage_of_test(spans: Sequence[Span], *, reported: TokenUsage | None, agent: str | None) -> Usage | None:
-    """A test's tokens: from its spans (every attempt's agent runs), else the usage its agent reported.
+def usage_of_test(
+    spans: Sequence[Span], *, reported: TokenUsage | None, agent: str | None, judged: Sequence[ModelUsage] = ()
+) -> Usage | None:
+    """A test's tokens: from its spans (every attempt's agent runs), else the usage its agent reported; then the
+    LLM judge's (`judged`, its verdicts' tokens, role `judge`).
 
     One rule keeps calls from being counted twice: the spans win. sredrill's own spans already carry what the
     agent reported (the `openai:` agent's usage is a `chat` span per model call and its sum on `invoke_agent`),
@@ -89,4 +92,4 @@ def usage_of_test(spans: Sequence[Span], *, reported: TokenUsage | None, agent: 
                 cached_input_tokens=reported.cached,
             )
         ]
-    return combine_usage(parts)
+    return combine_usage([*parts, *judged])

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from sredrill.errors import InputError, did_you_mean
-from sredrill.results import ModelUsage, RunReport, TestResult, Usage, combine_usage, run_usage
+from sredrill.results import ModelUsage, RunReport, Summary, TestResult, Usage, combine_usage, run_usage
 from sredrill.store import RunComparison, usage_change
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "price_comparison",
     "price_report",
     "price_result",
+    "price_summary",
     "price_usage",
     "unpriced_warnings",
 ]
@@ -187,6 +188,13 @@ def price_report(report: RunReport, prices: Prices) -> RunReport:
     results = [price_result(r, prices) for r in report.results]
     summary = report.summary.model_copy(update={"usage": run_usage(results)})
     return report.model_copy(update={"results": results, "summary": summary})
+
+
+def price_summary(summary: Summary, prices: Prices) -> Summary:
+    """The summary with the run's tokens priced by `prices`, its results unread (a stored run's row in a list)."""
+    if summary.usage is None:
+        return summary
+    return summary.model_copy(update={"usage": price_usage(summary.usage, prices)})
 
 
 def price_comparison(cmp: RunComparison, prices: Prices) -> RunComparison:

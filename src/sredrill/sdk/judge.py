@@ -18,7 +18,7 @@ from typing import Any
 from sredrill.errors import AgentError, JudgeError
 from sredrill.harness.context import TestContext, current_context, exit_text, is_engine_cancelled
 from sredrill.harness.result import RunResult
-from sredrill.results import Signal, SignalKind, SignalRole, Verdict
+from sredrill.results import ModelUsage, Signal, SignalKind, SignalRole, Verdict
 
 __all__ = ["BUILTIN_EVALUATORS", "Judge", "JudgeSpec", "cache_key", "judge"]
 
@@ -172,10 +172,11 @@ class Judge:
         spec = JudgeSpec.parse(raw_spec)
         ctx = self._ctx
         runtime = ctx.runtime
+        usage = None
         if runtime.judge.skip or ctx.test.skip_judge:
             verdict = Verdict(passed=True, reasoning="judging skipped", role=role, skipped=True)
         elif spec.evaluator == LLM:
-            verdict = await self._llm(result, spec)
+            verdict, usage = await self._llm(result, spec)
         else:
             verdict = await self._custom(result, spec)
         verdict = verdict.model_copy(update={"role": role})
@@ -191,6 +192,7 @@ class Judge:
                 skipped=verdict.skipped,
                 message="" if verdict.passed or verdict.skipped else f"judge: {verdict.reasoning}",
                 expected=spec.criteria,
+                usage=usage,
             )
         )
         return verdict
@@ -212,7 +214,8 @@ class Judge:
             raise JudgeError(f"evaluator {spec.evaluator!r} raised {exit_text(exc, 'the evaluator')}") from exc
         return _to_verdict(value, spec.evaluator)
 
-    async def _llm(self, result: RunResult, spec: JudgeSpec) -> Verdict:
+    async def _llm(self, result: RunResult, spec: JudgeSpec) -> tuple[Verdict, ModelUsage | None]:
+        """The judge model's verdict, and the tokens it spent on it (None: from the cache, or not reported)."""
         cfg = self._ctx.runtime.judge
         model = spec.model or cfg.model
         if not cfg.base_url or not model:
@@ -225,7 +228,7 @@ class Judge:
         if store is not None:
             hit = await asyncio.to_thread(store.judge_cache_get, key)
             if hit is not None:
-                return hit.model_copy(update={"cached": True})
+                return hit.model_copy(update={"cached": True}), None
         from sredrill.agents.llm import ChatClient  # the HTTP client loads only when a test judges
 
         client = ChatClient(base_url=cfg.base_url, api_key=cfg.api_key, model=model, timeout_s=cfg.timeout_s)
@@ -241,7 +244,14 @@ class Judge:
         verdict = _parse_reply(reply.content or "")
         if store is not None:
             await asyncio.to_thread(store.judge_cache_put, key, verdict)
-        return verdict
+        tokens = reply.usage
+        if tokens is None:
+            return verdict, None
+        usage = ModelUsage(
+            model=model, input_tokens=tokens.prompt, output_tokens=tokens.completion, total_tokens=tokens.total,
+            cached_input_tokens=tokens.cached, role="judge",
+        )  # fmt: skip
+        return verdict, usage
 
 
 class _JudgeProxy:

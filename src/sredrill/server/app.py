@@ -31,6 +31,7 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from sredrill.engine.prices import Prices, load_prices
 from sredrill.errors import MissingExtra
 from sredrill.scenarios import Pack
 from sredrill.server.agent_policy import AgentPolicy
@@ -161,6 +162,7 @@ def create_app(
     max_runs: int = DEFAULT_MAX_RUNS,
     episode_key: str | None = None,
     judge: "JudgeConfig | None" = None,
+    prices: "str | os.PathLike[str] | Prices | None" = None,
 ) -> "FastAPI":
     """The environment server as a FastAPI application.
 
@@ -184,6 +186,8 @@ def create_app(
             `catalog` is given; never served.
         judge: the judge of eval runs the runs API starts when a request names none (`sredrill serve
             --judge-*`); its API key is sent only to its own `base_url`, never answered or stored.
+        prices: a prices file, or the prices loaded from one (`sredrill serve --prices`): runs started here
+            are priced as they run, and the runs the API and UI show are priced by it.
 
     Returns:
         The app; `app.state` holds `options`, `catalog`, `sessions` and `tool_registry`.
@@ -211,6 +215,7 @@ def create_app(
         runs_token=token if token is not None else (secrets.token_urlsafe(24) if loopback_only else None),
         max_runs=max_runs,
         judge=judge,
+        prices=load_prices(os.fspath(prices)) if prices is not None and not isinstance(prices, Prices) else prices,
     )
     sessions = SessionStore(max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
     served = catalog if catalog is not None else TraceCatalog.load(packs=packs, episode_key=episode_key)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Final
 from sredrill.server.live import DEFAULT_MAX_RUNS
 
 if TYPE_CHECKING:
+    from sredrill.engine.prices import Prices
     from sredrill.harness.context import JudgeConfig
 
 __all__ = ["DEFAULT_IDLE_TIMEOUT_S", "DEFAULT_MAX_SESSIONS", "ServerOptions"]
@@ -39,3 +40,6 @@ class ServerOptions:
     judge: JudgeConfig | None = field(default=None, repr=False)
     """The judge of the eval runs the runs API starts, unless a request names its own (`serve --judge-*`); its
     API key goes only to its own `base_url`. None: a request's judge settings only."""
+    prices: Prices | None = field(default=None, repr=False)
+    """What tokens cost (`serve --prices FILE`): the runs started here are priced as they run, and every stored
+    run the API and UI show is priced by it (as `runs show --prices` prices one). None: costs as stored."""

@@ -36,13 +36,16 @@ if TYPE_CHECKING:
     from fastapi import APIRouter
 
     from sredrill.engine.plan import IsolationRequest
+    from sredrill.engine.prices import Prices
     from sredrill.harness.context import JudgeConfig
+    from sredrill.results import RunReport, TestResult
     from sredrill.server.agent_policy import AgentPolicy
     from sredrill.server.gate import RunsGate
     from sredrill.store import RunComparison, RunRecord, Store
 
 __all__ = [
     "MAX_RUN_BODY_BYTES",
+    "Pricing",
     "ResumeRequest",
     "RunRequest",
     "compare_body",
@@ -235,6 +238,7 @@ def runs_router(
     evals: str | None,
     agents: "AgentPolicy",
     judge: "JudgeConfig | None" = None,
+    prices: "Prices | None" = None,
 ) -> "APIRouter":
     """The runs API over the store; runs started here are kept by `launcher`.
 
@@ -246,6 +250,8 @@ def runs_router(
         evals: the folder eval files may be read from (None: eval runs are refused).
         agents: which agent specs may run (built-in ones, and `--allow-agent` patterns).
         judge: the judge of eval runs whose request names none (`--judge-*`); None: a request's own only.
+        prices: what tokens cost (`--prices`): runs started here are priced as they run, and every run read
+            here is priced by it; None: costs as stored.
     """
     from fastapi import APIRouter, Depends, Request
     from fastapi.responses import Response, StreamingResponse
@@ -257,6 +263,8 @@ def runs_router(
     from sredrill.store.store import AmbiguousRun
 
     router = APIRouter(prefix="/api", tags=["runs"])
+    pricing = Pricing(prices)
+    priced_by = prices.path if prices is not None else None
     served_packs = set(builtin_pack_names()) | {"incidents"} | set(packs or ())
     evals_root = Path(evals).resolve() if evals else None
 
@@ -287,8 +295,9 @@ def runs_router(
             return _json(400, error_body("invalid_run", ["body", judged], msg, hint="leave it out, or give evals"))
         skip = request.skip_judge if request.skip_judge is not None else judge is not None and judge.skip
         settings = Settings(
-            agent=request.agent, base_url=request.base_url, skip_judge=skip, **request.judge_settings(judge)
-        )
+            agent=request.agent, base_url=request.base_url, skip_judge=skip, prices=priced_by,
+            **request.judge_settings(judge),
+        )  # fmt: skip
         if request.evals:
             if evals_root is None:
                 msg = "this server was started without --evals, so it runs no eval files"
@@ -345,7 +354,7 @@ def runs_router(
     @router.get("/runs", dependencies=[Depends(gate.read)], summary="Stored runs, newest first")
     async def list_runs(limit: int = 50) -> Any:
         records = await asyncio.to_thread(open_store().list_runs, max(1, min(limit, 500)))
-        rows = [run_row(r, status_of(launcher.get(r.run_id), r.finished)) for r in records]
+        rows = [run_row(r, status_of(launcher.get(r.run_id), r.finished), prices=prices) for r in records]
         return _json(200, {"runs": rows})
 
     @router.get("/runs/{run_id}", dependencies=[Depends(gate.read)], summary="A run's report and status")
@@ -358,7 +367,7 @@ def runs_router(
             return _not_found("run", run_id, _LIST_RUNS)
         record = open_store().get_run(found)
         status = status_of(launcher.get(found), record is not None and record.finished)
-        return _json(200, {"status": status, "report": report.model_dump(mode="json")})
+        return _json(200, {"status": status, "report": pricing.report(report).model_dump(mode="json")})
 
     @router.post("/runs/{run_id}/cancel", status_code=202, dependencies=[Depends(gate.write)], summary="Cancel")
     async def cancel_run(run_id: str) -> Any:
@@ -407,7 +416,9 @@ def runs_router(
                     msg = f"run {run_id!r} plays pack {name!r}, which this server does not serve"
                     allowed = sorted(served_packs)
                     return _json(403, error_body("unknown_pack", ["path", "run_id"], msg, allowed=allowed))
-        settings = Settings(agent=stored.agent, base_url=request.base_url, **request.judge_settings(judge))
+        settings = Settings(
+            agent=stored.agent, base_url=request.base_url, prices=priced_by, **request.judge_settings(judge)
+        )
         return lambda live: resume_run(run_id, settings=settings, listener=live, store=store, jobs=request.jobs)
 
     @router.post("/runs/{run_id}/resume", status_code=201, dependencies=[Depends(gate.write)], summary="Resume")
@@ -464,7 +475,8 @@ def runs_router(
         if test_id not in results:
             return _not_found("test", test_id, f"GET /api/runs/{found} lists the run's results")
         steps = await asyncio.to_thread(open_store().trajectory, found, test_id)
-        return _json(200, {"run_id": found, "result": results[test_id].model_dump(mode="json"), "trajectory": steps})
+        result = pricing.result(results[test_id]).model_dump(mode="json")
+        return _json(200, {"run_id": found, "result": result, "trajectory": steps})
 
     @router.get("/compare", dependencies=[Depends(gate.read)], summary="Which tests changed between two runs")
     async def compare(a: str, b: str) -> Any:
@@ -473,7 +485,7 @@ def runs_router(
             if isinstance(found, Response):
                 return found
         cmp = await asyncio.to_thread(open_store().compare, found_a, found_b)
-        return _json(200, compare_body(cmp))
+        return _json(200, compare_body(pricing.comparison(cmp)))
 
     return router
 
@@ -481,7 +493,32 @@ def runs_router(
 _SO_FAR = "every result stored so far, each counted once"
 
 
-def run_row(record: "RunRecord", status: str) -> dict[str, Any]:
+class Pricing:
+    """The server's `--prices`, applied to what the API and UI read from the store (None: costs as stored), as
+    `sredrill runs show --prices` and `runs compare --prices` apply theirs."""
+
+    __slots__ = ("prices",)
+
+    def __init__(self, prices: "Prices | None") -> None:
+        self.prices = prices
+
+    def report(self, report: "RunReport") -> "RunReport":
+        from sredrill.engine.prices import price_report
+
+        return report if self.prices is None else price_report(report, self.prices)
+
+    def result(self, result: "TestResult") -> "TestResult":
+        from sredrill.engine.prices import price_result
+
+        return result if self.prices is None else price_result(result, self.prices)
+
+    def comparison(self, cmp: "RunComparison") -> "RunComparison":
+        from sredrill.engine.prices import price_comparison
+
+        return cmp if self.prices is None else price_comparison(cmp, self.prices)
+
+
+def run_row(record: "RunRecord", status: str, *, prices: "Prices | None" = None) -> dict[str, Any]:
     """A stored run as `GET /api/runs` lists it (and the UI's runs page shows it).
 
     `counts` are over every result of the run, each counted once (for a running run, those stored so far), with
@@ -491,6 +528,10 @@ def run_row(record: "RunRecord", status: str) -> dict[str, Any]:
     """
     c = record.counts
     summary = record.summary
+    if summary is not None and prices is not None:
+        from sredrill.engine.prices import price_summary
+
+        summary = price_summary(summary, prices)
     # A finished run's headline is its summary's pass@1; a run going on has only its final-status counts so far.
     rate = summary.pass_rate if summary is not None else c.pass_rate
     ci = summary.pass_rate_ci if summary is not None else c.pass_rate_ci

@@ -69,6 +69,7 @@ def mount_web(app: FastAPI, options: ServerOptions, *, db: str | os.PathLike[str
             evals=options.evals,
             agents=AgentPolicy(options.allow_agents),
             judge=options.judge,
+            prices=options.prices,
         )
     )
     app.include_router(ui_router(open_store=open_store, launcher=launcher, gate=gate, app=app))

@@ -36,6 +36,7 @@ from sredrill.store import RunComparison, ui_test_path
 from sredrill.text import scrub
 
 __all__ = [
+    "ambiguous_run_page",
     "compare_page",
     "env_page",
     "first_failed_check",
@@ -553,3 +554,18 @@ def session_page(session_id: str) -> str:
 def not_found_page(what: str) -> str:
     """A 404 page saying what was not found."""
     return _layout("sredrill · not found", f'<h1>Not found</h1><p>{_e(what)}</p><p><a href="/ui">all runs</a></p>')
+
+
+def ambiguous_run_page(what: str, choices: Sequence[tuple[str, str]]) -> str:
+    """The 409 page of a run prefix several runs start with: what was typed, then a link per run it may mean.
+
+    Args:
+        what: the store's message (`run '2025' is ambiguous: 2 runs start with it`).
+        choices: (run id, the page's address with that id in place of the prefix), newest first.
+    """
+    links = "".join(f'<li><a href="{_e(href)}">{_e(run_id)}</a></li>' for run_id, href in choices)
+    body = (
+        f"<h1>Which run?</h1><p>{_e(what)}; pick one, or type more characters of the run id.</p>"
+        f'<ul id="choices">{links}</ul><p><a href="/ui">all runs</a></p>'
+    )
+    return _layout("sredrill · which run?", body)

@@ -24,9 +24,9 @@ from sredrill.results import (
     Summary,
     TestResult,
     TestStatus,
+    rate_ci,
     summarize,
 )
-from sredrill.stats import wilson
 
 from .usage import usage_change_line, usage_line
 
@@ -82,7 +82,7 @@ def points(value: float | None) -> str:
 
 def progress_words(total: int, passed: int, failed: int, errored: int) -> str:
     """The counts in the words of the totals line: `66 results · 10 passed · 56 failed · 0 errored`."""
-    return f"{total} results · {passed} passed · {failed} failed · {errored} errored"
+    return f"{total} result{'' if total == 1 else 's'} · {passed} passed · {failed} failed · {errored} errored"
 
 
 def totals_line(summary: Summary) -> str:
@@ -431,11 +431,9 @@ def _modes_rate(results: Sequence[TestResult]) -> Rate:
     its role (compat mode observes it); errored results are counted and excluded from the rate, as a pass rate."""
     graded = [r for r in results if r.status != TestStatus.ERRORED]
     right = sum(map(_modes_right, graded))
-    ci = wilson(right, len(graded))
     return Rate(
         total=len(results), passed=right, failed=len(graded) - right, errored=len(results) - len(graded),
-        pass_rate=right / len(graded) if graded else None,
-        pass_rate_ci=None if ci is None else (round(ci[0], 4), round(ci[1], 4)),
+        pass_rate=right / len(graded) if graded else None, pass_rate_ci=rate_ci(right, len(graded)),
     )  # fmt: skip
 
 

@@ -28,9 +28,11 @@ def money(amount: float, currency: str | None) -> str:
 
 
 def tokens_text(usage: Usage) -> str:
-    """`1,234 tokens (1,000 in, 200 of them cached; 234 out)`."""
+    """`1,234 tokens (1,000 in, 200 of them cached; 234 out)`, then `; 300 of them the judge's` when an LLM
+    judge graded (its tokens are in the totals: they are the run's cost too)."""
     cached = f", {usage.cached_input_tokens:,} of them cached" if usage.cached_input_tokens else ""
-    return f"{usage.total_tokens:,} tokens ({usage.input_tokens:,} in{cached}; {usage.output_tokens:,} out)"
+    judge = f"; {usage.judge_tokens:,} of them the judge's" if usage.judge_tokens else ""
+    return f"{usage.total_tokens:,} tokens ({usage.input_tokens:,} in{cached}; {usage.output_tokens:,} out{judge})"
 
 
 def cost_text(usage: Usage) -> str | None:
@@ -90,7 +92,8 @@ def usage_card_html(usage: Usage | None) -> str:
         body = '<p class="muted">the agent reported no token usage (unknown, not zero)</p>'
         return f'<section class="card" id="usage-card"><h2>Tokens and cost</h2>{body}</section>'
     rows = "".join(
-        f"<tr><td>{_e(m.model or 'no model named')}</td><td class='num'>{m.input_tokens:,}</td>"
+        f"<tr data-role='{m.role}'><td>{_e(m.model or 'no model named')}{' (judge)' if m.role == 'judge' else ''}"
+        f"</td><td class='num'>{m.input_tokens:,}</td>"
         f"<td class='num'>{'—' if m.cached_input_tokens is None else f'{m.cached_input_tokens:,}'}</td>"
         f"<td class='num'>{m.output_tokens:,}</td><td class='num'>{m.total_tokens:,}</td>"
         f"<td class='num'>{_e(_model_cost(m.cost, usage))}</td></tr>"

@@ -8,13 +8,15 @@ import asyncio
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
 
 from sredrill.engine.reporters import html_pages as pages
 from sredrill.engine.reporters.tables import section_rates
 from sredrill.errors import InputError, SredrillError
 from sredrill.server.gate import TOKEN_COOKIE
 from sredrill.server.live import RunLauncher
-from sredrill.server.runs_api import run_row, status_of
+from sredrill.server.runs_api import Pricing, run_row, status_of
+from sredrill.store import AmbiguousRun
 
 if TYPE_CHECKING:
     from fastapi import APIRouter, FastAPI
@@ -63,6 +65,7 @@ def ui_router(
 
     router = APIRouter(prefix="/ui", dependencies=[Depends(gate.read)], include_in_schema=False)
     options = app.state.options
+    pricing = Pricing(options.prices)
     served = sorted({*builtin_pack_names(), "incidents", *(options.packs or ())})
     # A pack given as a folder runs (and is stored) under the folder's name.
     folders = {Path(p).name: p for p in options.packs or () if p not in builtin_pack_names()}
@@ -73,11 +76,19 @@ def ui_router(
     def missing(what: str) -> Any:
         return html(pages.not_found_page(what), 404)
 
-    def resolve(run_id: str) -> str | None:
+    def resolve(ref: str, address: "Callable[[str], str]") -> Any:
+        """The run id `ref` names, read as the runs API reads it (a full id, a unique prefix or `latest`, the runs
+        going on here included); else the page that says why: 409 linking each run a prefix may mean (at
+        `address(run_id)`), or 404 with the store's words (its did-you-mean)."""
+        if launcher.get(ref) is not None:
+            return ref
         try:
-            return open_store().resolve_run(run_id)
-        except InputError:
-            return None
+            return open_store().resolve_run(ref)
+        except AmbiguousRun as exc:
+            choices = [(run_id, address(run_id)) for run_id in exc.allowed or ()]
+            return html(pages.ambiguous_run_page(exc.message, choices), 409)
+        except InputError as exc:
+            return missing(exc.message)
 
     def status(run_id: str, finished: bool) -> str:
         return status_of(launcher.get(run_id), finished)
@@ -93,35 +104,46 @@ def ui_router(
             return response
         records = await asyncio.to_thread(open_store().list_runs, 200)
         # The API's rows, so the list shows the numbers (and words) of `GET /api/runs` and of each run page.
-        rows = [{**run_row(r, status(r.run_id, r.finished)), "sections": section_rates(r.summary)} for r in records]
+        rows = [
+            {**run_row(r, status(r.run_id, r.finished), prices=options.prices), "sections": section_rates(r.summary)}
+            for r in records
+        ]
         return html(pages.runs_page(rows, packs=served))
 
     @router.get("/compare")
     async def compare(a: str = "", b: str = "") -> Any:
-        if resolve(a) is None or resolve(b) is None:
+        if not a or not b:
             return missing(f"pick two stored runs to compare (got {a!r} and {b!r})")
-        cmp = await asyncio.to_thread(open_store().compare, a, b)
-        return html(pages.compare_page(cmp))
+        run_a = resolve(a, lambda run_id: f"/ui/compare?{urlencode({'a': run_id, 'b': b})}")
+        run_b = resolve(b, lambda run_id: f"/ui/compare?{urlencode({'a': a, 'b': run_id})}")
+        for found in (run_a, run_b):
+            if not isinstance(found, str):
+                return found
+        cmp = await asyncio.to_thread(open_store().compare, run_a, run_b)
+        return html(pages.compare_page(pricing.comparison(cmp)))
 
     @router.get("/runs/{run_id}")
     async def run(run_id: str) -> Any:
-        found = resolve(run_id)
-        report = None if found is None else await asyncio.to_thread(open_store().report, found)
-        if found is None or report is None:
+        found = resolve(run_id, lambda full: f"/ui/runs/{quote(full)}")
+        if not isinstance(found, str):
+            return found
+        report = await asyncio.to_thread(open_store().report, found)
+        if report is None:
             return missing(f"no run {run_id!r}")
         record = open_store().get_run(found)
-        return html(pages.run_page(report, status=status(found, record is not None and record.finished)))
+        finished = record is not None and record.finished
+        return html(pages.run_page(pricing.report(report), status=status(found, finished)))
 
     @router.get("/runs/{run_id}/tests/{test_id:path}")
     async def result(run_id: str, test_id: str) -> Any:
-        found = resolve(run_id)
-        if found is None:
-            return missing(f"no run {run_id!r}")
+        found = resolve(run_id, lambda full: f"/ui/runs/{quote(full)}/tests/{quote(test_id)}")
+        if not isinstance(found, str):
+            return found
         results = {r.id: r for r in await asyncio.to_thread(open_store().results, found)}
         if test_id not in results:
             return missing(f"no test {test_id!r} in run {found}")
         steps = await asyncio.to_thread(open_store().trajectory, found, test_id)
-        chosen = results[test_id]
+        chosen = pricing.result(results[test_id])
         evidence = await asyncio.to_thread(
             scenario_evidence, chosen.file, chosen.id, allowed=set(served), folders=folders
         )
