@@ -90,6 +90,12 @@ def test_start_a_run_watch_it_live_and_open_a_failed_test(page: Any, server: Ser
     assert page.locator("#tests tbody tr").count() == 36
     assert page.locator("svg.bars rect.a2").count() > 0
     assert "gap" in page.text_content(".summary")
+    # Each difficulty's label (and its gap, on a line below) stays clear of its neighbours'.
+    overlaps = page.evaluate(
+        "(() => { const b = Array.from(document.querySelectorAll('svg.bars text.x-tick')).map((t) => t.getBBox());"
+        " return b.slice(1).filter((box, i) => box.x < b[i].x + b[i].width).length; })()"
+    )
+    assert page.locator("svg.bars text.x-tick").count() == 4 and overlaps == 0
 
     row = page.locator("#tests tbody tr.failed").first
     reason = row.locator("td.reason .check").get_attribute("data-check")

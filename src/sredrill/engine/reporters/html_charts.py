@@ -229,9 +229,10 @@ def axis_bars(rca: RcaSummary) -> str:
                 f'text-anchor="middle">{label}</text></g>'
             )
         gap = rca.gap.by_difficulty.get(level) if rca.gap else None
-        gap_text = "" if gap is None else f" · gap {gap:+.1f} pt"
+        # The gap on a line of its own: side by side, four groups' labels ran into each other.
+        gap_text = "" if gap is None else f'<tspan x="{gx + bar_w:.1f}" dy="14">gap {gap:+.1f} pt</tspan>'
         parts.append(
-            f'<text x="{gx + bar_w:.1f}" y="{top + inner_h + 16}" class="tick" text-anchor="middle">'
+            f'<text x="{gx + bar_w:.1f}" y="{top + inner_h + 16}" class="tick x-tick" text-anchor="middle">'
             f"difficulty {level}{gap_text}</text>"
         )
     parts.append(
