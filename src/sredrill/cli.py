@@ -34,7 +34,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     help="Fire drills for AI SRE agents: benchmark, test and train agents that investigate incidents.",
 )
-runs_app = typer.Typer(no_args_is_help=True, help="Stored run history: list, show, compare, regrade.")
+runs_app = typer.Typer(no_args_is_help=True, help="Stored run history: list, show, compare, merge, regrade, delete.")
 app.add_typer(runs_app, name="runs")
 
 
@@ -89,6 +89,14 @@ LastFailedOpt = Annotated[
 PricesOpt = Annotated[
     str | None,
     typer.Option("--prices", help="TOML or JSON prices per million tokens by model: the cost of the tokens."),
+]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        help="Run part K of N (K/N): the tests whose id hashes there; merge the parts with runs merge.",
+        metavar="K/N",
+    ),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Report more (each test, each check).")]
 
@@ -428,6 +436,7 @@ def run_cmd(
     agent_env: AgentEnvOpt = None,
     agent_dir: AgentDirOpt = None,
     prices: PricesOpt = None,
+    shard: ShardOpt = None,
 ) -> None:
     """Run scenario packs against an agent and print the scoreboard (the main job)."""
 
@@ -445,6 +454,9 @@ def run_cmd(
         if resume:
             if last_failed:
                 raise InputError("--last-failed starts a new run; --resume continues one", hint="give one of them")
+            if shard:
+                raise InputError("--shard starts a new run; --resume continues one (in its own shard)",
+                                 hint="give one of them")  # fmt: skip
             return _resume("run", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose,
                            started=started)  # fmt: skip
         options = RunOptions(
@@ -461,7 +473,7 @@ def run_cmd(
                 list(pack or []), settings=settings, options=options, listener=listener, store=store, mode=mode,
                 axis2=axis2, scenario_ids=list(scenario or []), difficulty=difficulty, blind=not no_blind, seed=seed,
                 last_failed=failures, seeds=seeds, episode_key=_read_episode_key(episode_key_file),
-                isolation=isolated, generate=generate,
+                isolation=isolated, generate=generate, shard=shard,
             )
         )  # fmt: skip
         _warn_unpriced(report, settings.prices)
@@ -793,6 +805,7 @@ def test_cmd(
     agent_env: AgentEnvOpt = None,
     agent_dir: AgentDirOpt = None,
     prices: PricesOpt = None,
+    shard: ShardOpt = None,
 ) -> None:
     """Run SDK eval files against an agent."""
 
@@ -826,6 +839,9 @@ def test_cmd(
         if resume:
             if last_failed:
                 raise InputError("--last-failed starts a new run; --resume continues one", hint="give one of them")
+            if shard:
+                raise InputError("--shard starts a new run; --resume continues one (in its own shard)",
+                                 hint="give one of them")  # fmt: skip
             return _resume("test", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose,
                            started=started)  # fmt: skip
         options = RunOptions(
@@ -855,6 +871,7 @@ def test_cmd(
                 labels=list(label or []),
                 last_failed=failures,
                 isolation=isolated,
+                shard=shard,
             )
         )
         _warn_unpriced(report, settings.prices)
@@ -1025,6 +1042,24 @@ def runs_compare(
             for line in compare_lines(cmp):
                 typer.echo(line)
         return ExitCode.TESTS_FAILED if fail_on_regression and cmp.regressed else ExitCode.OK
+
+    _guard(body)
+
+
+@runs_app.command("merge")
+def runs_merge(
+    sources: Annotated[list[Path], typer.Argument(help="The stores the shards wrote (each --shard K/N run's --db).")],
+    into: Annotated[Path, typer.Option("--into", help="The store to write the merged runs to (created if new).")],
+) -> None:
+    """Join the runs of one plan played as --shard 1/N … N/N into one run, as if it had run unsharded."""
+
+    def body() -> int:
+        from sredrill.engine.merge import merge_runs
+
+        for merged in merge_runs(sources, into):
+            typer.echo(f"merged {len(merged.shards)} shards ({merged.title}) into run {merged.run_id} in {into}: "
+                       f"{merged.results} results; see: sredrill runs show {merged.run_id} --db {into}")  # fmt: skip
+        return ExitCode.OK
 
     _guard(body)
 

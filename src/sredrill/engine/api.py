@@ -19,7 +19,15 @@ from sredrill.results import RunReport, TestResult
 from .config import Settings
 from .execute import RunListener, RunOptions
 from .launch import TestPlan, plan_tests, resume_run, start_run
-from .plan import EvalSelection, GeneratedSelection, IsolationRequest, LastFailedSelection, PackSelection, RunPlan
+from .plan import (
+    EvalSelection,
+    GeneratedSelection,
+    IsolationRequest,
+    LastFailedSelection,
+    PackSelection,
+    RunPlan,
+    Shard,
+)
 from .selection import LastFailures, parse_difficulties
 
 __all__ = [
@@ -62,6 +70,7 @@ async def run_eval_files(
     resume: str | None = None,
     last_failed: LastFailures | None = None,
     isolation: IsolationRequest | None = None,
+    shard: str | None = None,
 ) -> RunReport:
     """Load, select and run eval files; every result is stored as it completes.
 
@@ -71,6 +80,7 @@ async def run_eval_files(
         last_failed: `--last-failed`: only the tests it selects (`selection.last_failures`); files that fail
             to load are reported whatever it says.
         isolation: how the agent and the test bodies are isolated (`--isolation` and its flags); None: `auto`.
+        shard: `--shard K/N`: only the selected tests whose id hashes to part K of N (`plan.Shard`).
 
     Raises:
         NothingSelected: no test is selected (the files register none, or the filters match none): nothing
@@ -82,7 +92,7 @@ async def run_eval_files(
         )
     plan = eval_plan(
         paths, settings=settings, options=options, grep=grep, labels=labels, last_failed=last_failed,
-        isolation=isolation,
+        isolation=isolation, shard=shard,
     )  # fmt: skip
     return await start_run(plan, settings=settings, listener=listener, store=store)
 
@@ -96,6 +106,7 @@ def eval_plan(
     labels: Sequence[str] = (),
     last_failed: LastFailures | None = None,
     isolation: IsolationRequest | None = None,
+    shard: str | None = None,
 ) -> RunPlan:
     """The plan of `sredrill test PATH…` (see `run_eval_files` for the arguments).
 
@@ -110,6 +121,7 @@ def eval_plan(
         agent=settings.agent,
         skip_judge=settings.skip_judge,
         last_failed=LastFailedSelection.of(last_failed),
+        shard=Shard.parse(shard) if shard is not None else None,
         **(isolation or IsolationRequest()).model_dump(),
     )
 
@@ -133,6 +145,7 @@ async def run_packs(
     episode_key: str | None = None,
     isolation: IsolationRequest | None = None,
     generate: str | None = None,
+    shard: str | None = None,
 ) -> RunReport:
     """What `sredrill run` does: scenario packs against one agent, graded, stored, reported.
 
@@ -157,6 +170,9 @@ async def run_packs(
         generate: a generated set to run besides the packs (`--generate rds:seed=S:count=N`,
             `sredrill.generate.parse_generate_spec`): made in memory, nothing written; the run records its spec
             and generator version.
+        shard: `--shard K/N`: only the selected scenarios and episodes whose test id hashes to part K of N;
+            `sredrill runs merge` joins the parts' runs. With the incidents pack it needs `episode_key`, so every
+            part plays the same episodes.
 
     Raises:
         InputError: an unknown pack, scenario id, mode, difficulty, seed or episode key, or a bad generate spec
@@ -170,7 +186,7 @@ async def run_packs(
     plan = pack_plan(
         packs, settings=settings, options=options, mode=mode, axis2=axis2, scenario_ids=scenario_ids,
         difficulty=difficulty, blind=blind, seed=seed, last_failed=last_failed, seeds=seeds,
-        episode_key=episode_key, isolation=isolation, generate=generate,
+        episode_key=episode_key, isolation=isolation, generate=generate, shard=shard,
     )  # fmt: skip
     return await start_run(plan, settings=settings, listener=listener, store=store)
 
@@ -191,6 +207,7 @@ def pack_plan(
     episode_key: str | None = None,
     isolation: IsolationRequest | None = None,
     generate: str | None = None,
+    shard: str | None = None,
 ) -> RunPlan:
     """The plan of `sredrill run` (see `run_packs` for the arguments): a fresh episode key unless one is given.
 
@@ -208,10 +225,19 @@ def pack_plan(
     played = parse_seeds(seeds)
     generated = generated_selection(generate) if generate is not None else None
     default = () if generated is not None else (*builtin_pack_names(), INCIDENTS_PACK)
+    chosen = tuple(dict.fromkeys(packs)) or default
+    part = Shard.parse(shard) if shard is not None else None
+    if part is not None and INCIDENTS_PACK in chosen and episode_key is None:
+        # Each run draws a fresh key: the shards would play different episodes, and their merge no run.
+        raise InputError(
+            f"--shard {part.text()} with the incidents pack needs one episode key for every shard",
+            hint="give each shard the same --episode-key-file FILE (a secret of 32+ characters), or leave out "
+            "the incidents pack (--pack NAME)",
+        )
     return RunPlan.with_options(
         options,
         selection=PackSelection(
-            packs=tuple(dict.fromkeys(packs)) or default,
+            packs=chosen,
             generated=generated,
             mode=None if mode is None else BackendMode(mode),
             axis2=axis2,
@@ -224,6 +250,7 @@ def pack_plan(
         agent=settings.agent or "reference",
         last_failed=LastFailedSelection.of(last_failed),
         episode_key=new_episode_key(episode_key),
+        shard=part,
         **(isolation or IsolationRequest()).model_dump(),
     )
 

@@ -255,8 +255,9 @@ async def _run_plan(
     else:
         chosen = _choose_eval_files(plan, plan.selection, settings, store)
     done = {r.id for r in previous}
-    tests = [t for t in chosen.tests if t.id not in done]
-    preset = [r for r in chosen.preset if r.id not in done]
+    shard = plan.shard
+    tests = [t for t in chosen.tests if t.id not in done and (shard is None or shard.selects(t.id))]
+    preset = [r for r in chosen.preset if r.id not in done and (shard is None or shard.selects(r.id))]
     policy = _policy(plan, [*chosen.masked, *isolation_masks(store)])
     async with chosen.open(run_id, tests, policy) as opened:
         if store is not None:
@@ -271,7 +272,7 @@ async def _run_plan(
             options,
             listener=listener,
             store=store,
-            title=opened.title,
+            title=opened.title + (f" · shard {shard.text()}" if shard is not None else ""),
             preset=preset,
             previous=previous,
             agent=plan.agent,

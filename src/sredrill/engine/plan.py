@@ -9,6 +9,8 @@ is upgraded when it is read; one stored by a newer sredrill is refused with the 
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
@@ -33,6 +35,7 @@ __all__ = [
     "PackSelection",
     "RunKind",
     "RunPlan",
+    "Shard",
     "seeds_text",
     "stored_plan",
     "upgrade_config",
@@ -126,6 +129,55 @@ class LastFailedSelection(_Plan):
         return LastFailures(run_id=self.run, ids=frozenset(self.ids), files=frozenset(self.files))
 
 
+class Shard(_Plan):
+    """One of `count` disjoint parts of a run (`--shard K/N`): the tests whose id hashes to `index`.
+
+    The hash is of the test id alone (SHA-256, not Python's salted `hash`), so every machine, process and
+    resume puts a test in the same shard, and the N shards of a plan together run each of its tests once.
+
+    Examples:
+        >>> Shard.parse("2/3")
+        Shard(index=2, count=3)
+        >>> sum(Shard(index=k, count=3).selects("rds_postgres/001-replication-lag#1") for k in (1, 2, 3))
+        1
+    """
+
+    index: int = Field(ge=1)
+    """K: which part, from 1."""
+    count: int = Field(ge=1)
+    """N: how many parts."""
+
+    @model_validator(mode="after")
+    def _within(self) -> Shard:
+        if self.index > self.count:
+            raise ValueError(f"shard {self.index}/{self.count}: K must be between 1 and N")
+        return self
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """`K/N` as typed (`--shard 2/4`).
+
+        Raises:
+            InputError: not two whole numbers, or K outside 1..N.
+        """
+        match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+        hint = "--shard K/N with 1 <= K <= N, e.g. --shard 1/4 on the first of four machines"
+        if match is None:
+            raise InputError(f"--shard {text!r} is not K/N", hint=hint)
+        index, count = int(match[1]), int(match[2])
+        if not 1 <= index <= count:
+            raise InputError(f"--shard {text!r}: K must be between 1 and N", hint=hint)
+        return cls(index=index, count=count)
+
+    def selects(self, test_id: str) -> bool:
+        """Whether the test with this id is in this shard."""
+        digest = hashlib.sha256(test_id.encode("utf-8", "surrogatepass")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+    def text(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
 IsolationLevel = Literal["auto", "sandbox", "process", "none"]
 """`--isolation`: how far the agent is kept from the grader's data (`sredrill.isolation`)."""
 RequiredLevel = Literal["sandbox", "process", "none"]
@@ -187,6 +239,9 @@ class RunPlan(_Plan):
     """Every judge gives a neutral, skipped verdict (`--no-judge`)."""
     last_failed: LastFailedSelection | None = None
     """The `--last-failed` selection the run started with; None: every selected test."""
+    shard: Shard | None = None
+    """The part of the selected tests this run plays (`--shard K/N`); None: all of them. `sredrill runs merge`
+    joins the N shards' runs into one."""
     regraded_from: str | None = None
     """The run this one regraded (`sredrill runs regrade`): its results are that run's trajectories graded again."""
     episode_key: SecretStr | None = Field(None, min_length=MIN_KEY_LENGTH)

@@ -448,6 +448,15 @@ class Store:
             self._require_run(conn, run_id)
             conn.executemany(_UPSERT_SPAN, rows)
 
+    def test_spans(self, run_id: str, test_id: str) -> list[tuple[str, Span]]:
+        """A test's spans as `write_results` takes them: (agent run id, span), in start order."""
+        with self._transaction(write=False) as conn:
+            rows = conn.execute(
+                "SELECT agent_run_id, span FROM spans WHERE run_id = ? AND test_id = ? ORDER BY start_ns, span_id",
+                (run_id, test_id),
+            ).fetchall()
+        return [(row[0], Span.model_validate_json(row[1])) for row in rows]
+
     def spans(self, run_id: str, test_id: str | None = None) -> list[Span]:
         """The spans stored for a run (or one of its tests), in start order."""
         query = "SELECT span FROM spans WHERE run_id = ?"
