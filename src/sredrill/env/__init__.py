@@ -16,6 +16,8 @@ Examples:
 
 `sredrill.env.gym.make(task_id)` gives the same incident task or family as a `gymnasium.Env` (the `gym` extra; a
 family's with a per-episode action mask); it is imported only when used.
+`sredrill.env.trl` gives them (and the RCA scenarios) to TRL's `environment_factory` as tool-calling classes
+(`IncidentToolEnv`, `RcaToolEnv`; docs/training.md); it imports nothing from TRL.
 """
 
 from __future__ import annotations
