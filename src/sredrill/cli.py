@@ -538,6 +538,8 @@ def export_cmd(
     and results, reward and grade (JSON lines, or Parquet); with --pack or --generate, run them first (the
     reference agent's trajectories are demonstrations)."""
 
+    started = _Started("run", db)  # Ctrl-C while the run plays: how to resume it (then export it)
+
     def body() -> int:
         from sredrill.store.export import EXPORT_FORMATS, episode_records, write_export
 
@@ -558,7 +560,7 @@ def export_cmd(
             from sredrill.engine import RunOptions, load_settings, run_packs, run_sync
 
             settings = load_settings({"agent": agent, "jobs": jobs, "db": db})
-            listener = _reporter("console", None, verbose=False)
+            listener = _reporter("console", None, verbose=False, started=started)
             report = run_sync(
                 run_packs(list(pack or []), settings=settings, options=RunOptions(jobs=settings.jobs),
                           listener=listener, store=store, axis2=axis2, scenario_ids=list(scenario or []),
@@ -570,7 +572,7 @@ def export_cmd(
         typer.echo(f"exported {written} episode{'' if written == 1 else 's'} of run {run_id} to {target}", err=True)
         return ExitCode.OK
 
-    _guard(body, interruptible=True)
+    _guard(body, interruptible=True, started=started)
 
 
 @app.command("baselines")
