@@ -105,8 +105,8 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
-UsageRole = Literal["agent", "judge"]
-"""Whose tokens a `ModelUsage` counts."""
+UsageRole = Literal["agent", "judge", "insights"]
+"""Whose tokens a `ModelUsage` counts: the agent's, the LLM judge's, or the `--insights llm` synthesizer's."""
 
 
 class ModelUsage(_Model):
@@ -124,8 +124,8 @@ class ModelUsage(_Model):
     cost: float | None = None
     """What these tokens cost in `Usage.currency` (`--prices FILE`); None: not priced, or no price for the model."""
     role: UsageRole = "agent"
-    """Whose tokens: the agent's, or the LLM judge's (grading the test, `judge(...)`); one model in both roles
-    has a part for each."""
+    """Whose tokens: the agent's, the LLM judge's (grading the test, `judge(...)`), or the `--insights llm`
+    synthesizer's (explaining its result); one model in several roles has a part for each."""
 
 
 class Signal(_Model):

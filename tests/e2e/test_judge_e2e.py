@@ -141,7 +141,8 @@ def test_llm_insights_only_with_the_flag(project: Project) -> None:
         """,
     )
     synth = {"summary": "looked only at connections", "why": ["no replica query"], "recommendations": ["query lag"]}
-    with OpenAIStub(responder=lambda body: (200, chat_completion(json.dumps(synth)).body, {})) as stub:
+    reply = chat_completion(json.dumps(synth), usage=(300, 40))
+    with OpenAIStub(responder=lambda body: (200, reply.body, {})) as stub:
         base = ["test", "ins_eval.py", "--agent", "py:agent_mod:agent", "--json"]
         judge = ["--judge-base-url", stub.base_url, "--judge-model", "m"]
         rules = project.run(*base, *judge)
@@ -151,6 +152,11 @@ def test_llm_insights_only_with_the_flag(project: Project) -> None:
     assert rules.result("fails")["insights"]["source"] == "rules"
     insights = llm.result("fails")["insights"]
     assert insights["source"] == "llm" and insights["recommendations"] == ["query lag"]
+    # The synthesizer's tokens are the run's cost too: counted, as its own role (not the judge's).
+    assert rules.result("fails")["usage"] is None
+    usage = llm.result("fails")["usage"]
+    assert [(m["model"], m["role"], m["total_tokens"]) for m in usage["by_model"]] == [("m", "insights", 340)]
+    assert usage["total_tokens"] == 340 and usage["judge_tokens"] == 0
 
 
 CMD_JSONL = """

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 from sredrill.agents import ToolHost, needs_tool_server
 from sredrill.errors import AgentError, InputError, StoreError
 from sredrill.harness import Runtime, TestDef
-from sredrill.results import Attempt, GeneratedSet, RunReport, TestResult, TestStatus, summarize
+from sredrill.results import Attempt, GeneratedSet, ModelUsage, RunReport, TestResult, TestStatus, summarize
 from sredrill.store.writer import ResultWriter
 from sredrill.traces import Span, SpanCollector, export_endpoint, export_spans
 from sredrill.workers import describe_exception
@@ -240,7 +240,10 @@ def _combine(outcomes: list[AttemptOutcome], *, repeat: int) -> AttemptOutcome:
     return AttemptOutcome(result=result, steps=chosen.steps, tools_offered=chosen.tools_offered)
 
 
-async def _llm_insights(runtime: Runtime, result: TestResult, steps: list[dict[str, Any]] | None) -> TestResult:
+async def _llm_insights(
+    runtime: Runtime, result: TestResult, steps: list[dict[str, Any]] | None
+) -> tuple[TestResult, ModelUsage | None]:
+    """The result with the LLM's insights (`--insights llm`), and the tokens that call spent (role `insights`)."""
     from sredrill.agents.llm import ChatClient  # loads only with --insights llm
 
     cfg = runtime.judge
@@ -253,7 +256,12 @@ async def _llm_insights(runtime: Runtime, result: TestResult, steps: list[dict[s
             reply = await client.complete(
                 [{"role": "system", "content": LLM_SYSTEM}, {"role": "user", "content": llm_prompt(result, steps)}]
             )
-            return result.model_copy(update={"insights": parse_llm_insights(reply.content or "")})
+            tokens = reply.usage
+            spent = None if tokens is None else ModelUsage(
+                model=cfg.model, input_tokens=tokens.prompt, output_tokens=tokens.completion,
+                total_tokens=tokens.total, cached_input_tokens=tokens.cached, role="insights",
+            )  # fmt: skip
+            return result.model_copy(update={"insights": parse_llm_insights(reply.content or "")}), spent
         except (AgentError, ValueError) as exc:  # insights never change a status; the failure is shown
             note = f"LLM insights unavailable: {exc}"
         finally:
@@ -261,8 +269,8 @@ async def _llm_insights(runtime: Runtime, result: TestResult, steps: list[dict[s
     if fallback is None:
         from sredrill.results import Insights
 
-        return result.model_copy(update={"insights": Insights(source="rules", summary=note, why=[note])})
-    return result.model_copy(update={"insights": fallback.model_copy(update={"why": [*fallback.why, note]})})
+        return result.model_copy(update={"insights": Insights(source="rules", summary=note, why=[note])}), None
+    return result.model_copy(update={"insights": fallback.model_copy(update={"why": [*fallback.why, note]})}), None
 
 
 async def execute(
@@ -322,11 +330,12 @@ async def execute(
         insights = insights_for_test(result, tools_offered=outcome.tools_offered)
         if insights is not None:
             result = result.model_copy(update={"insights": insights})
+        judged = [s.usage for s in result.signals if s.usage is not None]
         if options.insights == "llm":
-            result = await _llm_insights(runtime, result, outcome.steps)
+            result, spent = await _llm_insights(runtime, result, outcome.steps)
+            judged += [spent] if spent is not None else []
         test_spans = runner.spans_of_test(result.id, is_error=result.status != TestStatus.PASSED)
         reported = result.metrics.tokens if result.metrics is not None else None
-        judged = [s.usage for s in result.signals if s.usage is not None]
         usage = usage_of_test([s for _, s in test_spans], reported=reported, agent=agent, judged=judged)
         if usage is not None:
             result = result.model_copy(update={"usage": price_usage(usage, prices) if prices else usage})

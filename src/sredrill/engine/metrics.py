@@ -72,8 +72,9 @@ def _spec_model(agent: str | None) -> str | None:
 def usage_of_test(
     spans: Sequence[Span], *, reported: TokenUsage | None, agent: str | None, judged: Sequence[ModelUsage] = ()
 ) -> Usage | None:
-    """A test's tokens: from its spans (every attempt's agent runs), else the usage its agent reported; then the
-    LLM judge's (`judged`, its verdicts' tokens, role `judge`).
+    """A test's tokens: from its spans (every attempt's agent runs), else the usage its agent reported; then what
+    grading and explaining it spent (`judged`: the LLM judge's verdicts, role `judge`; `--insights llm`, role
+    `insights`).
 
     One rule keeps calls from being counted twice: the spans win. sredrill's own spans already carry what the
     agent reported (the `openai:` agent's usage is a `chat` span per model call and its sum on `invoke_agent`),
