@@ -437,6 +437,9 @@ def run_cmd(
     agent_dir: AgentDirOpt = None,
     prices: PricesOpt = None,
     shard: ShardOpt = None,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Processes the episodes play in (N cores for grading; 1: this one).")
+    ] = 1,
 ) -> None:
     """Run scenario packs against an agent and print the scoreboard (the main job)."""
 
@@ -473,7 +476,7 @@ def run_cmd(
                 list(pack or []), settings=settings, options=options, listener=listener, store=store, mode=mode,
                 axis2=axis2, scenario_ids=list(scenario or []), difficulty=difficulty, blind=not no_blind, seed=seed,
                 last_failed=failures, seeds=seeds, episode_key=_read_episode_key(episode_key_file),
-                isolation=isolated, generate=generate, shard=shard,
+                isolation=isolated, generate=generate, shard=shard, workers=workers,
             )
         )  # fmt: skip
         _warn_unpriced(report, settings.prices)

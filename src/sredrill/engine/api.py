@@ -146,6 +146,7 @@ async def run_packs(
     isolation: IsolationRequest | None = None,
     generate: str | None = None,
     shard: str | None = None,
+    workers: int = 1,
 ) -> RunReport:
     """What `sredrill run` does: scenario packs against one agent, graded, stored, reported.
 
@@ -173,6 +174,8 @@ async def run_packs(
         shard: `--shard K/N`: only the selected scenarios and episodes whose test id hashes to part K of N;
             `sredrill runs merge` joins the parts' runs. With the incidents pack it needs `episode_key`, so every
             part plays the same episodes.
+        workers: processes the episodes play in (`--workers`); 1: this one. Grading and a built-in agent are
+            CPU-bound: N workers use N cores, one attempt at a time each.
 
     Raises:
         InputError: an unknown pack, scenario id, mode, difficulty, seed or episode key, or a bad generate spec
@@ -186,7 +189,7 @@ async def run_packs(
     plan = pack_plan(
         packs, settings=settings, options=options, mode=mode, axis2=axis2, scenario_ids=scenario_ids,
         difficulty=difficulty, blind=blind, seed=seed, last_failed=last_failed, seeds=seeds,
-        episode_key=episode_key, isolation=isolation, generate=generate, shard=shard,
+        episode_key=episode_key, isolation=isolation, generate=generate, shard=shard, workers=workers,
     )  # fmt: skip
     return await start_run(plan, settings=settings, listener=listener, store=store)
 
@@ -208,6 +211,7 @@ def pack_plan(
     isolation: IsolationRequest | None = None,
     generate: str | None = None,
     shard: str | None = None,
+    workers: int = 1,
 ) -> RunPlan:
     """The plan of `sredrill run` (see `run_packs` for the arguments): a fresh episode key unless one is given.
 
@@ -226,6 +230,9 @@ def pack_plan(
     generated = generated_selection(generate) if generate is not None else None
     default = () if generated is not None else (*builtin_pack_names(), INCIDENTS_PACK)
     chosen = tuple(dict.fromkeys(packs)) or default
+    if workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}", field="workers",
+                         hint="--workers 1 plays the episodes in this process; --workers N in N processes")  # fmt: skip
     part = Shard.parse(shard) if shard is not None else None
     if part is not None and INCIDENTS_PACK in chosen and episode_key is None:
         # Each run draws a fresh key: the shards would play different episodes, and their merge no run.
@@ -251,6 +258,7 @@ def pack_plan(
         last_failed=LastFailedSelection.of(last_failed),
         episode_key=new_episode_key(episode_key),
         shard=part,
+        workers=workers,
         **(isolation or IsolationRequest()).model_dump(),
     )
 

@@ -347,20 +347,29 @@ def _alive(pid: int) -> bool:
 
 
 class BodyWorkers:
-    """The `Executor` of `sredrill test`: attempts in body workers, one per `--jobs` slot.
+    """The `Executor` of `sredrill test`: attempts in body workers, one per `--jobs` slot (and of a pack run with
+    `--workers N`: `pack_workers`, whose handler builds the plan's episodes instead of loading eval files).
 
     Args:
-        init: what each worker loads and resolves.
+        init: what each worker loads and resolves (its handler's first request).
         tests: the tests this run executes (a scope ends when the last of them ends).
         jobs: the number of workers at most.
         isolation: the run's isolation policy, for the agents the workers start: a `cmd:` agent, or the agent
             worker of a `py:` one, gets it, every mask included. The body workers themselves run the tests' code
             (which grades: it holds scenarios, answer keys and expectations) as without isolation. None: none.
+        handler: the workers' handler (`"module:factory"`).
     """
 
     def __init__(
-        self, init: BodyInit, tests: Sequence[TestDef], *, jobs: int, isolation: IsolationPolicy | None = None
+        self,
+        init: BaseModel,
+        tests: Sequence[TestDef],
+        *,
+        jobs: int,
+        isolation: IsolationPolicy | None = None,
+        handler: str = HANDLER,
     ) -> None:
+        self._handler = handler
         self._init = init.model_copy(update={"isolation": _policy_fields(isolation)}).model_dump(mode="json")
         self._pool = WorkerPool(self._new_worker, size=max(1, jobs))
         self._ready: set[Worker] = set()
@@ -380,7 +389,7 @@ class BodyWorkers:
 
     def _new_worker(self) -> Worker:
         capture = Path(tempfile.mkdtemp(dir=self._capture_root))
-        worker = Worker(HANDLER, role="body")
+        worker = Worker(self._handler, role="body")
         self._capture_dirs[worker] = str(capture)
         return worker
 
@@ -400,7 +409,7 @@ class BodyWorkers:
             error = _input_error(exc)
             if error is not None:
                 raise error from None
-            raise SredrillError(f"a body worker could not load the eval files: {exc}") from exc
+            raise SredrillError(f"a worker could not get the run's tests ready: {exc}") from exc
         self._ready.add(worker)
 
     async def start(self) -> None:

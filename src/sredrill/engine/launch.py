@@ -251,7 +251,7 @@ async def _run_plan(
     resolve_isolation(plan.isolation, require=plan.require_isolation, network=plan.agent_network)
     settings = replace(settings, agent=plan.agent)
     if isinstance(plan.selection, PackSelection):
-        chosen = await _choose_packs(plan, plan.selection, settings, store)
+        chosen = await choose_packs(plan, plan.selection, settings, store)
     else:
         chosen = _choose_eval_files(plan, plan.selection, settings, store)
     done = {r.id for r in previous}
@@ -376,7 +376,7 @@ def _eval_masks(plan: RunPlan, selection: EvalSelection, chosen: TestPlan) -> tu
     return tuple(dict.fromkeys(masked))
 
 
-async def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, store: Any | None) -> _Chosen:
+async def choose_packs(plan: RunPlan, selection: PackSelection, settings: Settings, store: Any | None) -> _Chosen:
     from sredrill.scenarios import load_pack
 
     from .incident_suite import INCIDENTS_PACK, incident_tests
@@ -445,6 +445,22 @@ async def _choose_packs(plan: RunPlan, selection: PackSelection, settings: Setti
     @asynccontextmanager
     async def open_agent(run_id: str, tests: list[TestDef], policy: IsolationPolicy) -> AsyncIterator[_Opened]:
         from sredrill.agents.spec import resolve_agent
+
+        if plan.workers > 1 and tests:
+            from .pack_workers import pack_workers
+
+            # The episodes play in N processes, each with its own agent; the first starts now, so a bad --agent
+            # is a usage error before the run begins.
+            workers = pack_workers(plan, run_id=run_id, settings=settings, tests=tests, isolation=policy)
+            try:
+                await workers.start()
+                yield _Opened(
+                    runtime=Runtime(run_id=run_id, agent=None, judge=JudgeConfig(skip=True), store=store),
+                    title=f"{title} · {plan.workers} workers", mode=mode, agent_spec=agent_spec, executor=workers,
+                )  # fmt: skip
+            finally:
+                await workers.aclose()
+            return
 
         agent = resolve_agent(
             agent_spec, base_url=settings.base_url, api_key=settings.api_key, packs=agent_packs, seed=selection.seed,

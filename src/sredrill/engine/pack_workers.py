@@ -1,0 +1,103 @@
+"""Pack workers: a pack run's episodes played in N worker processes (`sredrill run --workers N`), so grading and a
+built-in agent's reasoning, which are CPU-bound, use N cores.
+
+Each worker gets the run's plan (JSON, as the store keeps it) and builds the same tests from it that the driver
+did (`choose_packs`: test ids are the plan's, wherever it is expanded), with its own agent and toolsets; the
+driver sends it a test id and an attempt, as it sends a body worker (`BodyWorkers`, whose driver side this
+reuses). The driver keeps scheduling, retries, storage and reporting. The workers grade, so they hold the
+scenarios and answer keys: they are never given to an agent, and the agents they start run under the run's
+isolation, as the driver's would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sredrill.errors import InputError
+from sredrill.harness import TestDef
+from sredrill.workers import Ask, attach_worker_data
+
+from .body_workers import BodyHandler, BodyWorkers, _policy_of, _WorkerHooks
+
+if TYPE_CHECKING:
+    from sredrill.isolation import IsolationPolicy
+
+    from .config import Settings
+    from .plan import RunPlan
+
+__all__ = ["PACK_HANDLER", "PackHandler", "PackInit", "pack_workers"]
+
+PACK_HANDLER: Final = "sredrill.engine.pack_workers:PackHandler"
+
+
+class PackInit(BaseModel):
+    """What a pack worker needs: the run's plan and id, where the agent's endpoint is, and the isolation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    op: Literal["init_plan"] = "init_plan"
+    plan: dict[str, Any]
+    """`RunPlan.stored()`: the episode key in clear (the worker is the driver's own, never an agent's)."""
+    run_id: str
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    isolation: dict[str, Any] | None = None
+
+
+class PackHandler(BodyHandler):
+    """A body worker whose tests are a plan's episodes: `init_plan` once, then `run` requests as `BodyHandler`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._open = contextlib.AsyncExitStack()
+
+    async def handle(self, body: Any, ask: Ask) -> Any:
+        if isinstance(body, dict) and body.get("op") == "init_plan":
+            return await self._init_plan(PackInit.model_validate(body))
+        return await super().handle(body, ask)
+
+    async def _init_plan(self, init: PackInit) -> dict[str, Any]:
+        from sredrill.agents import ToolHost, needs_tool_server
+        from sredrill.traces import SpanCollector
+
+        from .config import Settings
+        from .launch import choose_packs
+        from .plan import PackSelection, RunPlan
+
+        # Workers of their own would start workers again: here the plan plays in this process.
+        plan = RunPlan.model_validate(init.plan).model_copy(update={"workers": 1})
+        assert isinstance(plan.selection, PackSelection)
+        settings = Settings(agent=plan.agent, base_url=init.base_url, api_key=init.api_key)
+        policy = _policy_of(init.isolation)
+        try:
+            chosen = await choose_packs(plan, plan.selection, settings, None)
+            opened = await self._open.enter_async_context(chosen.open(init.run_id, chosen.tests, policy))  # type: ignore[arg-type]
+        except InputError as exc:  # raised again by the driver, with the same fields: a usage error
+            fields: dict[str, object] = {"class": type(exc).__name__, "message": exc.message, "path": exc.path}
+            fields |= {"field": exc.field, "allowed": exc.allowed, "hint": exc.hint}
+            attach_worker_data(exc, fields)
+            raise
+        agent = opened.runtime.agent
+        spans = SpanCollector()
+        tool_host = (
+            ToolHost(spans=spans, unix_path=getattr(agent, "tools_socket", None)) if needs_tool_server(agent) else None
+        )
+        self._runtime = replace(opened.runtime, spans=spans, tool_host=tool_host)
+        self._tests = {t.id: t for t in chosen.tests}
+        self._hooks = _WorkerHooks(list(chosen.tests))
+        gc.freeze()  # the packs and the agent live as long as this worker: keep full collections off them
+        return {"tests": len(self._tests)}
+
+
+def pack_workers(
+    plan: RunPlan, *, run_id: str, settings: Settings, tests: Sequence[TestDef], isolation: IsolationPolicy | None
+) -> BodyWorkers:
+    """The executor of a pack run with `--workers N`: N pack workers, each playing one attempt at a time."""
+    init = PackInit(plan=plan.stored(), run_id=run_id, base_url=settings.base_url, api_key=settings.api_key)
+    return BodyWorkers(init, tests, jobs=plan.workers, isolation=isolation, handler=PACK_HANDLER)
