@@ -75,9 +75,10 @@ class PackHandler(BodyHandler):
         assert isinstance(plan.selection, PackSelection)
         settings = Settings(agent=plan.agent, base_url=init.base_url, api_key=init.api_key)
         policy = _policy_of(init.isolation)
+        assert policy is not None  # `pack_workers` passes the run's, resolved
         try:
             chosen = await choose_packs(plan, plan.selection, settings, None)
-            opened = await self._open.enter_async_context(chosen.open(init.run_id, chosen.tests, policy))  # type: ignore[arg-type]
+            opened = await self._open.enter_async_context(chosen.open(init.run_id, chosen.tests, policy))
         except InputError as exc:  # raised again by the driver, with the same fields: a usage error
             fields: dict[str, object] = {"class": type(exc).__name__, "message": exc.message, "path": exc.path}
             fields |= {"field": exc.field, "allowed": exc.allowed, "hint": exc.hint}
@@ -96,7 +97,7 @@ class PackHandler(BodyHandler):
 
 
 def pack_workers(
-    plan: RunPlan, *, run_id: str, settings: Settings, tests: Sequence[TestDef], isolation: IsolationPolicy | None
+    plan: RunPlan, *, run_id: str, settings: Settings, tests: Sequence[TestDef], isolation: IsolationPolicy
 ) -> BodyWorkers:
     """The executor of a pack run with `--workers N`: N pack workers, each playing one attempt at a time."""
     init = PackInit(plan=plan.stored(), run_id=run_id, base_url=settings.base_url, api_key=settings.api_key)
