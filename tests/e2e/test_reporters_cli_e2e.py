@@ -113,7 +113,7 @@ def test_run_takes_several_reporters_too(project: Project) -> None:
         "--reporter", "junit=r.xml", "--reporter", "json=r.json",
     )  # fmt: skip
     assert ran.code in (0, 1), ran.stderr
-    assert "results ·" in ran.stdout
+    assert "1 result · " in ran.stdout
     assert json.loads((project.root / "r.json").read_text())["summary"]["total"] == 1
     assert ET.parse(project.root / "r.xml").getroot().get("tests") == "1"
 
