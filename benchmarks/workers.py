@@ -1,8 +1,9 @@
 """`sredrill run --workers N` against `--workers 1`: the same pack run, wall time, alternating round by round.
 
-    python benchmarks/workers.py                        # rds_generated (the public split), 2 workers vs 1, 3 rounds
+    python benchmarks/workers.py                        # rds_postgres and k8s, both axes, 4 repeats: 2 workers vs 1
     python benchmarks/workers.py --workers 2 --rounds 5
-    python benchmarks/workers.py --generate rds:seed=3:count=100
+    python benchmarks/workers.py --pack rds_generated --repeat 1
+    python benchmarks/workers.py --generate rds:seed=3:count=100 --repeat 1
 
 Each round runs `sredrill run` in a fresh process (its own store in a temporary folder) once with `--workers 1`
 and once with `--workers N`, the order alternating between rounds so neither always runs on a warm cache, and
@@ -45,10 +46,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--pack", default="rds_generated")
+    parser.add_argument("--pack", action="append", help="repeatable (default: rds_postgres and k8s)")
     parser.add_argument("--generate", default=None, help="a generated set instead of --pack")
+    parser.add_argument("--repeat", type=int, default=4, help="attempts per scenario (more work per worker start)")
     args = parser.parse_args()
-    selection = ["--generate", args.generate] if args.generate else ["--pack", args.pack]
+    packs = [f"--pack={p}" for p in args.pack or ("rds_postgres", "k8s")]
+    selection = [*(["--generate", args.generate] if args.generate else packs), "--axis2", "--repeat", str(args.repeat)]
     jobs = args.workers
     print(f"{' '.join(selection)}: --workers 1 vs --workers {args.workers} (--jobs {jobs}), {args.rounds} rounds, "
           f"{os.cpu_count()} CPUs")  # fmt: skip
