@@ -1062,8 +1062,9 @@ def runs_merge(
         from sredrill.engine.merge import merge_runs
 
         for merged in merge_runs(sources, into):
+            results = f"{merged.results} result{'' if merged.results == 1 else 's'}"
             typer.echo(f"merged {len(merged.shards)} shards ({merged.title}) into run {merged.run_id} in {into}: "
-                       f"{merged.results} results; see: sredrill runs show {merged.run_id} --db {into}")  # fmt: skip
+                       f"{results}; see: sredrill runs show {merged.run_id} --db {into}")  # fmt: skip
         return ExitCode.OK
 
     _guard(body)
