@@ -51,11 +51,23 @@ from .runner import TEARDOWN_TIMEOUT_S, AttemptOutcome, HookState, error_type, r
 if TYPE_CHECKING:
     from sredrill.isolation import IsolationPolicy
 
-__all__ = ["GRACE_S", "LOST_WHERE", "BodyHandler", "BodyInit", "BodyWorkers"]
+__all__ = [
+    "GRACE_S",
+    "LOST_WHERE",
+    "PACK_HANDLER",
+    "BodyHandler",
+    "BodyInit",
+    "BodyWorkers",
+    "PackInit",
+    "WorkerHooks",
+    "policy_of",
+]
 
 GRACE_S: Final = 2.0
 """Past the test's timeout, how long its worker may take to report the timeout itself before it is killed."""
 HANDLER: Final = "sredrill.engine.body_workers:BodyHandler"
+PACK_HANDLER: Final = "sredrill.engine.pack_workers:PackHandler"
+"""The handler of a pack run's workers (`--workers N`): `BodyHandler`, its tests built from the run's plan."""
 LOST_WHERE: Final = "the test (its worker was killed, so where it stopped is unknown)"
 """`error_where` of a test whose body worker had to be killed or died: its own progress went with it."""
 
@@ -100,6 +112,18 @@ class _End(_Wire):
     capture_dir: str
 
 
+class PackInit(_Wire):
+    """What a pack worker needs (`PACK_HANDLER`): the run's plan and id, the agent's endpoint, the isolation."""
+
+    op: Literal["init_plan"] = "init_plan"
+    plan: dict[str, Any]
+    """`RunPlan.stored()`: the episode key in clear (the worker is the driver's own, never an agent's)."""
+    run_id: str
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    isolation: dict[str, Any] | None = None
+
+
 _Request = TypeAdapter(Annotated[BodyInit | _Run | _End, Field(discriminator="op")])
 
 
@@ -126,7 +150,7 @@ def _notes_for(truncated: list[str]) -> list[str]:
 # -- the worker side ------------------------------------------------------------------------------------------
 
 
-class _WorkerHooks(HookState):
+class WorkerHooks(HookState):
     """The run's HookState in one worker: remembers which scopes' `before_all` ran here; the driver says when
     a scope ends."""
 
@@ -153,7 +177,7 @@ class BodyHandler:
     def __init__(self) -> None:
         self._runtime: Runtime | None = None
         self._tests: dict[str, TestDef] = {}
-        self._hooks: _WorkerHooks | None = None
+        self._hooks: WorkerHooks | None = None
         self._shipped: set[str] = set()
 
     async def handle(self, body: Any, ask: Ask) -> Any:
@@ -176,7 +200,7 @@ class BodyHandler:
 
         from .loader import load_eval_files
 
-        policy = _policy_of(init.isolation)  # for the agents it starts (the worker itself is never sandboxed)
+        policy = policy_of(init.isolation)  # for the agents it starts (the worker itself is never sandboxed)
         loaded = load_eval_files(init.paths)
         agent = None
         if init.agent:
@@ -214,7 +238,7 @@ class BodyHandler:
             ),
         )
         self._tests = {t.id: t for t in loaded.tests}
-        self._hooks = _WorkerHooks(list(loaded.tests))
+        self._hooks = WorkerHooks(list(loaded.tests))
         gc.freeze()  # the eval files and the runtime live as long as this worker: keep full collections off them
         return {"tests": len(self._tests)}
 
@@ -283,7 +307,7 @@ def _policy_fields(policy: IsolationPolicy | None) -> dict[str, Any] | None:
     }
 
 
-def _policy_of(fields: dict[str, Any] | None) -> IsolationPolicy | None:
+def policy_of(fields: dict[str, Any] | None) -> IsolationPolicy | None:
     """The policy `_policy_fields` wrote, in the worker."""
     if fields is None:
         return None

@@ -447,11 +447,12 @@ async def choose_packs(plan: RunPlan, selection: PackSelection, settings: Settin
         from sredrill.agents.spec import resolve_agent
 
         if plan.workers > 1 and tests:
-            from .pack_workers import pack_workers
+            from .body_workers import PACK_HANDLER, BodyWorkers, PackInit
 
-            # The episodes play in N processes, each with its own agent; the first starts now, so a bad --agent
-            # is a usage error before the run begins.
-            workers = pack_workers(plan, run_id=run_id, settings=settings, tests=tests, isolation=policy)
+            # The episodes play in N pack workers (`pack_workers.PackHandler`), each with its own agent, one attempt
+            # at a time; the first starts now, so a bad --agent is a usage error before the run begins.
+            init = PackInit(plan=plan.stored(), run_id=run_id, base_url=settings.base_url, api_key=settings.api_key)
+            workers = BodyWorkers(init, tests, jobs=plan.workers, isolation=policy, handler=PACK_HANDLER)
             try:
                 await workers.start()
                 yield _Opened(

@@ -13,41 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from sredrill.errors import InputError
-from sredrill.harness import TestDef
 from sredrill.workers import Ask, attach_worker_data
 
-from .body_workers import BodyHandler, BodyWorkers, _policy_of, _WorkerHooks
+from .body_workers import BodyHandler, PackInit, WorkerHooks, policy_of
 
-if TYPE_CHECKING:
-    from sredrill.isolation import IsolationPolicy
-
-    from .config import Settings
-    from .plan import RunPlan
-
-__all__ = ["PACK_HANDLER", "PackHandler", "PackInit", "pack_workers"]
-
-PACK_HANDLER: Final = "sredrill.engine.pack_workers:PackHandler"
-
-
-class PackInit(BaseModel):
-    """What a pack worker needs: the run's plan and id, where the agent's endpoint is, and the isolation."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    op: Literal["init_plan"] = "init_plan"
-    plan: dict[str, Any]
-    """`RunPlan.stored()`: the episode key in clear (the worker is the driver's own, never an agent's)."""
-    run_id: str
-    base_url: str | None = None
-    api_key: str | None = Field(default=None, repr=False)
-    isolation: dict[str, Any] | None = None
+__all__ = ["PackHandler"]
 
 
 class PackHandler(BodyHandler):
@@ -74,8 +48,8 @@ class PackHandler(BodyHandler):
         plan = RunPlan.model_validate(init.plan).model_copy(update={"workers": 1})
         assert isinstance(plan.selection, PackSelection)
         settings = Settings(agent=plan.agent, base_url=init.base_url, api_key=init.api_key)
-        policy = _policy_of(init.isolation)
-        assert policy is not None  # `pack_workers` passes the run's, resolved
+        policy = policy_of(init.isolation)
+        assert policy is not None  # the driver passes the run's, resolved
         try:
             chosen = await choose_packs(plan, plan.selection, settings, None)
             opened = await self._open.enter_async_context(chosen.open(init.run_id, chosen.tests, policy))
@@ -91,14 +65,6 @@ class PackHandler(BodyHandler):
         )
         self._runtime = replace(opened.runtime, spans=spans, tool_host=tool_host)
         self._tests = {t.id: t for t in chosen.tests}
-        self._hooks = _WorkerHooks(list(chosen.tests))
+        self._hooks = WorkerHooks(list(chosen.tests))
         gc.freeze()  # the packs and the agent live as long as this worker: keep full collections off them
         return {"tests": len(self._tests)}
-
-
-def pack_workers(
-    plan: RunPlan, *, run_id: str, settings: Settings, tests: Sequence[TestDef], isolation: IsolationPolicy
-) -> BodyWorkers:
-    """The executor of a pack run with `--workers N`: N pack workers, each playing one attempt at a time."""
-    init = PackInit(plan=plan.stored(), run_id=run_id, base_url=settings.base_url, api_key=settings.api_key)
-    return BodyWorkers(init, tests, jobs=plan.workers, isolation=isolation, handler=PACK_HANDLER)
