@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sredrill.errors import InputError
 from sredrill.results import RunReport, TestResult, summarize
@@ -22,6 +23,9 @@ from .insights import insights_for_run
 from .plan import PackSelection, RunPlan, stored_plan
 
 __all__ = ["MergedRun", "merge_runs"]
+
+_BATCH = 64
+"""Results written per transaction: few commits, and a bounded number of trajectories held at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +136,17 @@ def _write(store: Store, parts: list[_Part]) -> MergedRun:
     results: list[TestResult] = []
     for part in parts:
         with Store(part.db) as source:
+            batch: list[tuple[TestResult, Any, Any]] = []
             for result in part.report.results:
-                steps = source.trajectory(part.run_id, result.id)
-                spans = source.test_spans(part.run_id, result.id)
-                store.write_results(run_id, [(result, steps, spans)])
-                results.append(result)
+                batch.append(
+                    (result, source.trajectory(part.run_id, result.id), source.test_spans(part.run_id, result.id))
+                )
+                if len(batch) == _BATCH:  # one transaction per batch, not per result; a batch's trajectories only
+                    store.write_results(run_id, batch)
+                    batch = []
+            if batch:
+                store.write_results(run_id, batch)
+            results.extend(part.report.results)
     report = RunReport(
         run_id=run_id,
         agent=first.report.agent,

@@ -241,10 +241,10 @@ def _tools_json(result: TestResult, calls: Sequence[Mapping[str, Any]]) -> str |
         return None
     from sredrill.scenarios.domain import domain_of_tools
 
-    name = _pack_domain(result.file) if result.file else None
-    if name is None:
-        domain = domain_of_tools(_text(c.get("name")) for c in calls)
-        name = domain.name if domain is not None else None
+    # The tools it called name the domain; loading its pack (seconds for a generated one) only when they do not
+    # (an agent that read the alert alone).
+    domain = domain_of_tools(_text(c.get("name")) for c in calls)
+    name = domain.name if domain is not None else _pack_domain(result.file) if result.file else None
     return None if name is None else _domain_tools(name, result.mode == "temporal")
 
 
