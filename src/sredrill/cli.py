@@ -98,6 +98,14 @@ ShardOpt = Annotated[
         metavar="K/N",
     ),
 ]
+ExecutorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--executor",
+        help="Where the workers run: local (this machine) or ray[:HOST:PORT] (Ray actors; the ray extra).",
+        metavar="local|ray[:HOST:PORT]",
+    ),
+]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Report more (each test, each check).")]
 
 
@@ -264,16 +272,19 @@ def _resume(
     output: Path | None,
     verbose: bool,
     started: _Started | None = None,
+    executor: str | None = None,
 ) -> int:
     """`--resume RUN`: the engine reads the run's stored plan, whose choices win over the flags (so the rest
-    runs and is graded like the first part); only `--jobs` and the reporter are this command's."""
+    runs and is graded like the first part); only `--jobs`, `--executor` and the reporter are this command's."""
     from sredrill.engine import run_sync
     from sredrill.engine.launch import resume_run
     from sredrill.results import exit_code_for
 
     listener = _reporter(settings.reporter, output, verbose=verbose, started=started)
     run_id = store.resolve_run(ref)
-    report = run_sync(resume_run(run_id, settings=settings, listener=listener, store=store, jobs=jobs, kind=kind))
+    report = run_sync(
+        resume_run(run_id, settings=settings, listener=listener, store=store, jobs=jobs, kind=kind, executor=executor)
+    )
     return exit_code_for(report.summary)
 
 
@@ -438,8 +449,14 @@ def run_cmd(
     prices: PricesOpt = None,
     shard: ShardOpt = None,
     workers: Annotated[
-        int, typer.Option("--workers", help="Processes the episodes play in (N cores for grading; 1: this one).")
-    ] = 1,
+        int | None,
+        typer.Option(
+            "--workers",
+            help="Processes the episodes play in (N cores for grading; 1: this one; 0: one per CPU). "
+            "Default: 1 here, one per CPU on Ray.",
+        ),
+    ] = None,
+    executor: ExecutorOpt = None,
 ) -> None:
     """Run scenario packs against an agent and print the scoreboard (the main job)."""
 
@@ -461,7 +478,7 @@ def run_cmd(
                 raise InputError("--shard starts a new run; --resume continues one (in its own shard)",
                                  hint="give one of them")  # fmt: skip
             return _resume("run", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose,
-                           started=started)  # fmt: skip
+                           started=started, executor=executor)  # fmt: skip
         options = RunOptions(
             jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout,
             maxfail=_maxfail(exitfirst, maxfail),
@@ -476,7 +493,7 @@ def run_cmd(
                 list(pack or []), settings=settings, options=options, listener=listener, store=store, mode=mode,
                 axis2=axis2, scenario_ids=list(scenario or []), difficulty=difficulty, blind=not no_blind, seed=seed,
                 last_failed=failures, seeds=seeds, episode_key=_read_episode_key(episode_key_file),
-                isolation=isolated, generate=generate, shard=shard, workers=workers,
+                isolation=isolated, generate=generate, shard=shard, workers=workers, executor=executor,
             )
         )  # fmt: skip
         _warn_unpriced(report, settings.prices)
@@ -811,6 +828,7 @@ def test_cmd(
     agent_dir: AgentDirOpt = None,
     prices: PricesOpt = None,
     shard: ShardOpt = None,
+    executor: ExecutorOpt = None,
 ) -> None:
     """Run SDK eval files against an agent."""
 
@@ -848,7 +866,7 @@ def test_cmd(
                 raise InputError("--shard starts a new run; --resume continues one (in its own shard)",
                                  hint="give one of them")  # fmt: skip
             return _resume("test", resume, settings=settings, store=store, jobs=jobs, output=output, verbose=verbose,
-                           started=started)  # fmt: skip
+                           started=started, executor=executor)  # fmt: skip
         options = RunOptions(
             jobs=settings.jobs, retries=retries, repeat=repeat, timeout_s=settings.timeout, insights=chosen_insights,
             maxfail=_maxfail(exitfirst, maxfail),
@@ -877,6 +895,7 @@ def test_cmd(
                 last_failed=failures,
                 isolation=isolated,
                 shard=shard,
+                executor=executor,
             )
         )
         _warn_unpriced(report, settings.prices)

@@ -48,7 +48,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -67,6 +67,7 @@ __all__ = [
     "CapturedOutput",
     "ExceptionTrace",
     "Handler",
+    "PoolWorker",
     "RemoteError",
     "TraceFrame",
     "Worker",
@@ -77,6 +78,7 @@ __all__ = [
     "attached_trace",
     "capture_output",
     "describe_exception",
+    "error_body",
     "read_capture",
     "worker_role",
 ]
@@ -386,7 +388,9 @@ def _decode(data: bytes) -> dict[str, Any]:
     return value
 
 
-def _error_body(exc: BaseException) -> dict[str, Any]:
+def error_body(exc: BaseException) -> dict[str, Any]:
+    """What a handler's exception becomes on the wire (`RemoteError` on the driver): its type, message, traceback
+    and attached data."""
     return {
         "type": type(exc).__name__,
         "message": str(exc),
@@ -490,7 +494,7 @@ class _WorkerSide:
                 task = asyncio.current_task()
                 while task is not None and task.cancelling():
                     task.uncancel()  # user code cancelled the serving task: this worker still serves
-                data = _encode({"t": "result", "id": request["id"], "ok": False, "error": _error_body(exc)})
+                data = _encode({"t": "result", "id": request["id"], "ok": False, "error": error_body(exc)})
             finally:
                 self.handling = False
             self.conn.send_bytes(data)
@@ -779,7 +783,7 @@ class Worker:
                 raise SredrillError("this call takes no questions from its worker")
             reply = {"t": "answer", "id": ask_id, "ok": True, "body": await self._on_ask(body)}
         except Exception as exc:  # a failed answer goes back to the asking code as an error, not a crash here
-            reply = {"t": "answer", "id": ask_id, "ok": False, "error": _error_body(exc)}
+            reply = {"t": "answer", "id": ask_id, "ok": False, "error": error_body(exc)}
         if self._conn is not None:
             with contextlib.suppress(OSError):
                 self._conn.send_bytes(_encode(reply))
@@ -913,7 +917,28 @@ class Worker:
                 self._fatal = str(message.get("error"))
 
 
-class WorkerPool:
+class PoolWorker(Protocol):
+    """What a `WorkerPool` holds: a `Worker`, or a worker elsewhere (a Ray actor, `engine.ray_executor`)."""
+
+    @property
+    def pid(self) -> int | None:
+        """None until it started."""
+        ...
+
+    @property
+    def alive(self) -> bool: ...
+
+    def kill(self) -> None: ...
+
+    async def call(self, body: Any, *, timeout_s: float | None) -> Any:
+        """One request and its reply, as `Worker.call`: TimeoutError (killed), WorkerDied, RemoteError."""
+        ...
+
+
+W = TypeVar("W", bound=PoolWorker)
+
+
+class WorkerPool(Generic[W]):
     """Idle workers kept for reuse; one started when none is idle. At most `size` exist when `size` is set.
 
     Args:
@@ -921,21 +946,21 @@ class WorkerPool:
         size: the most workers at once (one per `--jobs` slot); None for no bound (the caller bounds it).
     """
 
-    def __init__(self, make: Callable[[], Worker], *, size: int | None = None) -> None:
+    def __init__(self, make: Callable[[], W], *, size: int | None = None) -> None:
         self._make = make
         self._size = size
-        self._idle: list[Worker] = []
-        self._all: list[Worker] = []
+        self._idle: list[W] = []
+        self._all: list[W] = []
         self._changed: asyncio.Condition | None = None
 
     def __repr__(self) -> str:
         return f"WorkerPool({len(self._all)} worker(s), {len(self._idle)} idle)"
 
     @property
-    def workers(self) -> list[Worker]:
+    def workers(self) -> list[W]:
         return list(self._all)
 
-    def adopt(self, worker: Worker) -> None:
+    def adopt(self, worker: W) -> None:
         """Add a worker started elsewhere (a connect-time check) as idle."""
         self._all.append(worker)
         self._idle.append(worker)
@@ -946,7 +971,7 @@ class WorkerPool:
         return self._changed
 
     @contextlib.asynccontextmanager
-    async def worker(self, which: Worker | None = None) -> AsyncIterator[Worker | None]:
+    async def worker(self, which: W | None = None) -> AsyncIterator[W | None]:
         """Check out an idle worker (or exactly `which`, once it is idle) for the block.
 
         Yields None when `which` is no longer in the pool (it was killed).

@@ -28,6 +28,7 @@ from .plan import (
     RunPlan,
     Shard,
 )
+from .ray_executor import is_ray, parse_executor
 from .selection import LastFailures, parse_difficulties
 
 __all__ = [
@@ -71,6 +72,7 @@ async def run_eval_files(
     last_failed: LastFailures | None = None,
     isolation: IsolationRequest | None = None,
     shard: str | None = None,
+    executor: str | None = None,
 ) -> RunReport:
     """Load, select and run eval files; every result is stored as it completes.
 
@@ -81,6 +83,8 @@ async def run_eval_files(
             to load are reported whatever it says.
         isolation: how the agent and the test bodies are isolated (`--isolation` and its flags); None: `auto`.
         shard: `--shard K/N`: only the selected tests whose id hashes to part K of N (`plan.Shard`).
+        executor: where the body workers run (`--executor`): `local` (None), `ray` or `ray:HOST:PORT` (one Ray
+            actor per `--jobs` slot, up to the cluster's CPUs); on `resume`, None keeps the run's own.
 
     Raises:
         NothingSelected: no test is selected (the files register none, or the filters match none): nothing
@@ -88,11 +92,12 @@ async def run_eval_files(
     """
     if resume is not None:
         return await resume_run(
-            resume, settings=settings, listener=listener, store=store, jobs=options.jobs, kind="test"
-        )
+            resume, settings=settings, listener=listener, store=store, jobs=options.jobs, kind="test",
+            executor=executor,
+        )  # fmt: skip
     plan = eval_plan(
         paths, settings=settings, options=options, grep=grep, labels=labels, last_failed=last_failed,
-        isolation=isolation, shard=shard,
+        isolation=isolation, shard=shard, executor=executor,
     )  # fmt: skip
     return await start_run(plan, settings=settings, listener=listener, store=store)
 
@@ -107,6 +112,7 @@ def eval_plan(
     last_failed: LastFailures | None = None,
     isolation: IsolationRequest | None = None,
     shard: str | None = None,
+    executor: str | None = None,
 ) -> RunPlan:
     """The plan of `sredrill test PATH…` (see `run_eval_files` for the arguments).
 
@@ -122,6 +128,7 @@ def eval_plan(
         skip_judge=settings.skip_judge,
         last_failed=LastFailedSelection.of(last_failed),
         shard=Shard.parse(shard) if shard is not None else None,
+        executor=parse_executor(executor or "local"),
         **(isolation or IsolationRequest()).model_dump(),
     )
 
@@ -146,7 +153,8 @@ async def run_packs(
     isolation: IsolationRequest | None = None,
     generate: str | None = None,
     shard: str | None = None,
-    workers: int = 1,
+    workers: int | None = None,
+    executor: str | None = None,
 ) -> RunReport:
     """What `sredrill run` does: scenario packs against one agent, graded, stored, reported.
 
@@ -175,7 +183,10 @@ async def run_packs(
             `sredrill runs merge` joins the parts' runs. With the incidents pack it needs `episode_key`, so every
             part plays the same episodes.
         workers: processes the episodes play in (`--workers`); 1: this one. Grading and a built-in agent are
-            CPU-bound: N workers use N cores, one attempt at a time each.
+            CPU-bound: N workers use N cores, one attempt at a time each; 0: one per CPU of the executor. None:
+            1 on the local executor, one per CPU on Ray.
+        executor: where the workers run (`--executor`): `local` (None: processes on this machine), `ray` or
+            `ray:HOST:PORT` (Ray actors, the `ray` extra); on `resume`, None keeps the run's own.
 
     Raises:
         InputError: an unknown pack, scenario id, mode, difficulty, seed or episode key, or a bad generate spec
@@ -184,12 +195,14 @@ async def run_packs(
     """
     if resume is not None:
         return await resume_run(
-            resume, settings=settings, listener=listener, store=store, jobs=options.jobs, kind="run"
-        )
+            resume, settings=settings, listener=listener, store=store, jobs=options.jobs, kind="run",
+            executor=executor,
+        )  # fmt: skip
     plan = pack_plan(
         packs, settings=settings, options=options, mode=mode, axis2=axis2, scenario_ids=scenario_ids,
         difficulty=difficulty, blind=blind, seed=seed, last_failed=last_failed, seeds=seeds,
         episode_key=episode_key, isolation=isolation, generate=generate, shard=shard, workers=workers,
+        executor=executor,
     )  # fmt: skip
     return await start_run(plan, settings=settings, listener=listener, store=store)
 
@@ -211,7 +224,8 @@ def pack_plan(
     isolation: IsolationRequest | None = None,
     generate: str | None = None,
     shard: str | None = None,
-    workers: int = 1,
+    workers: int | None = None,
+    executor: str | None = None,
 ) -> RunPlan:
     """The plan of `sredrill run` (see `run_packs` for the arguments): a fresh episode key unless one is given.
 
@@ -230,9 +244,13 @@ def pack_plan(
     generated = generated_selection(generate) if generate is not None else None
     default = () if generated is not None else (*builtin_pack_names(), INCIDENTS_PACK)
     chosen = tuple(dict.fromkeys(packs)) or default
-    if workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}", field="workers",
-                         hint="--workers 1 plays the episodes in this process; --workers N in N processes")  # fmt: skip
+    where = parse_executor(executor or "local")
+    if workers is None:
+        workers = 0 if is_ray(where) else 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise InputError(f"--workers must be a whole number ≥ 0, got {workers!r}", field="workers",
+                         hint="--workers 1 plays the episodes in this process; --workers N in N processes; "
+                         "--workers 0 in one per CPU")  # fmt: skip
     part = Shard.parse(shard) if shard is not None else None
     if part is not None and INCIDENTS_PACK in chosen and episode_key is None:
         # Each run draws a fresh key: the shards would play different episodes, and their merge no run.
@@ -259,6 +277,7 @@ def pack_plan(
         episode_key=new_episode_key(episode_key),
         shard=part,
         workers=workers,
+        executor=where,
         **(isolation or IsolationRequest()).model_dump(),
     )
 

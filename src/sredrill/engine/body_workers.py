@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
@@ -36,6 +36,7 @@ from sredrill.traces import Span
 from sredrill.workers import (
     START_TIMEOUT_S,
     Ask,
+    PoolWorker,
     RemoteError,
     Worker,
     WorkerDied,
@@ -370,6 +371,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _local_worker(handler: str) -> PoolWorker:
+    return Worker(handler, role="body")
+
+
 class BodyWorkers:
     """The `Executor` of `sredrill test`: attempts in body workers, one per `--jobs` slot (and of a pack run with
     `--workers N`: `pack_workers`, whose handler builds the plan's episodes instead of loading eval files).
@@ -382,6 +387,8 @@ class BodyWorkers:
             worker of a `py:` one, gets it, every mask included. The body workers themselves run the tests' code
             (which grades: it holds scenarios, answer keys and expectations) as without isolation. None: none.
         handler: the workers' handler (`"module:factory"`).
+        make_worker: starts a worker for a handler; None: a process on this machine (`Worker`). The Ray
+            executor's actors (`ray_executor.RayWorkers.make`) serve the same handler and requests.
     """
 
     def __init__(
@@ -392,42 +399,49 @@ class BodyWorkers:
         jobs: int,
         isolation: IsolationPolicy | None = None,
         handler: str = HANDLER,
+        make_worker: Callable[[str], PoolWorker] | None = None,
     ) -> None:
         self._handler = handler
+        self._make_worker = make_worker or _local_worker
         self._init = init.model_copy(update={"isolation": _policy_fields(isolation)}).model_dump(mode="json")
         self._pool = WorkerPool(self._new_worker, size=max(1, jobs))
-        self._ready: set[Worker] = set()
+        self._ready: set[PoolWorker] = set()
         self._remaining: dict[int, int] = {}
         for t in tests:
             for scope in t.scope.chain():
                 self._remaining[id(scope)] = self._remaining.get(id(scope), 0) + 1
-        self._scope_workers: dict[int, list[Worker]] = {}
+        self._scope_workers: dict[int, list[PoolWorker]] = {}
         self._spans: dict[str, list[tuple[str, Span]]] = {}
         self._all_spans: list[Span] = []
         _sweep_stale_capture_roots()
         self._capture_root = tempfile.mkdtemp(prefix=f"{_CAPTURE_PREFIX}{os.getpid()}-")
-        self._capture_dirs: dict[Worker, str] = {}
+        self._capture_dirs: dict[PoolWorker, str] = {}
 
     def __repr__(self) -> str:
         return f"BodyWorkers({self._pool!r})"
 
-    def _new_worker(self) -> Worker:
+    def _new_worker(self) -> PoolWorker:
         capture = Path(tempfile.mkdtemp(dir=self._capture_root))
-        worker = Worker(self._handler, role="body")
+        worker = self._make_worker(self._handler)
         self._capture_dirs[worker] = str(capture)
         return worker
 
-    def _capture_dir(self, worker: Worker) -> str:
+    def _capture_dir(self, worker: PoolWorker) -> str:
         path = self._capture_dirs.get(worker)
         if path is None:
             path = self._capture_dirs[worker] = tempfile.mkdtemp(dir=self._capture_root)
         return path
 
-    async def _prepare(self, worker: Worker) -> None:
+    async def _prepare(self, worker: PoolWorker) -> None:
         if worker in self._ready:
             return
         try:
             await worker.call(self._init, timeout_s=START_TIMEOUT_S)
+        except TimeoutError:
+            raise WorkerDied(
+                f"a worker did not get the run's tests ready within {START_TIMEOUT_S:g}s, so it was killed",
+                returncode=None,
+            ) from None
         except RemoteError as exc:
             worker.kill()
             error = _input_error(exc)
@@ -510,7 +524,7 @@ class BodyWorkers:
             self._remaining[id(scope)] = self._remaining.get(id(scope), 1) - 1
             if self._remaining[id(scope)] == 0:
                 ended.append(depth)
-        workers: list[Worker] = []
+        workers: list[PoolWorker] = []
         for depth in ended:
             for worker in self._scope_workers.pop(id(chain[depth]), []):
                 if worker not in workers:

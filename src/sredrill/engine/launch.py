@@ -11,8 +11,8 @@ and fields come from the case it carries (`TestDef.case`), never from its pack's
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from sredrill.generate import GenerateSpec
     from sredrill.isolation import IsolationPolicy
     from sredrill.scenarios import Pack
+    from sredrill.workers import PoolWorker
 
     from .generated import StreamedSet
 
@@ -200,6 +201,7 @@ async def resume_run(
     store: Any | None,
     jobs: int | None = None,
     kind: RunKind | None = None,
+    executor: str | None = None,
 ) -> RunReport:
     """Continue a stored run from its stored plan: its finished results are kept, only the rest runs.
 
@@ -211,6 +213,7 @@ async def resume_run(
         settings: where the agent and the judge are (endpoints and keys are never stored).
         jobs: tests side by side this time; None: the plan's.
         kind: the command resuming it (`run`, `test`): a run of the other command is refused with the right one.
+        executor: where its workers run this time (`--executor`); None: the plan's.
 
     Raises:
         InputError: no store, no such run, a plan this sredrill cannot read, or a run of another kind.
@@ -225,6 +228,10 @@ async def resume_run(
         )
     if jobs is not None:
         plan = plan.model_copy(update={"jobs": jobs})
+    if executor is not None:
+        from .ray_executor import parse_executor
+
+        plan = plan.model_copy(update={"executor": parse_executor(executor)})
     return await _run_plan(
         plan, run_id=run_id, started_at=record.started_at, previous=store.results(run_id), settings=settings,
         listener=listener, store=store,
@@ -326,37 +333,61 @@ def _choose_eval_files(plan: RunPlan, selection: EvalSelection, settings: Settin
         db = str(store.path) if store is not None and str(store.path) != ":memory:" else None
         # The body workers grade (they hold the tests' scenarios and expectations), so they are never isolated
         # themselves: the agents they start are (a `cmd:` agent, or the agent worker of a `py:` one).
-        workers = BodyWorkers(
-            BodyInit(
-                paths=list(selection.paths), run_id=run_id, agent=settings.agent, base_url=settings.base_url,
-                api_key=settings.api_key, judge_base_url=settings.judge_base_url, judge_model=settings.judge_model,
-                judge_api_key=judge_api_key, skip_judge=plan.skip_judge, db=db,
-            ),
-            tests,
-            jobs=plan.jobs,
-            isolation=policy,
-        )  # fmt: skip
-        try:
-            if tests:
-                await workers.start()
-            elif settings.agent:
-                from sredrill.agents.spec import parse_agent_spec
+        # On Ray, one actor per --jobs slot up to the cluster's CPUs (more would wait for a CPU that never frees).
+        with _executor(plan.executor) as (make_worker, cpus, _):
+            workers = BodyWorkers(
+                BodyInit(
+                    paths=list(selection.paths), run_id=run_id, agent=settings.agent,
+                    base_url=settings.base_url, api_key=settings.api_key, judge_base_url=settings.judge_base_url,
+                    judge_model=settings.judge_model, judge_api_key=judge_api_key, skip_judge=plan.skip_judge,
+                    db=db,
+                ),
+                tests,
+                jobs=plan.jobs if make_worker is None else min(plan.jobs, cpus),
+                isolation=policy,
+                make_worker=make_worker,
+            )  # fmt: skip
+            try:
+                if tests:
+                    await workers.start()
+                elif settings.agent:
+                    from sredrill.agents.spec import parse_agent_spec
 
-                parse_agent_spec(settings.agent)
-            judge = JudgeConfig(
-                base_url=settings.judge_base_url, model=settings.judge_model, api_key=judge_api_key,
-                skip=plan.skip_judge,
-            )  # fmt: skip
-            evaluators = dict(chosen.loaded.evaluators)
-            runtime = Runtime(run_id=run_id, agent=None, judge=judge, evaluators=evaluators, store=store)
-            yield _Opened(
-                runtime=runtime, title=f"sredrill test · {len(tests)} test(s)", executor=workers,
-                agent_spec=settings.agent,
-            )  # fmt: skip
-        finally:
-            await workers.aclose()
+                    parse_agent_spec(settings.agent)
+                judge = JudgeConfig(
+                    base_url=settings.judge_base_url, model=settings.judge_model, api_key=judge_api_key,
+                    skip=plan.skip_judge,
+                )  # fmt: skip
+                evaluators = dict(chosen.loaded.evaluators)
+                runtime = Runtime(run_id=run_id, agent=None, judge=judge, evaluators=evaluators, store=store)
+                yield _Opened(
+                    runtime=runtime, executor=workers,
+                    title=f"sredrill test · {len(tests)} test(s)" + (" · Ray actors" if make_worker else ""),
+                    agent_spec=settings.agent,
+                )  # fmt: skip
+            finally:
+                await workers.aclose()
 
     return _Chosen(tests=selected, preset=errors, open=open_workers, masked=_eval_masks(plan, selection, chosen))
+
+
+@contextmanager
+def _executor(executor: str) -> Iterator[tuple[Callable[[str], PoolWorker] | None, int, str]]:
+    """Where a run's workers live: (a factory, None for processes here; the CPUs they may use; what to call it).
+    A Ray cluster is joined (or started) for the block, and let go after it if the run started it.
+
+    Raises:
+        MissingExtra: `ray` without the ray extra.
+        InputError: nothing answers at the Ray address.
+    """
+    from .ray_executor import is_ray, local_cpus, ray_cluster
+
+    if not is_ray(executor):
+        yield None, local_cpus(), "this machine"
+        return
+    with ray_cluster(executor) as cluster:
+        where = f"the Ray cluster at {executor.partition(':')[2]}" if ":" in executor else "the Ray cluster"
+        yield cluster.make, cluster.cpus(), where
 
 
 def _eval_masks(plan: RunPlan, selection: EvalSelection, chosen: TestPlan) -> tuple[Path, ...]:
@@ -446,21 +477,33 @@ async def choose_packs(plan: RunPlan, selection: PackSelection, settings: Settin
     async def open_agent(run_id: str, tests: list[TestDef], policy: IsolationPolicy) -> AsyncIterator[_Opened]:
         from sredrill.agents.spec import resolve_agent
 
-        if plan.workers > 1 and tests:
+        if (plan.workers != 1 or plan.executor != "local") and tests:
             from .body_workers import PACK_HANDLER, BodyWorkers, PackInit
 
-            # The episodes play in N pack workers (`pack_workers.PackHandler`), each with its own agent, one attempt
-            # at a time; the first starts now, so a bad --agent is a usage error before the run begins.
+            # The episodes play in N pack workers (`pack_workers.PackHandler`: processes here, or Ray actors),
+            # each with its own agent, one attempt at a time; the first starts now, so a bad --agent is a usage
+            # error before the run begins.
             init = PackInit(plan=plan.stored(), run_id=run_id, base_url=settings.base_url, api_key=settings.api_key)
-            workers = BodyWorkers(init, tests, jobs=plan.workers, isolation=policy, handler=PACK_HANDLER)
-            try:
-                await workers.start()
-                yield _Opened(
-                    runtime=Runtime(run_id=run_id, agent=None, judge=JudgeConfig(skip=True), store=store),
-                    title=f"{title} · {plan.workers} workers", mode=mode, agent_spec=agent_spec, executor=workers,
-                )  # fmt: skip
-            finally:
-                await workers.aclose()
+            with _executor(plan.executor) as (make_worker, cpus, where):
+                count = plan.workers or cpus
+                if count > cpus and make_worker is not None:
+                    raise InputError(
+                        f"{count} workers need {count} CPUs (one Ray actor each); {where} has {cpus}",
+                        field="--workers",
+                        hint=f"--workers {cpus}, or leave --workers out: one actor per CPU of the cluster",
+                    )
+                workers = BodyWorkers(
+                    init, tests, jobs=count, isolation=policy, handler=PACK_HANDLER, make_worker=make_worker
+                )
+                try:
+                    await workers.start()
+                    kind = "Ray actors" if make_worker is not None else "workers"
+                    yield _Opened(
+                        runtime=Runtime(run_id=run_id, agent=None, judge=JudgeConfig(skip=True), store=store),
+                        title=f"{title} · {count} {kind}", mode=mode, agent_spec=agent_spec, executor=workers,
+                    )  # fmt: skip
+                finally:
+                    await workers.aclose()
             return
 
         agent = resolve_agent(

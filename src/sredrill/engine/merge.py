@@ -92,13 +92,13 @@ def merge_runs(sources: Sequence[str | Path], into: str | Path) -> list[MergedRu
 
 
 def _plan_key(plan: RunPlan) -> str:
-    """What the shards of one run share: the plan but its shard's K, `jobs` and `workers` (they change no
-    result) and, without
-    the incidents pack, the episode key (each run draws one; only the incidents pack plays by it)."""
+    """What the shards of one run share: the plan but its shard's K, `jobs`, `workers` and `executor` (they
+    change no result) and, without the incidents pack, the episode key (each run draws one; only the incidents
+    pack plays by it)."""
     from .incident_suite import INCIDENTS_PACK
 
     assert plan.shard is not None
-    data = plan.model_copy(update={"shard": None, "jobs": 1, "workers": 1}).stored()
+    data = plan.model_copy(update={"shard": None, "jobs": 1, "workers": 1, "executor": "local"}).stored()
     if not isinstance(plan.selection, PackSelection) or INCIDENTS_PACK not in plan.selection.packs:
         data["episode_key"] = None
     return json.dumps({"plan": data, "shards": plan.shard.count}, sort_keys=True)

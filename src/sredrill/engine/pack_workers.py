@@ -45,7 +45,7 @@ class PackHandler(BodyHandler):
         from .plan import PackSelection, RunPlan
 
         # Workers of their own would start workers again: here the plan plays in this process.
-        plan = RunPlan.model_validate(init.plan).model_copy(update={"workers": 1})
+        plan = RunPlan.model_validate(init.plan).model_copy(update={"workers": 1, "executor": "local"})
         assert isinstance(plan.selection, PackSelection)
         settings = Settings(agent=plan.agent, base_url=init.base_url, api_key=init.api_key)
         policy = policy_of(init.isolation)

@@ -226,9 +226,13 @@ class RunPlan(_Plan):
     """The agent spec; None only for eval files run without an agent (each test calling `agent.run()` errors)."""
     jobs: int = Field(1, ge=1)
     """Tests run side by side (a resume may choose another number: it changes no result)."""
-    workers: int = Field(1, ge=1)
-    """Processes a pack run's episodes play in (`--workers`): 1 plays them in the run's own process; N > 1 in N
-    pack workers, one attempt at a time each (it changes no result)."""
+    workers: int = Field(1, ge=0)
+    """Processes a pack run's episodes play in (`--workers`): 1 plays them in the run's own process (on the local
+    executor); N > 1 in N pack workers, one attempt at a time each; 0: one per CPU of the executor (this
+    machine's, or the Ray cluster's). It changes no result."""
+    executor: str = Field("local", pattern=r"^(local|ray|ray:.+:[0-9]+)$")
+    """Where the workers run (`--executor`): `local` (processes on this machine) or `ray` / `ray:HOST:PORT` (Ray
+    actors, `ray_executor`). It changes no result."""
     repeat: int = Field(1, ge=1)
     """Attempts per test, all graded (pass@k, pass^k)."""
     retries: int = Field(0, ge=0)
