@@ -52,7 +52,7 @@ def test_workers_is_kept_in_the_plan_and_shown_in_the_title(project: Project) ->
 
 
 @pytest.mark.parametrize(("args", "said"), [
-    (("--workers", "0"), "--workers must be at least 1"),
+    (("--workers", "-1"), "--workers must be a whole number ≥ 0"),
     (("--workers", "two"), "Invalid value for '--workers'"),
     (("--workers", "2", "--agent", "py:nowhere_module:agent"), "nowhere_module"),
 ])  # fmt: skip

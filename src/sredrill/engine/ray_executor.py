@@ -27,7 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from sredrill import __version__, processes
+import sredrill
+from sredrill import processes
 from sredrill.errors import InputError, MissingExtra, SredrillError
 from sredrill.workers import ROLE_ENV, START_TIMEOUT_S, RemoteError, WorkerDied, attach_worker_data, error_body
 
@@ -106,20 +107,34 @@ class RayCluster:
             MissingExtra: the `ray` extra is not installed.
             InputError: nothing answers at the address.
         """
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline runs: nothing is reported to Ray's servers
+        # Under `uv run`, Ray would run the actors with `uv run` in a copy of this folder it uploads to the cluster:
+        # the actors use the sredrill each node has installed, and nothing of the run's folder is shipped. Ray reads
+        # it when it is imported.
+        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         ray = self._ray = _import_ray()
-        address = self.executor.partition(":")[2] or None
-        if address is not None:
+        # `ray` alone: the cluster RAY_ADDRESS names, else a new instance on this machine (never a guess at one
+        # some earlier session left behind, which Ray's own default would try).
+        address = self.executor.partition(":")[2] or os.environ.get("RAY_ADDRESS") or "local"
+        if address != "local" and address.rpartition(":")[2].isdigit():
             _reachable(address)
         if ray.is_initialized():  # a caller's own Ray (a notebook, a test): used as it is, and left running
             return self
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline runs: nothing is reported to Ray's servers
-        ray.init(
-            address=address,
-            include_dashboard=False,
-            log_to_driver=False,  # an actor's output is the test's (captured); Ray's own logs stay in its session
-            logging_level=logging.ERROR,
-            configure_logging=True,
-        )
+        try:
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,  # an actor's output is the test's (captured); Ray's logs stay in its session
+                logging_level=logging.ERROR,
+                configure_logging=True,
+            )
+        except (ConnectionError, ray.exceptions.RayError) as exc:
+            raise InputError(
+                f"could not join the Ray cluster at {address}: {_first_line(exc)}",
+                field="--executor",
+                hint="a cluster started by `ray start --head` uses token authentication: set RAY_AUTH_MODE=token "
+                "(its token is in ~/.ray/auth_token on the head node), as for the nodes that joined it",
+            ) from None
         self._started = True
         return self
 
@@ -173,10 +188,12 @@ class RayWorker:
         tag = os.environ.get(processes.SESSION_TAG)
         if tag:  # the command's own sweep finds what an actor on this machine started and could not end
             env[processes.SESSION_TAG] = tag
+        if os.environ.get("PYTHONPATH"):  # where the driver imports `py:` agents and helpers from
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         self._actor = self._ray.remote(num_cpus=1, max_restarts=0)(ActorHost).remote()
         try:
             async with asyncio.timeout(START_TIMEOUT_S):
-                reply = await self._actor.ready.remote(self._handler, __version__, env, os.getcwd())
+                reply = await self._actor.ready.remote(self._handler, sredrill.__version__, env, os.getcwd())
         except TimeoutError:
             self.kill()
             raise WorkerDied(
@@ -252,9 +269,9 @@ class ActorHost:
 
     def ready(self, handler: str, version: str, env: dict[str, str], cwd: str) -> dict[str, Any]:
         try:
-            if version != __version__:
+            if version != sredrill.__version__:
                 raise InputError(
-                    f"this Ray node has sredrill {__version__}, the run's driver {version}",
+                    f"this Ray node has sredrill {sredrill.__version__}, the run's driver {version}",
                     hint="install the same sredrill on every node of the cluster",
                 )
             if not os.path.isdir(cwd):
@@ -264,9 +281,10 @@ class ActorHost:
                 )
             # As the driver: test ids name files relative to it, and `py:` agents import from it.
             os.chdir(cwd)
-            if cwd not in sys.path:
-                sys.path.insert(0, cwd)
             os.environ.update(env)
+            for path in [cwd, *reversed(env.get("PYTHONPATH", "").split(os.pathsep))]:
+                if path and path not in sys.path:
+                    sys.path.insert(0, path)
             module, _, factory = handler.partition(":")
             self._handler = getattr(importlib.import_module(module), factory)()
         except Exception as exc:  # the driver raises it again: an InputError with its fields, a usage error
