@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest
 
-from sredrill.engine.ray_executor import RayCluster, is_ray, parse_executor
+from sredrill.engine.ray_executor import RayCluster, RayWorker, is_ray, parse_executor
 from sredrill.errors import InputError, MissingExtra
 
 
@@ -31,3 +32,44 @@ def test_ray_without_the_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(MissingExtra) as raised:
         RayCluster("ray").open()
     assert raised.value.extra == "ray" and "pip install 'sredrill[ray]'" in (raised.value.hint or "")
+
+
+class _Never:
+    """A stand-in for the `ray` module whose actors never start (a cluster with no free CPU)."""
+
+    class exceptions:  # as Ray spells its module
+        RayError = RuntimeError
+        RayActorError = RuntimeError
+
+    def __init__(self) -> None:
+        self.killed = 0
+
+    def remote(self, **_: object) -> object:
+        class Actor:
+            class ready:
+                @staticmethod
+                def remote(*_: object) -> object:
+                    return asyncio.get_running_loop().create_future()  # never done
+
+        class Made:
+            @staticmethod
+            def remote() -> object:
+                return Actor
+
+        return lambda _cls: Made
+
+    def kill(self, actor: object, *, no_restart: bool) -> None:
+        self.killed += 1
+
+
+def test_an_actor_that_never_starts_is_a_usage_error_and_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sredrill.engine import ray_executor
+
+    monkeypatch.setattr(ray_executor, "START_TIMEOUT_S", 0.05)
+    ray = _Never()
+    worker = RayWorker("sredrill.engine.pack_workers:PackHandler", ray=ray)
+    assert worker.pid is None and not worker.alive
+    with pytest.raises(InputError) as raised:
+        asyncio.run(worker.call({"op": "init"}, timeout_s=5))
+    assert "did not start within 0.05s" in raised.value.message and "ray status" in (raised.value.hint or "")
+    assert ray.killed == 1 and not worker.alive and worker.pid == 0  # gone from its pool

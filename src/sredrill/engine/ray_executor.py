@@ -196,14 +196,19 @@ class RayWorker:
                 reply = await self._actor.ready.remote(self._handler, sredrill.__version__, env, os.getcwd())
         except TimeoutError:
             self.kill()
-            raise WorkerDied(
-                f"a Ray actor did not start within {START_TIMEOUT_S:g}s (no free CPU in the cluster, or a node "
-                "could not import sredrill)",
-                returncode=None,
+            raise InputError(
+                f"a Ray actor did not start within {START_TIMEOUT_S:g}s",
+                field="--executor",
+                hint="the cluster may have no free CPU (another job holds them), or a node cannot import sredrill: "
+                "`ray status` shows the cluster's CPUs; each node needs this sredrill installed",
             ) from None
         except self._ray.exceptions.RayError as exc:
             self.kill()
-            raise WorkerDied(f"a Ray actor could not start: {_first_line(exc)}", returncode=None) from None
+            raise InputError(
+                f"a Ray actor could not start: {_first_line(exc)}",
+                field="--executor",
+                hint="each node of the cluster needs this sredrill installed",
+            ) from None
         try:
             self._pid = _reply(reply)
         except RemoteError:  # another sredrill on the node, or its handler would not import
@@ -215,7 +220,8 @@ class RayWorker:
 
         Raises:
             TimeoutError: no reply in time.
-            WorkerDied: the actor died (or could not start).
+            WorkerDied: the actor died.
+            InputError: the actor could not start (no free CPU, no sredrill on its node).
             RemoteError: the handler raised.
         """
         if self._killed:
